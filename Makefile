@@ -1,0 +1,84 @@
+# feedtrace: build, test, demo, bench.
+#   make            library (build/libfeedtrace.so) and tool (build/feedtrace)
+#   make demo       installs missing Debian packages, builds, runs the demo
+#   make test       installs missing Debian packages, builds, runs every test
+#   make bench      benchmarks, rewrites docs/BENCHMARKS.md
+#   make install PREFIX=/usr/local
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g -Wall -Wextra -fPIC -D_GNU_SOURCE -std=gnu11
+SANFLAGS ?=
+CFLAGS  += $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+PYTHON  ?= /usr/bin/python3
+
+# CUDA headers are optional: the CUDA hooks declare what they need when absent.
+CUDA_HOME ?= $(wildcard /usr/local/cuda)
+ifneq ($(CUDA_HOME),)
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+CUDA_CFLAGS = -I$(CUDA_HOME)/include -DFT_HAVE_CUDA_H=1
+endif
+endif
+
+LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
+           libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/output.c \
+           libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
+           shim/real.c shim/io.c shim/lock.c shim/process.c
+LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+
+READER_SRCS = converter/reader.c converter/events.c
+TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c
+READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
+TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
+
+HEADERS = $(wildcard libfeedtrace/*.h libfeedtrace/*.def shim/*.h shim/*.def converter/*.h)
+
+TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
+
+.PHONY: all deps demo test test-only bench install clean
+
+all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
+
+$(BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -c $< -o $@
+
+# -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
+# from inside the library too, and the library only calls real_* pointers.
+$(BUILD)/libfeedtrace.so: $(LIB_OBJS)
+	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -ldl -lpthread
+
+$(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS)
+	$(CC) -o $@ $^ $(LDFLAGS) -lzstd
+
+$(BUILD)/tests/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -g -Wall -D_GNU_SOURCE $(SANFLAGS) -o $@ $< -lpthread
+
+deps:
+	@scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory test-only
+
+test-only: all $(TEST_PROGS)
+	$(PYTHON) -m pytest -q tests
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(TEST_PROGS)
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(TEST_PROGS)
+	@scripts/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/libfeedtrace.so $(DESTDIR)$(PREFIX)/lib/libfeedtrace.so
+	install -m 0755 $(BUILD)/feedtrace $(DESTDIR)$(PREFIX)/bin/feedtrace
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,234 @@
+/*
+ * dump.c: `feedtrace dump DIR [--json]`: every record as one line (process,
+ * thread, time, call, arguments, duration), then a tally per process.
+ * The text is for people; --json (one object per line) is for tests and
+ * scripts. Both are stable: fields are named after events.def.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+#include "events.h"
+#include "reader.h"
+
+struct dump_ctx {
+	FILE *out;
+	int json;
+	int summary;            /* tally only */
+	uint64_t t0;
+	uint64_t counts[FT_EV_COUNT];
+	uint64_t unknown;
+};
+
+void ft_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* text form: a string without spaces or quotes stands as is */
+static void text_string(FILE *out, const char *s)
+{
+	int plain = *s != 0;
+	for (const char *p = s; *p; p++)
+		if (*p <= ' ' || *p == '"' || *p == '\\' || *p == 0x7f)
+			plain = 0;
+	if (plain)
+		fputs(s, out);
+	else
+		ft_json_string(out, s);
+}
+
+static void print_field(struct dump_ctx *c, const struct ft_process *p,
+			const struct ft_rec *r, const struct ft_field *f)
+{
+	FILE *out = c->out;
+	uint64_t v = ft_field_raw(r, f);
+	switch (f->type) {
+	case FT_F_I32:
+	case FT_F_I64:
+		fprintf(out, "%lld", (long long)ft_field_signed(r, f));
+		break;
+	case FT_F_U32:
+	case FT_F_U64:
+		fprintf(out, "%llu", (unsigned long long)v);
+		break;
+	case FT_F_X32:
+	case FT_F_PTR:
+		fprintf(out, c->json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v);
+		break;
+	case FT_F_STR: {
+		const char *s = ft_string(p, (uint32_t)v);
+		if (c->json)
+			ft_json_string(out, s ? s : "");
+		else
+			text_string(out, s ? s : "");
+		break;
+	}
+	}
+}
+
+static int dump_event(const struct ft_event *ev, void *arg)
+{
+	struct dump_ctx *c = arg;
+	const struct ft_rec *r = ev->rec;
+	const struct ft_kind_info *k = ft_kind(r->kind);
+	FILE *out = c->out;
+	if (!k) {
+		c->unknown++;
+		return 0;
+	}
+	c->counts[r->kind]++;
+	if (c->summary)
+		return 0;
+	if (c->json) {
+		fprintf(out, "{\"pid\":%d,\"tid\":%d,\"ts_ns\":%llu,\"dur_ns\":%llu,\"call\":\"%s\",\"args\":{",
+			ev->proc->hdr.pid, ev->tid, (unsigned long long)(ev->ts_ns - c->t0),
+			(unsigned long long)ev->dur_ns, k->name);
+		int first = 1;
+		for (int i = 0; i < k->nfields; i++) {
+			if (!k->f[i].name)
+				continue;
+			fprintf(out, "%s\"%s\":", first ? "" : ",", k->f[i].name);
+			print_field(c, ev->proc, r, &k->f[i]);
+			first = 0;
+		}
+		fputs("}}\n", out);
+	} else {
+		uint64_t rel = ev->ts_ns - c->t0;
+		fprintf(out, "%7d %7d %4llu.%09llu %-22s", ev->proc->hdr.pid, ev->tid,
+			(unsigned long long)(rel / 1000000000u),
+			(unsigned long long)(rel % 1000000000u), k->name);
+		for (int i = 0; i < k->nfields; i++) {
+			if (!k->f[i].name)
+				continue;
+			fprintf(out, " %s=", k->f[i].name);
+			print_field(c, ev->proc, r, &k->f[i]);
+		}
+		fprintf(out, " dur=%lluns\n", (unsigned long long)ev->dur_ns);
+	}
+	return 0;
+}
+
+static const char *end_reason(const struct ft_process *p)
+{
+	if (!p->has_end)
+		return "no end record (killed, or still running)";
+	switch (p->end.reason) {
+	case FT_END_EXIT: return "exit";
+	case FT_END__EXIT: return "_exit";
+	case FT_END_SIGNAL: return "signal";
+	case FT_END_EXEC: return "exec";
+	default: return "unknown";
+	}
+}
+
+static void tally(struct dump_ctx *c, const struct ft_process *p)
+{
+	FILE *out = c->out;
+	uint64_t lost = 0;
+	for (int i = 0; i < p->nthreads; i++)
+		lost += p->threads[i].lost;
+	if (c->json) {
+		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"host\":", p->hdr.pid, p->hdr.ppid);
+		ft_json_string(out, p->hdr.host);
+		fputs(",\"cmdline\":", out);
+		ft_json_string(out, p->cmdline);
+		fputs(",\"exe\":", out);
+		ft_json_string(out, p->exe);
+		fprintf(out, ",\"file\":");
+		ft_json_string(out, p->path);
+		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
+			"\"lost\":%llu,\"damaged_chunks\":%llu,\"threads_untraced\":%llu,\"calls\":{",
+			end_reason(p), p->has_end ? p->end.status : 0, p->nthreads,
+			(unsigned long long)p->records, (unsigned long long)lost,
+			(unsigned long long)p->bad_chunks,
+			(unsigned long long)(p->has_end ? p->end.threads_untraced : 0));
+		int first = 1;
+		for (unsigned k = 1; k < FT_EV_COUNT; k++) {
+			if (!c->counts[k])
+				continue;
+			fprintf(out, "%s\"%s\":%llu", first ? "" : ",", ft_kind(k)->name,
+				(unsigned long long)c->counts[k]);
+			first = 0;
+		}
+		fputs("}}}\n", out);
+		return;
+	}
+	fprintf(out, "== process %d (%s) on %s, parent %d\n", p->hdr.pid, p->cmdline,
+		p->hdr.host, p->hdr.ppid);
+	fprintf(out, "   end: %s", end_reason(p));
+	if (p->has_end)
+		fprintf(out, " (status %d)", p->end.status);
+	fprintf(out, "; threads %d, records %llu, lost %llu, damaged chunks %llu\n",
+		p->nthreads, (unsigned long long)p->records, (unsigned long long)lost,
+		(unsigned long long)p->bad_chunks);
+	int col = 0;
+	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
+		if (!c->counts[k])
+			continue;
+		col += fprintf(out, "%s%s %llu", col ? ", " : "   ", ft_kind(k)->name,
+			       (unsigned long long)c->counts[k]);
+		if (col > 68) {
+			fputc('\n', out);
+			col = 0;
+		}
+	}
+	if (col)
+		fputc('\n', out);
+}
+
+static int dump_main(int argc, char **argv, FILE *out, int summary)
+{
+	struct dump_ctx c;
+	const char *dir = NULL;
+	memset(&c, 0, sizeof c);
+	c.out = out;
+	c.summary = summary;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			c.json = 1;
+		else if (strcmp(argv[i], "--summary") == 0)
+			c.summary = 1;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "feedtrace dump: unknown option %s\n", argv[i]);
+			return 2;
+		} else
+			dir = argv[i];
+	}
+	if (!dir) {
+		fprintf(stderr, "usage: feedtrace dump DIR [--json] [--summary]\n");
+		return 2;
+	}
+	struct ft_trace tr;
+	if (ft_trace_open(dir, &tr, stderr) != 0)
+		return 1;
+	c.t0 = tr.start_ns;
+	for (int i = 0; i < tr.nprocs; i++) {
+		memset(c.counts, 0, sizeof c.counts);
+		ft_process_events(tr.procs[i], dump_event, &c, stderr);
+		tally(&c, tr.procs[i]);
+	}
+	/* damage was reported on stderr; what was intact has been printed */
+	ft_trace_close(&tr);
+	return 0;
+}
+
+int ft_cmd_dump(int argc, char **argv)
+{
+	return dump_main(argc, argv, stdout, 0);
+}
+
+/* the tally alone, on stderr (feedtrace run) */
+int ft_cmd_summary(int argc, char **argv)
+{
+	return dump_main(argc, argv, stderr, 1);
+}

@@ -1,0 +1,39 @@
+/*
+ * events.h: the event table (libfeedtrace/events.def) seen from the
+ * reader's side: each kind's name, group and decoded field layout.
+ */
+#ifndef FT_EVENTS_H
+#define FT_EVENTS_H
+
+#include <stdint.h>
+
+#include "../libfeedtrace/format.h"
+
+enum ft_field_type { FT_F_I32, FT_F_U32, FT_F_X32, FT_F_STR, FT_F_U64, FT_F_I64, FT_F_PTR };
+
+#define FT_MAX_FIELDS 12
+
+struct ft_field {
+	const char *name;      /* NULL for padding */
+	int type;              /* enum ft_field_type */
+	unsigned off;          /* byte offset into the record */
+	unsigned size;         /* 4 or 8 */
+};
+
+struct ft_kind_info {
+	const char *name;
+	unsigned group;
+	unsigned nslots;
+	int nfields;
+	struct ft_field f[FT_MAX_FIELDS];
+};
+
+/* NULL for a kind this reader does not know */
+const struct ft_kind_info *ft_kind(unsigned kind);
+/* Field by name, or NULL */
+const struct ft_field *ft_kind_field(const struct ft_kind_info *k, const char *name);
+/* Raw value of a field of a record (nslots contiguous slots) */
+uint64_t ft_field_raw(const struct ft_rec *r, const struct ft_field *f);
+int64_t ft_field_signed(const struct ft_rec *r, const struct ft_field *f);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * reader.c: trace files in, processes and events out. Every size, count
+ * and offset read from a file is checked before use; a damaged chunk is
+ * reported (file, offset, reason), skipped by scanning for the next valid
+ * chunk header, and never stops the rest of the file from being read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "reader.h"
+
+struct strent {
+	uint32_t id;
+	const char *s;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return q;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return d;
+}
+
+/* ---- chunk framing ---- */
+
+static int header_valid(const struct ft_process *p, uint64_t off, struct ft_chunk_header *h)
+{
+	if (off + sizeof *h > p->size)
+		return 0;
+	memcpy(h, p->map + off, sizeof *h);
+	if (h->magic != FT_CHUNK_MAGIC)
+		return 0;
+	if (h->header_hash != ft_hash32(h, offsetof(struct ft_chunk_header, header_hash)))
+		return 0;
+	return 1;
+}
+
+/* Finds the next chunk at or after *off. Reports damage between. Returns 1
+ * with *h and *payload set and *off past the chunk, 0 at end of file. */
+static int next_chunk(struct ft_process *p, uint64_t *off, struct ft_chunk_header *h,
+		      const unsigned char **payload, FILE *err, int report)
+{
+	uint64_t o = *off;
+	while (o < p->size) {
+		const char *why = NULL;
+		if (!header_valid(p, o, h)) {
+			why = o + sizeof *h > p->size ? "file ends inside a chunk header"
+						      : "no valid chunk header";
+		} else if (h->stored_size > p->size - o - sizeof *h) {
+			why = "chunk runs past the end of the file (cut off)";
+		} else if (h->raw_size > FT_CHUNK_MAX_RAW) {
+			why = "chunk claims an implausible size";
+		} else if (ft_hash32(p->map + o + sizeof *h, h->stored_size) != h->payload_hash) {
+			why = "chunk payload does not match its checksum";
+		}
+		if (!why) {
+			*payload = p->map + o + sizeof *h;
+			*off = o + sizeof *h + h->stored_size;
+			p->chunks++;
+			return 1;
+		}
+		/* resynchronise: the next offset holding a valid header */
+		uint64_t bad = o;
+		o++;
+		while (o + sizeof *h <= p->size) {
+			struct ft_chunk_header t;
+			const void *m = memchr(p->map + o, 'F', p->size - o);
+			if (!m)
+				break;
+			o = (uint64_t)((const unsigned char *)m - p->map);
+			if (header_valid(p, o, &t))
+				break;
+			o++;
+		}
+		if (o + sizeof *h > p->size)
+			o = p->size;
+		if (report) {
+			fprintf(err, "feedtrace: %s: offset %llu: %s; skipped %llu bytes\n",
+				p->path, (unsigned long long)bad, why,
+				(unsigned long long)(o - bad));
+			p->bad_chunks++;
+			p->bad_bytes += o - bad;
+		}
+	}
+	*off = o;
+	return 0;
+}
+
+/* Undo the recorder's delta + byte transposition of slots. */
+static void unshuffle(const unsigned char *in, unsigned char *out, uint64_t nslots)
+{
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < nslots; i++) {
+		unsigned char *slot = out + i * FT_SLOT_SIZE;
+		for (unsigned b = 0; b < FT_SLOT_SIZE; b++)
+			slot[b] = in[b * nslots + i];
+		uint64_t d;
+		memcpy(&d, slot, 8);
+		prev += d;
+		memcpy(slot, &prev, 8);
+	}
+}
+
+/* Decodes a chunk's payload into *buf (grown as needed). Returns the raw
+ * size, or -1 with *why set. */
+static long decode(const struct ft_chunk_header *h, const unsigned char *payload,
+		   unsigned char **buf, size_t *cap, unsigned char **tmp, size_t *tcap,
+		   const char **why)
+{
+	if (*cap < h->raw_size + 1) {
+		*cap = h->raw_size + 1;
+		*buf = xrealloc(*buf, *cap);
+	}
+	switch (h->codec) {
+	case FT_CODEC_RAW:
+		if (h->stored_size != h->raw_size) {
+			*why = "raw chunk sizes disagree";
+			return -1;
+		}
+		memcpy(*buf, payload, h->raw_size);
+		return h->raw_size;
+	case FT_CODEC_ZSTD:
+	case FT_CODEC_ZSTD_SHUFFLE: {
+		unsigned long long fsz = ZSTD_getFrameContentSize(payload, h->stored_size);
+		if (fsz != h->raw_size) {
+			*why = "compressed frame size disagrees with the chunk header";
+			return -1;
+		}
+		unsigned char *dst = *buf;
+		if (h->codec == FT_CODEC_ZSTD_SHUFFLE) {
+			if (*tcap < h->raw_size + 1) {
+				*tcap = h->raw_size + 1;
+				*tmp = xrealloc(*tmp, *tcap);
+			}
+			dst = *tmp;
+		}
+		size_t n = ZSTD_decompress(dst, h->raw_size, payload, h->stored_size);
+		if (ZSTD_isError(n) || n != h->raw_size) {
+			*why = "compressed frame does not decode";
+			return -1;
+		}
+		if (h->codec == FT_CODEC_ZSTD_SHUFFLE) {
+			size_t pre = sizeof(struct ft_events_prefix);
+			if (n < pre || (n - pre) % FT_SLOT_SIZE) {
+				*why = "event chunk is not a whole number of slots";
+				return -1;
+			}
+			memcpy(*buf, dst, pre);
+			unshuffle(dst + pre, *buf + pre, (n - pre) / FT_SLOT_SIZE);
+		}
+		return (long)n;
+	}
+	default:
+		*why = "unknown codec";
+		return -1;
+	}
+}
+
+/* ---- per-process tables ---- */
+
+static int strent_cmp(const void *a, const void *b)
+{
+	const struct strent *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct ft_strtab {
+	struct strent *e;
+	uint32_t n, cap;
+};
+
+const char *ft_string(const struct ft_process *p, uint32_t id)
+{
+	const struct ft_strtab *t = p->strings;
+	if (!t || id == 0)
+		return NULL;
+	uint32_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->e[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->e[lo].id == id ? t->e[lo].s : NULL;
+}
+
+static void add_strings(struct ft_process *p, const unsigned char *d, size_t n, FILE *err,
+			uint64_t at)
+{
+	struct ft_strtab *t = p->strings;
+	if (!t) {
+		t = calloc(1, sizeof *t);
+		if (!t)
+			return;
+		p->strings = t;
+	}
+	size_t o = 0;
+	while (o + sizeof(struct ft_string_entry) <= n) {
+		struct ft_string_entry e;
+		memcpy(&e, d + o, sizeof e);
+		size_t padded = ((size_t)e.len + 7) & ~(size_t)7;
+		if (e.len == 0 || padded > n - o - sizeof e || e.id == 0) {
+			fprintf(err, "feedtrace: %s: offset %llu: malformed string entry; rest of chunk skipped\n",
+				p->path, (unsigned long long)at);
+			return;
+		}
+		char *s = malloc(e.len + 1);
+		if (!s)
+			return;
+		memcpy(s, d + o + sizeof e, e.len);
+		s[e.len] = 0;
+		if (t->n == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 256;
+			t->e = xrealloc(t->e, t->cap * sizeof *t->e);
+		}
+		t->e[t->n++] = (struct strent){ e.id, s };
+		o += sizeof e + padded;
+	}
+}
+
+static struct ft_thread_rec *thread_rec(struct ft_process *p, int32_t tid)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	p->threads = xrealloc(p->threads, (size_t)(p->nthreads + 1) * sizeof *p->threads);
+	struct ft_thread_rec *t = &p->threads[p->nthreads++];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	return t;
+}
+
+const char *ft_thread_name(const struct ft_process *p, int32_t tid)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return p->threads[i].name;
+	return "";
+}
+
+uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks)
+{
+	double d = ((double)(int64_t)(ticks - p->base_ticks)) * p->ns_per_tick;
+	return p->base_ns + (uint64_t)(int64_t)d;
+}
+
+uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r)
+{
+	double d = (double)r->dur;
+	if (r->flags & FT_RF_DUR_COARSE)
+		d *= (double)(1u << FT_DUR_SHIFT);
+	return (uint64_t)(d * p->ns_per_tick + 0.5);
+}
+
+/* ---- opening ---- */
+
+static void set_cmdline(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	if (n < sizeof(struct ft_process_info))
+		return;
+	struct ft_process_info pi;
+	memcpy(&pi, d, sizeof pi);
+	size_t len = n - sizeof pi;
+	if (pi.cmdline_len < len)
+		len = pi.cmdline_len;
+	free(p->cmdline);
+	p->cmdline = xrealloc(NULL, len + 1);
+	memcpy(p->cmdline, d + sizeof pi, len);
+	p->cmdline[len] = 0;
+	for (size_t i = 0; i + 1 < len; i++)        /* args were NUL-separated */
+		if (p->cmdline[i] == 0)
+			p->cmdline[i] = ' ';
+	/* exe id is resolved after all strings are in */
+	p->exe[0] = 0;
+	snprintf(p->exe, sizeof p->exe, "#%u", pi.exe_id);
+}
+
+static int open_file(const char *path, struct ft_process **out, FILE *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(err, "feedtrace: %s: cannot open: %s\n", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		fprintf(err, "feedtrace: %s: not a regular file\n", path);
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)st.st_size < sizeof(struct ft_file_header)) {
+		fprintf(err, "feedtrace: %s: offset 0: file too short for a trace header (%lld bytes)\n",
+			path, (long long)st.st_size);
+		close(fd);
+		return -1;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		fprintf(err, "feedtrace: %s: cannot map: %s\n", path, strerror(errno));
+		return -1;
+	}
+	struct ft_process *p = calloc(1, sizeof *p);
+	if (!p) {
+		munmap(m, (size_t)st.st_size);
+		return -1;
+	}
+	p->map = m;
+	p->size = (uint64_t)st.st_size;
+	p->path = xstrdup(path);
+	memcpy(&p->hdr, m, sizeof p->hdr);
+	if (memcmp(p->hdr.magic, FT_FILE_MAGIC, 8) != 0) {
+		fprintf(err, "feedtrace: %s: offset 0: not a feedtrace file (bad magic)\n", path);
+		goto fail;
+	}
+	if (p->hdr.version != FT_FORMAT_VERSION) {
+		fprintf(err, "feedtrace: %s: offset 8: format version %u, this reader reads version %u\n",
+			path, p->hdr.version, FT_FORMAT_VERSION);
+		goto fail;
+	}
+	if (p->hdr.header_size < sizeof p->hdr || p->hdr.header_size > p->size) {
+		fprintf(err, "feedtrace: %s: offset 10: bad header size %u\n", path, p->hdr.header_size);
+		goto fail;
+	}
+	p->hdr.host[sizeof p->hdr.host - 1] = 0;
+	p->base_ticks = p->hdr.start_ticks;
+	p->base_ns = p->hdr.start_mono_ns;
+	p->last_ns = p->base_ns;
+	struct ft_clock_pair last = { p->hdr.start_ticks, p->hdr.start_mono_ns, 0, 0 };
+
+	uint64_t off = p->hdr.header_size;
+	struct ft_chunk_header h;
+	const unsigned char *payload;
+	unsigned char *buf = NULL, *tmp = NULL;
+	size_t cap = 0, tcap = 0;
+	while (next_chunk(p, &off, &h, &payload, err, 1)) {
+		if (h.type == FT_CHUNK_EVENTS)
+			continue;               /* read in the second pass */
+		const char *why = NULL;
+		long n = decode(&h, payload, &buf, &cap, &tmp, &tcap, &why);
+		uint64_t at = off - h.stored_size - sizeof h;
+		if (n < 0) {
+			fprintf(err, "feedtrace: %s: offset %llu: %s\n", path,
+				(unsigned long long)at, why);
+			p->bad_chunks++;
+			continue;
+		}
+		switch (h.type) {
+		case FT_CHUNK_STRINGS:
+			add_strings(p, buf, (size_t)n, err, at);
+			break;
+		case FT_CHUNK_THREAD:
+			if ((size_t)n >= sizeof(struct ft_thread_info)) {
+				struct ft_thread_info ti;
+				memcpy(&ti, buf, sizeof ti);
+				ti.name[sizeof ti.name - 1] = 0;
+				struct ft_thread_rec *t = thread_rec(p, ti.tid);
+				memcpy(t->name, ti.name, sizeof t->name);
+			}
+			break;
+		case FT_CHUNK_CLOCK:
+			if ((size_t)n >= sizeof(struct ft_clock_pair)) {
+				struct ft_clock_pair c;
+				memcpy(&c, buf, sizeof c);
+				if (c.mono_ns > last.mono_ns)
+					last = c;
+			}
+			break;
+		case FT_CHUNK_PROCESS:
+			set_cmdline(p, buf, (size_t)n);
+			break;
+		case FT_CHUNK_END:
+			if ((size_t)n >= sizeof(struct ft_end_info)) {
+				memcpy(&p->end, buf, sizeof p->end);
+				p->has_end = 1;
+				p->end_count++;
+			}
+			break;
+		default:
+			break;                  /* newer chunk types: skipped */
+		}
+	}
+	free(buf);
+	free(tmp);
+
+	struct ft_strtab *st2 = p->strings;
+	if (st2 && st2->n)
+		qsort(st2->e, st2->n, sizeof *st2->e, strent_cmp);
+	if (p->exe[0] == '#') {
+		const char *e = ft_string(p, (uint32_t)strtoul(p->exe + 1, NULL, 10));
+		snprintf(p->exe, sizeof p->exe, "%s", e ? e : "");
+	}
+	if (!p->cmdline)
+		p->cmdline = xstrdup("");
+
+	/* clock rate from the longest span we have */
+	if (p->hdr.clock_kind == FT_CLOCK_MONO) {
+		p->ns_per_tick = 1.0;
+	} else if (last.mono_ns > p->base_ns + 1000000 && last.ticks > p->base_ticks) {
+		p->ns_per_tick = (double)(last.mono_ns - p->base_ns) /
+				 (double)(last.ticks - p->base_ticks);
+	} else if (p->hdr.ticks_per_sec_guess) {
+		p->ns_per_tick = 1e9 / (double)p->hdr.ticks_per_sec_guess;
+	} else {
+		p->ns_per_tick = 1.0;
+		fprintf(err, "feedtrace: %s: no clock calibration; times are in raw ticks\n", path);
+	}
+	p->last_ns = last.mono_ns;
+	*out = p;
+	return 0;
+fail:
+	munmap(p->map, p->size);
+	free(p->path);
+	free(p);
+	return -1;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
+{
+	memset(tr, 0, sizeof *tr);
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		fprintf(err, "feedtrace: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	int n = 0;
+	if (S_ISREG(st.st_mode)) {
+		names = xrealloc(NULL, sizeof *names);
+		names[n++] = xstrdup(dir);
+	} else {
+		DIR *d = opendir(dir);
+		if (!d) {
+			fprintf(err, "feedtrace: %s: %s\n", dir, strerror(errno));
+			return -1;
+		}
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			size_t l = strlen(de->d_name);
+			if (l < 4 || strcmp(de->d_name + l - 3, ".ft") != 0)
+				continue;
+			names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
+			size_t need = strlen(dir) + l + 2;
+			names[n] = xrealloc(NULL, need);
+			snprintf(names[n], need, "%s/%s", dir, de->d_name);
+			n++;
+		}
+		closedir(d);
+	}
+	if (n == 0) {
+		fprintf(err, "feedtrace: %s: no trace files (*.ft) here\n", dir);
+		free(names);
+		return -1;
+	}
+	qsort(names, (size_t)n, sizeof *names, name_cmp);
+	for (int i = 0; i < n; i++) {
+		struct ft_process *p;
+		if (open_file(names[i], &p, err) == 0) {
+			tr->procs = xrealloc(tr->procs, (size_t)(tr->nprocs + 1) * sizeof *tr->procs);
+			tr->procs[tr->nprocs++] = p;
+			tr->errors += p->bad_chunks;
+			if (!tr->start_ns || p->base_ns < tr->start_ns)
+				tr->start_ns = p->base_ns;
+		} else {
+			tr->errors++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (tr->nprocs == 0) {
+		fprintf(err, "feedtrace: %s: no readable trace file\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+void ft_trace_close(struct ft_trace *tr)
+{
+	for (int i = 0; i < tr->nprocs; i++) {
+		struct ft_process *p = tr->procs[i];
+		struct ft_strtab *t = p->strings;
+		if (t) {
+			for (uint32_t j = 0; j < t->n; j++)
+				free((void *)t->e[j].s);
+			free(t->e);
+			free(t);
+		}
+		free(p->threads);
+		free(p->cmdline);
+		free(p->path);
+		munmap(p->map, p->size);
+		free(p);
+	}
+	free(tr->procs);
+	memset(tr, 0, sizeof *tr);
+}
+
+int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err)
+{
+	uint64_t off = p->hdr.header_size;
+	struct ft_chunk_header h;
+	const unsigned char *payload;
+	unsigned char *buf = NULL, *tmp = NULL;
+	size_t cap = 0, tcap = 0;
+	int stop = 0;
+	p->records = 0;
+	while (!stop && next_chunk(p, &off, &h, &payload, err, 0)) {
+		if (h.type != FT_CHUNK_EVENTS)
+			continue;
+		uint64_t at = off - h.stored_size - sizeof h;
+		const char *why = NULL;
+		long n = decode(&h, payload, &buf, &cap, &tmp, &tcap, &why);
+		struct ft_events_prefix pre;
+		if (n >= 0 && (size_t)n < sizeof pre)
+			why = "event chunk shorter than its prefix", n = -1;
+		if (n >= 0) {
+			memcpy(&pre, buf, sizeof pre);
+			if ((uint64_t)pre.nslots * FT_SLOT_SIZE != (uint64_t)n - sizeof pre)
+				why = "event chunk slot count disagrees with its size", n = -1;
+		}
+		if (n < 0) {
+			fprintf(err, "feedtrace: %s: offset %llu: %s\n", p->path,
+				(unsigned long long)at, why);
+			continue;
+		}
+		struct ft_thread_rec *t = thread_rec(p, pre.tid);
+		if (pre.lost_total > t->lost)
+			t->lost = pre.lost_total;
+		const struct ft_rec *slots = (const struct ft_rec *)(buf + sizeof pre);
+		for (uint32_t i = 0; i < pre.nslots && !stop;) {
+			const struct ft_rec *r = &slots[i];
+			unsigned k = r->nslots;
+			if (k == 0 || i + k > pre.nslots) {
+				fprintf(err, "feedtrace: %s: offset %llu: record %u has a bad slot count; rest of chunk skipped\n",
+					p->path, (unsigned long long)at, i);
+				break;
+			}
+			struct ft_event ev = {
+				.proc = p, .tid = pre.tid,
+				.ts_ns = ft_ticks_to_ns(p, r->ts),
+				.dur_ns = ft_dur_to_ns(p, r), .rec = r,
+			};
+			p->records++;
+			t->records++;
+			stop = fn(&ev, arg);
+			i += k;
+		}
+	}
+	free(buf);
+	free(tmp);
+	return stop;
+}

@@ -1,0 +1,77 @@
+/*
+ * reader.h: reads a trace directory. Opening scans every file once for its
+ * header, strings, threads, clock pairs and end record (no event decoding);
+ * events are then streamed per process, chunk by chunk, in file order
+ * (within a thread that is time order). Damage is reported with file and
+ * offset, and everything intact around it is still read.
+ */
+#ifndef FT_READER_H
+#define FT_READER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../libfeedtrace/format.h"
+
+struct ft_strtab;
+
+struct ft_thread_rec {
+	int32_t tid;
+	char name[24];
+	uint64_t lost;           /* highest lost_total seen */
+	uint64_t records;
+};
+
+struct ft_process {
+	char *path;              /* the file */
+	struct ft_file_header hdr;
+	char *cmdline;           /* args joined by spaces */
+	char exe[256];
+	/* clock: ns = base_ns + (ticks - base_ticks) * ns_per_tick */
+	uint64_t base_ticks, base_ns;
+	double ns_per_tick;
+	uint64_t last_ns;        /* latest clock pair or end */
+	/* strings: id -> text (id = offset/8+1 in the writer's arena) */
+	struct ft_strtab *strings;
+	struct ft_thread_rec *threads;
+	int nthreads;
+	struct ft_end_info end;
+	int has_end;
+	int end_count;           /* more than one: exec continued the file */
+	uint64_t chunks, bad_chunks, bad_bytes;
+	uint64_t records;        /* records found in EVENTS chunks */
+	unsigned char *map;
+	uint64_t size;
+};
+
+struct ft_trace {
+	struct ft_process **procs;
+	int nprocs;
+	uint64_t errors;         /* damaged places reported */
+	uint64_t start_ns;       /* earliest process start (MONOTONIC) */
+};
+
+struct ft_event {
+	const struct ft_process *proc;
+	int32_t tid;
+	uint64_t ts_ns;          /* CLOCK_MONOTONIC nanoseconds */
+	uint64_t dur_ns;
+	const struct ft_rec *rec;
+};
+
+typedef int (*ft_event_fn)(const struct ft_event *ev, void *arg);
+
+/* Opens every *.ft file in dir. err receives one line per problem.
+ * Returns 0 if at least one process was readable, -1 otherwise. */
+int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err);
+void ft_trace_close(struct ft_trace *tr);
+
+/* Calls fn for each event of p in file order; stops early if fn != 0. */
+int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err);
+
+const char *ft_string(const struct ft_process *p, uint32_t id);
+uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
+uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
+const char *ft_thread_name(const struct ft_process *p, int32_t tid);
+
+#endif

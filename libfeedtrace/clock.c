@@ -1,0 +1,64 @@
+/*
+ * clock.c: chooses the clock (TSC only when the kernel itself trusts it as
+ * its clocksource) and takes calibration pairs (ticks, MONOTONIC, REALTIME).
+ * Runs at start-up and on the flusher thread, never inside a hook.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "clock.h"
+#include "format.h"
+
+int ft_clock_kind = FT_CLOCK_MONO;
+static struct ft_clock_pair first_pair;
+
+/* The kernel picks "tsc" as clocksource only when the TSC is invariant and
+ * synchronised across CPUs: the same guarantee we need. */
+static int kernel_trusts_tsc(void)
+{
+	char buf[32] = {0};
+	int fd = (int)syscall(SYS_openat, AT_FDCWD,
+		"/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	return n >= 3 && strncmp(buf, "tsc", 3) == 0;
+}
+
+void ft_clock_init(void)
+{
+#ifdef FT_HAVE_TSC
+	if (kernel_trusts_tsc())
+		ft_clock_kind = FT_CLOCK_TSC;
+#endif
+	ft_clock_sample(&first_pair);
+}
+
+/* One pair: ticks read between two MONOTONIC reads, stamped at their middle. */
+void ft_clock_sample(struct ft_clock_pair *out)
+{
+	uint64_t m0 = ft_mono_ns();
+	uint64_t t = ft_now();
+	uint64_t m1 = ft_mono_ns();
+	out->ticks = t;
+	out->mono_ns = m0 + (m1 - m0) / 2;
+	out->real_ns = ft_real_ns();
+	out->reserved = 0;
+}
+
+/* Rate from the start-up pair to now; good once some milliseconds passed. */
+uint64_t ft_clock_guess_hz(void)
+{
+	if (ft_clock_kind != FT_CLOCK_TSC)
+		return 1000000000u;
+	struct ft_clock_pair now;
+	ft_clock_sample(&now);
+	uint64_t dns = now.mono_ns - first_pair.mono_ns;
+	if (dns < 1000000)
+		return 0;       /* too early to tell */
+	return (uint64_t)((double)(now.ticks - first_pair.ticks) * 1e9 / (double)dns);
+}

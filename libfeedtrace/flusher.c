@@ -1,0 +1,369 @@
+/*
+ * flusher.c: the background thread that empties the rings. It wakes when
+ * a ring is half full, when a thread exited, and every FEEDTRACE_FLUSH_MS;
+ * writes new strings first, then each ring's published records as one
+ * EVENTS chunk (delta + byte-transposed, then one zstd frame).
+ *
+ * The flush lock serialises everything that writes the file: this thread,
+ * the exit paths (_exit, exec, fatal signals) that drain raw without zstd,
+ * and fork, which must not copy a half-written file state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <zstd.h>
+
+#include "config.h"
+#include "internal.h"
+
+static pthread_t flusher;
+static _Atomic int flusher_running;
+static _Atomic int flusher_stop;
+static _Atomic int flush_lock_word;
+static uint64_t strings_pos;             /* arena bytes already in the file */
+static uint64_t last_clock_ns;
+
+/* flusher-only buffers */
+static unsigned char *stage;             /* prefix + slots, linear */
+static unsigned char *shuffled;
+static unsigned char *packed;
+static size_t packed_cap;
+static ZSTD_CCtx *cctx;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int ft_flush_lock(long timeout_ms)
+{
+	long waited_us = 0;
+	for (;;) {
+		int expect = 0;
+		if (atomic_compare_exchange_weak(&flush_lock_word, &expect, 1))
+			return 0;
+		if (timeout_ms >= 0 && waited_us >= timeout_ms * 1000)
+			return -1;
+		struct timespec ts = { 0, 50000 };
+		syscall(SYS_nanosleep, &ts, NULL);   /* async-signal-safe */
+		waited_us += 50;
+	}
+}
+
+void ft_flush_unlock(void)
+{
+	atomic_store(&flush_lock_word, 0);
+}
+
+static void write_strings(void)
+{
+	const void *data;
+	size_t n;
+	while ((n = ft_strtab_pending(&strings_pos, &data)) > 0) {
+		/* one chunk at most 4 MiB: split at entry boundaries */
+		const unsigned char *p = data;
+		while (n > 0) {
+			size_t take = 0;
+			while (take < n && take < (4u << 20)) {
+				const struct ft_string_entry *e = (const void *)(p + take);
+				take += sizeof *e + ((e->len + 7) & ~7u);
+			}
+			struct iovec v = { (void *)p, take };
+			ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)take, &v, 1);
+			p += take;
+			n -= take;
+		}
+	}
+}
+
+static void write_thread_info(struct ft_thread *t)
+{
+	struct ft_thread_info ti;
+	char path[64];
+	memset(&ti, 0, sizeof ti);
+	ti.tid = t->tid;
+	ti.flags = t->tid == ft_pid ? 1 : 0;
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", t->tid);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		long n = syscall(SYS_read, fd, ti.name, sizeof ti.name - 1);
+		syscall(SYS_close, fd);
+		if (n > 0 && ti.name[n - 1] == '\n')
+			ti.name[n - 1] = 0;
+	}
+	struct iovec v = { &ti, sizeof ti };
+	ft_output_write_chunk(FT_CHUNK_THREAD, FT_CODEC_RAW, sizeof ti, &v, 1);
+	t->named = 1;
+}
+
+/* How many slots from tail, at most max, end on a record boundary. */
+static uint64_t whole_records(struct ft_thread *t, uint64_t tail, uint64_t avail, uint64_t max)
+{
+	if (avail <= max)
+		return avail;
+	uint64_t n = 0;
+	while (n < avail) {
+		unsigned k = t->ring[(tail + n) & t->mask].nslots;
+		if (k == 0)
+			k = 1;
+		if (n + k > max)
+			break;
+		n += k;
+	}
+	return n ? n : avail < max ? avail : max;
+}
+
+/* Reversible transform that lets zstd see columns: delta the first 8 bytes
+ * of consecutive slots (the timestamps), then transpose bytes 32 ways. */
+static void shuffle_slots(const unsigned char *in, unsigned char *out, uint64_t nslots)
+{
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < nslots; i++) {
+		unsigned char slot[FT_SLOT_SIZE];
+		memcpy(slot, in + i * FT_SLOT_SIZE, FT_SLOT_SIZE);
+		uint64_t ts;
+		memcpy(&ts, slot, 8);
+		uint64_t d = ts - prev;
+		prev = ts;
+		memcpy(slot, &d, 8);
+		for (unsigned b = 0; b < FT_SLOT_SIZE; b++)
+			out[b * nslots + i] = slot[b];
+	}
+}
+
+/* Copies [tail, tail+n) of t's ring into dst, unwrapping. */
+static void copy_out(struct ft_thread *t, uint64_t tail, uint64_t n, unsigned char *dst)
+{
+	uint64_t cap = t->mask + 1;
+	uint64_t first = tail & t->mask;
+	uint64_t k = n < cap - first ? n : cap - first;
+	memcpy(dst, &t->ring[first], k * FT_SLOT_SIZE);
+	if (k < n)
+		memcpy(dst + k * FT_SLOT_SIZE, &t->ring[0], (n - k) * FT_SLOT_SIZE);
+}
+
+static void prefix_for(struct ft_thread *t, uint64_t tail, uint64_t n,
+		       struct ft_events_prefix *pre)
+{
+	memset(pre, 0, sizeof *pre);
+	pre->tid = t->tid;
+	pre->nslots = (uint32_t)n;
+	pre->first_slot = tail;
+	pre->lost_total = atomic_load_explicit(&t->lost, memory_order_relaxed);
+	t->lost_written = pre->lost_total;
+}
+
+/* Compressed drain of one ring (flusher thread). */
+static void drain_ring(struct ft_thread *t)
+{
+	for (;;) {
+		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+		uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+		uint64_t lost = atomic_load_explicit(&t->lost, memory_order_relaxed);
+		if (head == tail && lost == t->lost_written)
+			return;
+		if (!t->named)
+			write_thread_info(t);
+		write_strings();
+		uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
+		struct ft_events_prefix pre;
+		prefix_for(t, tail, n, &pre);
+		copy_out(t, tail, n, stage);
+		shuffle_slots(stage, shuffled + sizeof pre, n);
+		memcpy(shuffled, &pre, sizeof pre);
+		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
+		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw,
+					     ft_cfg.zstd_level);
+		if (ZSTD_isError(z)) {
+			struct iovec v[2] = { { &pre, sizeof pre },
+					      { stage, n * FT_SLOT_SIZE } };
+			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW, (uint32_t)raw, v, 2);
+		} else {
+			struct iovec v = { packed, z };
+			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_ZSTD_SHUFFLE,
+					      (uint32_t)raw, &v, 1);
+		}
+		atomic_fetch_add(&ft_records_written, n);
+		atomic_store_explicit(&t->tail, tail + n, memory_order_release);
+		if (tail + n == head)
+			return;
+	}
+}
+
+static void write_clock(void)
+{
+	struct ft_clock_pair c;
+	ft_clock_sample(&c);
+	last_clock_ns = c.mono_ns;
+	struct iovec v = { &c, sizeof c };
+	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
+}
+
+static void flush_cycle(void)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
+			continue;
+		drain_ring(t);
+		if (st == FT_SLOT_EXITED)
+			ft_ring_recycle(t);
+	}
+	write_strings();
+	/* a calibration pair now and then: the longest span gives the rate */
+	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
+		write_clock();
+}
+
+static void *flusher_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	ft_tls_notrace = 1;
+	ft_self = &ft_thread_refused;
+	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
+
+	/* second calibration pair early, so short runs get a rate too */
+	sleep_ms(20);
+	ft_flush_lock(-1);
+	write_clock();
+	ft_flush_unlock();
+
+	while (!atomic_load(&flusher_stop)) {
+		uint32_t seq = atomic_load(&ft_wake_seq);
+		ft_flush_lock(-1);
+		flush_cycle();
+		ft_flush_unlock();
+		if (atomic_load(&flusher_stop))
+			break;
+		struct timespec ts = { ft_cfg.flush_ms / 1000,
+				       (long)(ft_cfg.flush_ms % 1000) * 1000000L };
+		syscall(SYS_futex, &ft_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+	}
+	return NULL;
+}
+
+int ft_flusher_start(void)
+{
+	if (!cctx) {
+		stage = malloc(FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
+		shuffled = malloc(sizeof(struct ft_events_prefix) + FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
+		packed_cap = ZSTD_compressBound(sizeof(struct ft_events_prefix) +
+						FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
+		packed = malloc(packed_cap);
+		cctx = ZSTD_createCCtx();
+		if (!stage || !shuffled || !packed || !cctx)
+			return -1;
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	}
+	atomic_store(&flusher_stop, 0);
+	if (pthread_create(&flusher, NULL, flusher_main, NULL) != 0)
+		return -1;
+	atomic_store(&flusher_running, 1);
+	return 0;
+}
+
+/* Normal end: the flusher does a last compressed cycle and exits. */
+void ft_flusher_stop(void)
+{
+	if (!atomic_exchange(&flusher_running, 0))
+		return;
+	atomic_store(&flusher_stop, 1);
+	ft_flusher_wake();
+	pthread_join(flusher, NULL);
+	ft_flush_lock(2000);
+	flush_cycle();
+	write_clock();
+}
+
+/* fork child: the flusher thread did not come along; its buffers did. */
+void ft_flusher_forget(void)
+{
+	atomic_store(&flusher_running, 0);
+	strings_pos = 0;        /* the child's new file needs every string */
+	last_clock_ns = 0;
+	atomic_store(&flush_lock_word, 0);
+}
+
+/* Raw drain from any context, async-signal-safe: no malloc, no zstd.
+ * The caller holds the flush lock. */
+void ft_flush_all_raw(void)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	const void *sdata;
+	size_t sn;
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
+			continue;
+		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+		while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
+			struct iovec v = { (void *)sdata, sn };
+			ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);
+		}
+		for (;;) {
+			uint64_t tail = atomic_load(&t->tail);
+			uint64_t lost = atomic_load(&t->lost);
+			if (tail >= head && lost == t->lost_written)
+				break;
+			uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
+			struct ft_events_prefix pre;
+			prefix_for(t, tail, n, &pre);
+			uint64_t cap = t->mask + 1, first = tail & t->mask;
+			uint64_t k = n < cap - first ? n : cap - first;
+			struct iovec v[3] = {
+				{ &pre, sizeof pre },
+				{ &t->ring[first], k * FT_SLOT_SIZE },
+				{ &t->ring[0], (n - k) * FT_SLOT_SIZE },
+			};
+			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW,
+					      (uint32_t)(sizeof pre + n * FT_SLOT_SIZE), v, 3);
+			atomic_fetch_add(&ft_records_written, n);
+			atomic_store(&t->tail, tail + n);
+			if (n == 0)
+				break;
+		}
+	}
+	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
+		struct iovec v = { (void *)sdata, sn };
+		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);
+	}
+	struct ft_clock_pair c;
+	ft_clock_sample(&c);
+	struct iovec cv = { &c, sizeof c };
+	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &cv, 1);
+}
+
+void ft_write_end(int reason, int status)
+{
+	struct ft_end_info e;
+	memset(&e, 0, sizeof e);
+	e.reason = (uint32_t)reason;
+	e.status = status;
+	e.records = atomic_load(&ft_records_written);
+	e.lost = atomic_load(&ft_lost_recycled);
+	unsigned hw = atomic_load(&ft_threads_hw);
+	for (unsigned i = 0; i < hw; i++)
+		e.lost += atomic_load(&ft_threads[i].lost);
+	e.threads = atomic_load(&ft_threads_seen);
+	e.threads_untraced = atomic_load(&ft_threads_untraced);
+	e.strings_lost = atomic_load(&ft_strings_lost);
+	struct iovec v = { &e, sizeof e };
+	ft_output_write_chunk(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
+}

@@ -1,0 +1,158 @@
+/*
+ * format.h: the on-disk trace format, shared by recorder and reader.
+ * Everything here is little-endian and fixed-size; docs/FORMAT.md is the
+ * prose version of this header and must be kept in step with it.
+ */
+#ifndef FT_FORMAT_H
+#define FT_FORMAT_H
+
+#include <stdint.h>
+
+#define FT_FORMAT_VERSION 1
+
+/* ---- the record: one or more 32-byte slots ---- */
+struct ft_rec {
+	uint64_t ts;      /* start of the call, clock units (see clock kind) */
+	uint32_t dur;     /* duration, clock units (<<FT_DUR_SHIFT if FT_RF_DUR_COARSE) */
+	uint16_t kind;    /* enum ft_kind (events.def line order) */
+	uint8_t  nslots;  /* slots in this record, >= 1 */
+	uint8_t  flags;   /* FT_RF_* */
+	union {           /* payload, laid out by the kind's field list */
+		uint32_t u32[4];
+		uint64_t u64[2];
+	} p;
+};
+#define FT_SLOT_SIZE 32
+#define FT_RF_DUR_COARSE 0x01   /* dur is in units of 2^FT_DUR_SHIFT ticks */
+#define FT_DUR_SHIFT 10
+
+enum ft_kind {
+	FT_EV_NONE = 0,
+#define EV(id, name, group, nslots, fields) FT_EV_##id,
+#include "events.def"
+#undef EV
+	FT_EV_COUNT
+};
+
+/* hook groups, selected by FEEDTRACE_HOOKS */
+#define FT_G_IO    0x01u
+#define FT_G_LOCK  0x02u
+#define FT_G_CUDA  0x04u
+#define FT_G_PROC  0x08u
+#define FT_G_ALL   0x0fu
+
+/* ---- the file: header, then chunks ---- */
+#define FT_FILE_MAGIC "FEEDTRC\n"       /* 8 bytes */
+#define FT_CLOCK_TSC  1                  /* ticks of the x86 TSC */
+#define FT_CLOCK_MONO 2                  /* CLOCK_MONOTONIC nanoseconds */
+
+struct ft_file_header {                  /* 256 bytes */
+	char     magic[8];
+	uint16_t version;                /* FT_FORMAT_VERSION */
+	uint16_t header_size;            /* sizeof(struct ft_file_header) */
+	uint32_t clock_kind;             /* FT_CLOCK_* */
+	int32_t  pid;
+	int32_t  ppid;
+	uint32_t exec_seq;               /* 0, or n-th exec of this pid in this run */
+	uint32_t hooks;                  /* FT_G_* groups enabled */
+	uint64_t start_ticks;            /* clock units at start */
+	uint64_t start_mono_ns;          /* CLOCK_MONOTONIC at start */
+	uint64_t start_real_ns;          /* CLOCK_REALTIME at start (host alignment) */
+	uint64_t ticks_per_sec_guess;    /* first calibration; CLOCK chunks refine it */
+	uint32_t ring_slots;             /* per-thread ring size in slots */
+	uint32_t reserved0;
+	char     host[64];               /* NUL-terminated host name */
+	char     reserved[120];
+};
+
+#define FT_CHUNK_MAGIC 0x4b435446u      /* "FTCK" */
+
+enum ft_chunk_type {
+	FT_CHUNK_EVENTS  = 1,   /* struct ft_events_prefix, then slots */
+	FT_CHUNK_STRINGS = 2,   /* sequence of struct ft_string_entry */
+	FT_CHUNK_THREAD  = 3,   /* struct ft_thread_info */
+	FT_CHUNK_CLOCK   = 4,   /* struct ft_clock_pair */
+	FT_CHUNK_PROCESS = 5,   /* struct ft_process_info, then cmdline bytes */
+	FT_CHUNK_END     = 6,   /* struct ft_end_info: how the process ended */
+};
+
+enum ft_codec {
+	FT_CODEC_RAW  = 0,      /* stored as is */
+	FT_CODEC_ZSTD = 1,      /* one zstd frame */
+	FT_CODEC_ZSTD_SHUFFLE = 2, /* events only: slots delta+byte-transposed, then zstd */
+};
+
+struct ft_chunk_header {                 /* 24 bytes */
+	uint32_t magic;                  /* FT_CHUNK_MAGIC */
+	uint16_t type;                   /* enum ft_chunk_type */
+	uint16_t codec;                  /* enum ft_codec */
+	uint32_t stored_size;            /* bytes that follow this header */
+	uint32_t raw_size;               /* bytes after decoding */
+	uint32_t payload_hash;           /* ft_hash32 of the stored bytes */
+	uint32_t header_hash;            /* ft_hash32 of the 20 bytes above */
+};
+#define FT_CHUNK_MAX_RAW (64u << 20)     /* readers reject larger chunks */
+
+struct ft_events_prefix {                /* 32 bytes, start of an EVENTS payload */
+	int32_t  tid;
+	uint32_t nslots;                 /* slots that follow */
+	uint64_t first_slot;             /* index of the first slot in the thread's stream */
+	uint64_t lost_total;             /* records this thread dropped so far */
+	uint64_t reserved;
+};
+
+struct ft_string_entry {                 /* 8 bytes, then len bytes, padded to 8 */
+	uint32_t id;
+	uint32_t len;
+};
+
+struct ft_thread_info {                  /* 32 bytes */
+	int32_t  tid;
+	uint32_t flags;                  /* 1: main thread */
+	char     name[24];
+};
+
+struct ft_clock_pair {                   /* 32 bytes */
+	uint64_t ticks;
+	uint64_t mono_ns;
+	uint64_t real_ns;
+	uint64_t reserved;
+};
+
+struct ft_process_info {                 /* 16 bytes, then argc NUL-terminated args */
+	uint32_t argc;
+	uint32_t cmdline_len;
+	uint32_t exe_id;                 /* string id of /proc/self/exe, 0 unknown */
+	uint32_t reserved;
+};
+
+enum ft_end_reason {
+	FT_END_EXIT = 1,        /* exit() or return from main */
+	FT_END__EXIT = 2,       /* _exit() / _Exit(): no destructors */
+	FT_END_SIGNAL = 3,      /* fatal signal caught by the tracer */
+	FT_END_EXEC = 4,        /* the image was replaced by exec */
+};
+
+struct ft_end_info {                     /* 48 bytes */
+	uint32_t reason;                 /* enum ft_end_reason */
+	int32_t  status;                 /* exit status or signal number */
+	uint64_t records;                /* records written to this file */
+	uint64_t lost;                   /* records dropped (full rings, busy) */
+	uint64_t threads;                /* threads that recorded */
+	uint64_t threads_untraced;       /* threads refused a ring (limits) */
+	uint64_t strings_lost;           /* strings that did not fit the table */
+};
+
+/* FNV-1a, 32 bit: chunk integrity (not security) */
+static inline uint32_t ft_hash32(const void *data, uint64_t len)
+{
+	const unsigned char *p = data;
+	uint32_t h = 2166136261u;
+	for (uint64_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * internal.h: declarations shared by the recorder's own files (ring,
+ * strings, output, flusher, lifecycle). Hooks include recorder.h only.
+ */
+#ifndef FT_INTERNAL_H
+#define FT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "format.h"
+#include "recorder.h"
+
+#define FT_MAX_THREADS 4096
+#define FT_MAX_CHUNK_SLOTS 16384            /* 512 KiB of records per chunk */
+
+enum ft_slot_state { FT_SLOT_FREE, FT_SLOT_CLAIMED, FT_SLOT_LIVE, FT_SLOT_EXITED };
+
+/* ring.c */
+extern struct ft_thread ft_threads[FT_MAX_THREADS];
+extern _Atomic unsigned ft_threads_hw;
+extern _Atomic uint64_t ft_threads_untraced;
+extern _Atomic uint64_t ft_threads_seen;
+extern _Atomic uint64_t ft_lost_recycled;
+extern _Atomic uint32_t ft_wake_seq;
+extern __thread int ft_tls_notrace;
+extern struct ft_thread ft_thread_refused;
+void ft_ring_init(void);
+void ft_flusher_wake(void);
+void ft_ring_recycle(struct ft_thread *t);
+void ft_ring_after_fork_child(void);
+
+/* strtab.c */
+void ft_strtab_init(void);
+/* Next run of published entries after *pos, as file bytes; 0 if none. */
+size_t ft_strtab_pending(uint64_t *pos, const void **data);
+extern _Atomic uint64_t ft_strings_lost;
+
+/* output.c */
+int ft_output_open(void);
+int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
+			  const struct iovec *iov, int iovcnt);
+extern int ft_out_fd;
+extern _Atomic uint64_t ft_records_written;
+
+/* flusher.c */
+int ft_flusher_start(void);
+void ft_flusher_stop(void);         /* final compressed drain, then join */
+void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the lock */
+int ft_flush_lock(long timeout_ms); /* 0 when taken; -1 on timeout (taken anyway: no) */
+void ft_flush_unlock(void);
+void ft_flusher_forget(void);       /* fork child: the thread is gone */
+void ft_write_end(int reason, int status);
+
+#endif

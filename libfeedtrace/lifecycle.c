@@ -1,0 +1,192 @@
+/*
+ * lifecycle.c: start-up, shutdown and everything a process can do to the
+ * tracer in between: fork (the child gets its own file and starts clean),
+ * exec (commit, the new image continues in the same directory), _exit
+ * (commit without destructors), fatal signals (commit, then die by the
+ * same signal). Exit paths that may run in a signal handler use only
+ * async-signal-safe work (ft_flush_all_raw).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "internal.h"
+#include "lifecycle.h"
+#include "log.h"
+
+_Atomic unsigned ft_active;
+int ft_pid;
+static int ready;                 /* set up for ft_pid: a file and a flusher */
+static _Atomic int finished;
+static _Atomic int exit_status = -1;
+
+/* Signals whose default action kills: while the program leaves them at
+ * SIG_DFL, our handler commits the trace and re-raises. */
+static const int kill_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+static _Atomic unsigned char handler_ours[NSIG];
+
+int ft_signal_is_ours(int sig)
+{
+	return sig > 0 && sig < NSIG && atomic_load(&handler_ours[sig]);
+}
+
+static void on_kill_signal(int sig)
+{
+	int saved = errno;
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	if (t) {
+		uint64_t now = ft_now();
+		ft_record4(t, FT_EV_SIGNAL, now, now, (uint32_t)sig, 0, 0, 0);
+	}
+	ft_finish_now(FT_END_SIGNAL, sig);
+	/* SA_RESETHAND put SIG_DFL back; SA_NODEFER lets it through now */
+	atomic_store(&handler_ours[sig], 0);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+/* Installs our handler for sig if the disposition is SIG_DFL; 0 if done. */
+int ft_signal_take(int sig)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_kill_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (ft_real_sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+	    (old.sa_flags & SA_SIGINFO))
+		return -1;
+	if (ft_real_sigaction(sig, &sa, NULL) != 0)
+		return -1;
+	atomic_store(&handler_ours[sig], 1);
+	return 0;
+}
+
+void ft_signal_release(int sig)
+{
+	if (sig > 0 && sig < NSIG)
+		atomic_store(&handler_ours[sig], 0);
+}
+
+int ft_signal_wanted(int sig)
+{
+	for (size_t i = 0; i < sizeof kill_signals / sizeof kill_signals[0]; i++)
+		if (kill_signals[i] == sig)
+			return ready;
+	return 0;
+}
+
+static int my_process(void)
+{
+	return ready && (int)syscall(SYS_getpid) == ft_pid;
+}
+
+/* Commit everything now, from any context (signal handler, _exit, exec). */
+void ft_finish_now(int reason, int status)
+{
+	if (!my_process() || atomic_exchange(&finished, 1))
+		return;
+	atomic_store(&ft_active, 0);
+	ft_flush_lock(1000);
+	ft_flush_all_raw();
+	ft_write_end(reason, status);
+	/* the lock stays taken: the process is going away */
+}
+
+void ft_note_exit_status(int status)
+{
+	atomic_store(&exit_status, status);
+}
+
+void ft_before_exec(const char *path)
+{
+	if (!my_process() || atomic_load(&finished))
+		return;
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	if (t) {
+		uint64_t now = ft_now();
+		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern(path), 0, 0);
+	}
+	ft_flush_lock(1000);
+	ft_flush_all_raw();
+	ft_write_end(FT_END_EXEC, 0);
+	ft_flush_unlock();
+}
+
+void ft_after_failed_exec(void)
+{
+	/* The file stays open and the flusher runs: recording simply goes on. */
+}
+
+static void fork_prepare(void)
+{
+	if (ready)
+		ft_flush_lock(2000);
+}
+
+static void fork_parent(void)
+{
+	if (ready)
+		ft_flush_unlock();
+}
+
+static void fork_child(void)
+{
+	if (!ready)
+		return;
+	unsigned groups = atomic_exchange(&ft_active, 0);
+	ft_pid = (int)syscall(SYS_getpid);
+	atomic_store(&finished, 0);
+	atomic_store(&exit_status, -1);
+	atomic_store(&ft_records_written, 0);
+	ft_ring_after_fork_child();
+	ft_flusher_forget();
+	if (ft_out_fd >= 0)
+		syscall(SYS_close, ft_out_fd);
+	ft_out_fd = -1;
+	if (ft_output_open() != 0 || ft_flusher_start() != 0) {
+		ready = 0;
+		return;
+	}
+	atomic_store(&ft_active, groups);
+}
+
+__attribute__((constructor(101))) static void ft_init(void)
+{
+	ft_tls_notrace = 1;
+	ft_config_load();
+	if (ft_cfg.disabled || getauxval(AT_SECURE)) {
+		ft_tls_notrace = 0;
+		return;                 /* setuid/setgid images are never traced */
+	}
+	ft_real_init();
+	ft_clock_init();
+	ft_ring_init();
+	ft_strtab_init();
+	ft_pid = (int)syscall(SYS_getpid);
+	if (ft_output_open() != 0 || ft_flusher_start() != 0) {
+		ft_tls_notrace = 0;
+		return;
+	}
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	ready = 1;
+	for (size_t i = 0; i < sizeof kill_signals / sizeof kill_signals[0]; i++)
+		ft_signal_take(kill_signals[i]);
+	atomic_store(&ft_active, ft_cfg.hooks);
+	ft_tls_notrace = 0;
+}
+
+__attribute__((destructor(101))) static void ft_fini(void)
+{
+	if (!my_process() || atomic_exchange(&finished, 1))
+		return;
+	atomic_store(&ft_active, 0);
+	ft_flusher_stop();              /* joins; returns holding the flush lock */
+	ft_write_end(FT_END_EXIT, atomic_load(&exit_status));
+	ft_flush_unlock();
+}

@@ -1,0 +1,20 @@
+/*
+ * lifecycle.h: what the process wrappers in shim/ ask of the lifecycle
+ * (exit status, exec, signal disposition bookkeeping).
+ */
+#ifndef FT_LIFECYCLE_H
+#define FT_LIFECYCLE_H
+
+#include <signal.h>
+
+void ft_note_exit_status(int status);
+int ft_signal_is_ours(int sig);      /* our handler stands in for SIG_DFL */
+int ft_signal_wanted(int sig);       /* one we commit the trace on */
+int ft_signal_take(int sig);         /* install ours if SIG_DFL; 0 if done */
+void ft_signal_release(int sig);     /* the program installed its own */
+
+/* shim/real.c */
+void ft_real_init(void);
+int ft_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * output.c: the run directory and this process's trace file. Creates the
+ * directory 0700 and the file 0600 with O_EXCL|O_NOFOLLOW, writes the file
+ * header and framed chunks with raw syscalls (never through a hook), and
+ * turns a write failure into one line on stderr and a count, never into
+ * a failure of the traced program.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "internal.h"
+#include "log.h"
+
+int ft_out_fd = -1;
+_Atomic uint64_t ft_records_written;
+static _Atomic int out_broken;
+static _Atomic uint64_t bytes_lost;
+static char out_path[4400];
+
+static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct iovec v[8];
+	int n = iovcnt < 8 ? iovcnt : 8;
+	memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
+	long total = 0;
+	int i = 0;
+	while (i < n) {
+		long w = syscall(SYS_writev, fd, &v[i], n - i);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		total += w;
+		while (i < n && (size_t)w >= v[i].iov_len) {
+			w -= (long)v[i].iov_len;
+			i++;
+		}
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= (size_t)w;
+		}
+	}
+	return total;
+}
+
+int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
+			  const struct iovec *iov, int iovcnt)
+{
+	struct ft_chunk_header h;
+	struct iovec all[8];
+	uint64_t stored = 0;
+	uint32_t ph = 2166136261u;
+
+	if (ft_out_fd < 0 || atomic_load(&out_broken) || iovcnt > 7)
+		return -1;
+	for (int i = 0; i < iovcnt; i++) {
+		const unsigned char *p = iov[i].iov_base;
+		for (size_t j = 0; j < iov[i].iov_len; j++) {
+			ph ^= p[j];
+			ph *= 16777619u;
+		}
+		stored += iov[i].iov_len;
+		all[i + 1] = iov[i];
+	}
+	h.magic = FT_CHUNK_MAGIC;
+	h.type = (uint16_t)type;
+	h.codec = (uint16_t)codec;
+	h.stored_size = (uint32_t)stored;
+	h.raw_size = raw_size;
+	h.payload_hash = ph;
+	h.header_hash = ft_hash32(&h, offsetof(struct ft_chunk_header, header_hash));
+	all[0].iov_base = &h;
+	all[0].iov_len = sizeof h;
+	if (sys_write_all(ft_out_fd, all, iovcnt + 1) < 0) {
+		int e = errno;
+		atomic_fetch_add(&bytes_lost, stored + sizeof h);
+		if (!atomic_exchange(&out_broken, 1))
+			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output",
+			       out_path, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p with mode 0700 for what we create. */
+static int make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		long r = syscall(SYS_mkdirat, AT_FDCWD, path, 0700);
+		*p = '/';
+		if (r < 0 && errno != EEXIST)
+			return -1;
+	}
+	if (syscall(SYS_mkdirat, AT_FDCWD, path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void default_dir(char *out, size_t cap)
+{
+	char cwd[3800];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	if (!getcwd(cwd, sizeof cwd))
+		strcpy(cwd, "/tmp");
+	snprintf(out, cap, "%s/feedtrace-%04d%02d%02d-%02d%02d%02d", cwd,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec);
+}
+
+static int write_header(void)
+{
+	struct ft_file_header h;
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, FT_FILE_MAGIC, 8);
+	h.version = FT_FORMAT_VERSION;
+	h.header_size = sizeof h;
+	h.clock_kind = (uint32_t)ft_clock_kind;
+	h.pid = (int32_t)getpid();
+	h.ppid = (int32_t)getppid();
+	h.hooks = ft_cfg.hooks;
+	struct ft_clock_pair c;
+	ft_clock_sample(&c);
+	h.start_ticks = c.ticks;
+	h.start_mono_ns = c.mono_ns;
+	h.start_real_ns = c.real_ns;
+	h.ring_slots = ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE;
+	gethostname(h.host, sizeof h.host - 1);
+	struct iovec v = { &h, sizeof h };
+	if (sys_write_all(ft_out_fd, &v, 1) < 0)
+		return -1;
+	struct iovec cv = { &c, sizeof c };
+	return ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &cv, 1);
+}
+
+/* The command line and executable, once per file. */
+static void write_process_chunk(void)
+{
+	static char cmd[8192];
+	struct ft_process_info pi;
+	memset(&pi, 0, sizeof pi);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	long n = 0;
+	if (fd >= 0) {
+		long r;
+		while (n < (long)sizeof cmd - 1 &&
+		       (r = syscall(SYS_read, fd, cmd + n, sizeof cmd - 1 - (size_t)n)) > 0)
+			n += r;
+		syscall(SYS_close, fd);
+	}
+	if (n < 0)
+		n = 0;
+	cmd[n] = 0;
+	for (long i = 0; i < n; i++)
+		if (cmd[i] == 0)
+			pi.argc++;
+	pi.cmdline_len = (uint32_t)n;
+	char exe[4096];
+	long e = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
+	if (e > 0) {
+		exe[e] = 0;
+		pi.exe_id = ft_intern(exe);
+	}
+	struct iovec v[2] = { { &pi, sizeof pi }, { cmd, (size_t)n } };
+	ft_output_write_chunk(FT_CHUNK_PROCESS, FT_CODEC_RAW, (uint32_t)(sizeof pi + (size_t)n), v, 2);
+}
+
+/* Opens this process's file in the run directory. 0 on success. */
+int ft_output_open(void)
+{
+	char host[64] = "host";
+	int dirfd;
+
+	if (!ft_cfg.out_dir[0]) {
+		default_dir(ft_cfg.out_dir, sizeof ft_cfg.out_dir);
+		/* children and exec'd images write into the same directory */
+		setenv("FEEDTRACE_OUT", ft_cfg.out_dir, 1);
+	}
+	if (make_dirs(ft_cfg.out_dir) != 0) {
+		ft_log("feedtrace: cannot create %s (%s); not tracing", ft_cfg.out_dir, strerror(errno));
+		return -1;
+	}
+	dirfd = (int)syscall(SYS_openat, AT_FDCWD, ft_cfg.out_dir,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0) {
+		ft_log("feedtrace: cannot open %s as a directory (%s); not tracing",
+		       ft_cfg.out_dir, strerror(errno));
+		return -1;
+	}
+	gethostname(host, sizeof host - 1);
+	for (char *p = host; *p; p++)
+		if (*p == '/' || *p == '.')
+			*p = '_';
+	int pid = getpid(), fd = -1;
+	char name[160];
+	for (int seq = 0; seq < 1000 && fd < 0; seq++) {
+		if (seq == 0)
+			snprintf(name, sizeof name, "%s.%d.ft", host, pid);
+		else
+			snprintf(name, sizeof name, "%s.%d.%d.ft", host, pid, seq);
+		fd = (int)syscall(SYS_openat, dirfd, name,
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	int e = errno;
+	syscall(SYS_close, dirfd);
+	if (fd < 0) {
+		ft_log("feedtrace: cannot create a trace file in %s (%s); not tracing",
+		       ft_cfg.out_dir, strerror(e));
+		return -1;
+	}
+	/* out of the way of the program's own low descriptors */
+	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 700);
+	if (high >= 0) {
+		syscall(SYS_close, fd);
+		fd = high;
+	}
+	snprintf(out_path, sizeof out_path, "%s/%s", ft_cfg.out_dir, name);
+	ft_out_fd = fd;
+	atomic_store(&out_broken, 0);
+	if (write_header() != 0) {
+		ft_log("feedtrace: writing %s failed (%s); not tracing", out_path, strerror(errno));
+		return -1;
+	}
+	write_process_chunk();
+	return 0;
+}
+
+uint64_t ft_output_bytes_lost(void)
+{
+	return atomic_load(&bytes_lost);
+}

@@ -1,0 +1,149 @@
+/*
+ * recorder.h: what a hook needs to record an event. The hot path lives
+ * here as inline functions: one initial-exec TLS load, a capacity check,
+ * one 32-byte store and a release store of the ring head. No lock, no
+ * malloc, no syscall, no errno change (docs/ARCHITECTURE.md, "hot path").
+ */
+#ifndef FT_RECORDER_H
+#define FT_RECORDER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "clock.h"
+#include "format.h"
+
+#define FT_TLS __attribute__((tls_model("initial-exec")))
+#define ft_likely(x)   __builtin_expect(!!(x), 1)
+#define ft_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* One per traced thread. The owner writes head/lost and the slots;
+ * the flusher writes tail. A thread slot is recycled after its owner
+ * exited and the flusher drained it (states in ring.c). */
+struct ft_thread {
+	/* owner's cache line */
+	struct ft_rec *ring;
+	uint64_t mask;               /* capacity in slots - 1 */
+	uint64_t head_local;         /* owner's copy of head */
+	uint64_t check_at;           /* head may grow up to here without a look at tail */
+	uint64_t limit;              /* tail + capacity, as last seen */
+	int busy;                    /* recording right now (signal reentrancy) */
+	int32_t tid;
+	_Atomic uint64_t head;       /* slots published */
+	_Atomic uint64_t lost;       /* records dropped by the owner */
+
+	/* flusher's cache line */
+	_Alignas(64) _Atomic uint64_t tail;  /* slots consumed */
+	_Atomic int state;           /* enum ft_thread_state (ring.c) */
+	int named;                   /* THREAD chunk written */
+	uint64_t lost_written;
+};
+
+extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = off */
+extern __thread struct ft_thread *ft_self FT_TLS;
+
+struct ft_thread *ft_thread_attach(void);  /* slow path: first event of a thread */
+void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wake */
+
+/* Returns the caller's thread state if group g is being recorded and the
+ * thread may record now; NULL means "call straight through". */
+static inline struct ft_thread *ft_enter(unsigned g)
+{
+	if (ft_unlikely(!(atomic_load_explicit(&ft_active, memory_order_relaxed) & g)))
+		return NULL;
+	struct ft_thread *t = ft_self;
+	if (ft_unlikely(!t))
+		return ft_thread_attach();
+	return t->busy ? NULL : t;
+}
+
+/* Reserve n contiguous slots in t's ring; NULL (and the loss counted) if full.
+ * The caller fills them and calls ft_commit(). */
+static inline struct ft_rec *ft_reserve(struct ft_thread *t, unsigned n)
+{
+	t->busy = 1;
+	if (ft_unlikely(t->head_local + n > t->check_at)) {
+		ft_ring_full(t);
+		if (t->head_local + n > t->limit) {
+			atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+			t->busy = 0;
+			return NULL;
+		}
+	}
+	return &t->ring[t->head_local & t->mask];
+}
+
+/* Slot i (0-based) of a record reserved at r: wraps around the ring. */
+static inline struct ft_rec *ft_slot(struct ft_thread *t, unsigned i)
+{
+	return &t->ring[(t->head_local + i) & t->mask];
+}
+
+static inline void ft_commit(struct ft_thread *t, unsigned n)
+{
+	t->head_local += n;
+	atomic_store_explicit(&t->head, t->head_local, memory_order_release);
+	t->busy = 0;
+}
+
+static inline void ft_rec_header(struct ft_rec *r, unsigned kind, unsigned n,
+				 uint64_t t0, uint64_t t1)
+{
+	uint64_t d = t1 - t0;
+	r->ts = t0;
+	r->kind = (uint16_t)kind;
+	r->nslots = (uint8_t)n;
+	if (ft_likely(d <= 0xffffffffu)) {
+		r->dur = (uint32_t)d;
+		r->flags = 0;
+	} else {
+		d >>= FT_DUR_SHIFT;
+		r->dur = d > 0xffffffffu ? 0xffffffffu : (uint32_t)d;
+		r->flags = FT_RF_DUR_COARSE;
+	}
+}
+
+/* The common one-slot record with four 32-bit payload words. */
+static inline void ft_record4(struct ft_thread *t, unsigned kind, uint64_t t0,
+			      uint64_t t1, uint32_t a, uint32_t b, uint32_t c,
+			      uint32_t d)
+{
+	struct ft_rec *r = ft_reserve(t, 1);
+	if (ft_unlikely(!r))
+		return;
+	ft_rec_header(r, kind, 1, t0, t1);
+	r->p.u32[0] = a;
+	r->p.u32[1] = b;
+	r->p.u32[2] = c;
+	r->p.u32[3] = d;
+	ft_commit(t, 1);
+}
+
+/* One-slot record with a 64-bit word then two 32-bit words. */
+static inline void ft_record_p(struct ft_thread *t, unsigned kind, uint64_t t0,
+			       uint64_t t1, const void *ptr, uint32_t c,
+			       uint32_t d)
+{
+	struct ft_rec *r = ft_reserve(t, 1);
+	if (ft_unlikely(!r))
+		return;
+	ft_rec_header(r, kind, 1, t0, t1);
+	r->p.u64[0] = (uint64_t)(uintptr_t)ptr;
+	r->p.u32[2] = c;
+	r->p.u32[3] = d;
+	ft_commit(t, 1);
+}
+
+/* ---- strings and fds (strtab.c) ---- */
+uint32_t ft_intern(const char *s);                /* 0 when it cannot */
+uint32_t ft_fd_path(int fd);                      /* string id last opened at fd */
+void ft_fd_set(int fd, uint32_t path_id);
+
+/* ---- lifecycle (lifecycle.c) ---- */
+extern int ft_pid;                                 /* pid the tracer set up for */
+void ft_finish_now(int reason, int status);        /* async-signal-safe commit */
+void ft_before_exec(const char *path);
+void ft_after_failed_exec(void);
+
+#endif

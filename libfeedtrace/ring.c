@@ -1,0 +1,191 @@
+/*
+ * ring.c: the registry of per-thread rings. Owns thread attach (first
+ * event of a thread), thread exit, and the slow path of a filling ring.
+ *
+ * A thread slot goes FREE -> CLAIMED (attach) -> LIVE -> EXITED (thread
+ * exit) -> FREE (the flusher drained it). Each ring is single-producer
+ * (its thread) single-consumer (the flusher, or an exit path holding the
+ * flush lock). Rings come from mmap, never malloc, and are reused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "config.h"
+#include "internal.h"
+#include "recorder.h"
+
+struct ft_thread ft_threads[FT_MAX_THREADS];
+_Atomic unsigned ft_threads_hw;         /* slots ever used: scan bound */
+_Atomic uint64_t ft_threads_untraced;
+_Atomic uint64_t ft_threads_seen;
+_Atomic uint64_t ft_lost_recycled;
+_Atomic uint32_t ft_wake_seq;
+
+__thread struct ft_thread *ft_self FT_TLS;
+__thread int ft_tls_notrace FT_TLS;     /* flusher and init: never record */
+
+/* Stand-in for threads that must not record: busy forever. */
+struct ft_thread ft_thread_refused = { .busy = 1 };
+
+static pthread_key_t exit_key;
+static _Atomic uint64_t ring_bytes;
+
+static void thread_exited(void *arg);
+
+void ft_ring_init(void)
+{
+	pthread_key_create(&exit_key, thread_exited);
+}
+
+void ft_flusher_wake(void)
+{
+	int saved = errno;
+	atomic_fetch_add_explicit(&ft_wake_seq, 1, memory_order_release);
+	syscall(SYS_futex, &ft_wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
+}
+
+static void ring_reset(struct ft_thread *t)
+{
+	atomic_store(&t->head, 0);
+	atomic_store(&t->tail, 0);
+	atomic_store(&t->lost, 0);
+	t->head_local = 0;
+	t->lost_written = 0;
+	t->named = 0;
+	t->busy = 0;
+	t->limit = t->mask + 1;
+	t->check_at = (t->mask + 1) / 2;
+}
+
+static struct ft_thread *claim_slot(void)
+{
+	static _Atomic unsigned hint;
+	unsigned start = atomic_fetch_add(&hint, 1);
+	for (unsigned i = 0; i < FT_MAX_THREADS; i++) {
+		struct ft_thread *t = &ft_threads[(start + i) % FT_MAX_THREADS];
+		int expect = FT_SLOT_FREE;
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == FT_SLOT_FREE &&
+		    atomic_compare_exchange_strong(&t->state, &expect, FT_SLOT_CLAIMED)) {
+			unsigned idx = (unsigned)(t - ft_threads) + 1, hw;
+			while ((hw = atomic_load(&ft_threads_hw)) < idx &&
+			       !atomic_compare_exchange_weak(&ft_threads_hw, &hw, idx))
+				;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* Gives t a ring of the configured size, within the memory bound. */
+static int give_ring(struct ft_thread *t)
+{
+	uint64_t bytes = (uint64_t)ft_cfg.ring_kb * 1024;
+	if (t->ring && (t->mask + 1) * FT_SLOT_SIZE == bytes)
+		return 0;
+	if (atomic_fetch_add(&ring_bytes, bytes) + bytes > (uint64_t)ft_cfg.mem_mb << 20) {
+		atomic_fetch_sub(&ring_bytes, bytes);
+		return -1;
+	}
+	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || ((long)p < 0 && (long)p > -4096)) {
+		atomic_fetch_sub(&ring_bytes, bytes);
+		return -1;
+	}
+	t->ring = p;
+	t->mask = bytes / FT_SLOT_SIZE - 1;
+	return 0;
+}
+
+struct ft_thread *ft_thread_attach(void)
+{
+	if (ft_tls_notrace || ft_self)
+		return NULL;
+	int saved = errno;
+	ft_self = &ft_thread_refused;           /* nested hooks pass through */
+	struct ft_thread *t = claim_slot();
+	if (!t || give_ring(t) != 0) {
+		if (t)
+			atomic_store(&t->state, FT_SLOT_FREE);
+		atomic_fetch_add(&ft_threads_untraced, 1);
+		errno = saved;
+		return NULL;                    /* stays refused */
+	}
+	ring_reset(t);
+	t->tid = (int32_t)syscall(SYS_gettid);
+	atomic_fetch_add(&ft_threads_seen, 1);
+	pthread_setspecific(exit_key, t);
+	atomic_store_explicit(&t->state, FT_SLOT_LIVE, memory_order_release);
+	ft_self = t;
+	errno = saved;
+	return t;
+}
+
+/* Runs at thread exit (TLS destructors): hand the ring to the flusher. */
+static void thread_exited(void *arg)
+{
+	struct ft_thread *t = arg;
+	ft_self = &ft_thread_refused;
+	atomic_store_explicit(&t->state, FT_SLOT_EXITED, memory_order_release);
+	ft_flusher_wake();
+}
+
+/* The ring passed its check point: look at tail again, wake the flusher
+ * when half full. Called with t->busy set. */
+void ft_ring_full(struct ft_thread *t)
+{
+	uint64_t cap = t->mask + 1;
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+	t->limit = tail + cap;
+	if (t->head_local - tail >= cap / 2) {
+		ft_flusher_wake();
+		t->check_at = t->head_local + cap / 8;
+		if (t->check_at > t->limit)
+			t->check_at = t->limit;
+	} else {
+		t->check_at = tail + cap / 2;
+	}
+}
+
+/* Flusher side: slot fully drained after its thread exited. */
+void ft_ring_recycle(struct ft_thread *t)
+{
+	atomic_fetch_add(&ft_lost_recycled, atomic_load(&t->lost));
+	ring_reset(t);
+	atomic_store_explicit(&t->state, FT_SLOT_FREE, memory_order_release);
+}
+
+/* In a fork child: only the calling thread exists; what the others and
+ * this one buffered belongs to the parent, which writes it. */
+void ft_ring_after_fork_child(void)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		if (t == ft_self)
+			continue;
+		if (atomic_load(&t->state) != FT_SLOT_FREE) {
+			ring_reset(t);
+			atomic_store(&t->state, FT_SLOT_FREE);
+		}
+	}
+	struct ft_thread *me = ft_self;
+	if (me && me != &ft_thread_refused) {
+		uint64_t head = me->head_local;
+		ring_reset(me);
+		me->head_local = head;     /* keep indices; drop the contents */
+		atomic_store(&me->head, head);
+		atomic_store(&me->tail, head);
+		me->limit = head + me->mask + 1;
+		me->check_at = head + (me->mask + 1) / 2;
+		me->tid = (int32_t)syscall(SYS_gettid);
+	}
+	atomic_store(&ft_threads_untraced, 0);
+	atomic_store(&ft_lost_recycled, 0);
+	atomic_store(&ft_threads_seen, me && me != &ft_thread_refused ? 1 : 0);
+}

@@ -1,0 +1,144 @@
+/*
+ * strtab.c: interned strings (paths, later kernel names and call sites)
+ * and the fd -> path table. Lock-free: a CAS claims a hash slot, the text
+ * goes into an append-only arena laid out exactly as a STRINGS chunk, and
+ * a release store of its length publishes it. The flusher copies the
+ * published tail of the arena into the trace before the records that use
+ * it. Ids are arena offsets / 8 + 1, so 0 means "no string".
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define ARENA_BYTES (64u << 20)
+#define TABLE_SLOTS (1u << 18)
+#define MAX_STRING 4095
+#define FD_SLOTS 65536
+
+struct table_slot {
+	_Atomic uint64_t hash;
+	_Atomic uint32_t id;
+	uint32_t pad;
+};
+
+static unsigned char *arena;            /* MAP_NORESERVE: pages on first touch */
+static _Atomic uint64_t arena_used;
+static struct table_slot *table;
+static _Atomic uint32_t fd_paths[FD_SLOTS];
+_Atomic uint64_t ft_strings_lost;
+
+static void *map_zeroed(size_t bytes)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+}
+
+void ft_strtab_init(void)
+{
+	arena = map_zeroed(ARENA_BYTES);
+	table = map_zeroed(TABLE_SLOTS * sizeof *table);
+	if (!arena || !table)
+		arena = NULL, table = NULL;
+}
+
+static uint64_t hash64(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h ? h : 1;                /* 0 marks an empty slot */
+}
+
+/* Writes the entry into the arena; returns its id, 0 if the arena is full. */
+static uint32_t arena_add(const char *s, size_t n)
+{
+	uint64_t need = sizeof(struct ft_string_entry) + ((n + 8) & ~7ull);
+	uint64_t off = atomic_fetch_add(&arena_used, need);
+	if (off + need > ARENA_BYTES) {
+		/* Leave a terminator-sized hole; the flusher stops at unpublished
+		 * entries, so mark the rest of the arena as never publishable. */
+		return 0;
+	}
+	struct ft_string_entry *e = (struct ft_string_entry *)(arena + off);
+	uint32_t id = (uint32_t)(off / 8) + 1;
+	memcpy(e + 1, s, n);
+	((char *)(e + 1))[n] = 0;
+	e->id = id;
+	atomic_store_explicit((_Atomic uint32_t *)&e->len, (uint32_t)n + 1,
+			      memory_order_release);
+	return id;
+}
+
+uint32_t ft_intern(const char *s)
+{
+	if (!s || !table)
+		return 0;
+	size_t n = strnlen(s, MAX_STRING);
+	uint64_t h = hash64(s, n);
+	for (uint32_t probe = 0; probe < 64; probe++) {
+		struct table_slot *slot = &table[(h + probe) & (TABLE_SLOTS - 1)];
+		uint64_t cur = atomic_load_explicit(&slot->hash, memory_order_acquire);
+		if (cur == 0) {
+			uint64_t expect = 0;
+			if (!atomic_compare_exchange_strong(&slot->hash, &expect, h)) {
+				cur = expect;
+			} else {
+				uint32_t id = arena_add(s, n);
+				if (id == 0) {
+					atomic_fetch_add(&ft_strings_lost, 1);
+					id = UINT32_MAX;    /* slot is spent: never retried */
+				}
+				atomic_store_explicit(&slot->id, id, memory_order_release);
+				return id == UINT32_MAX ? 0 : id;
+			}
+		}
+		if (cur == h) {
+			uint32_t id;
+			/* the claimer is writing the text: wait, it is a few stores */
+			while ((id = atomic_load_explicit(&slot->id, memory_order_acquire)) == 0)
+				__builtin_ia32_pause();
+			return id == UINT32_MAX ? 0 : id;
+		}
+	}
+	atomic_fetch_add(&ft_strings_lost, 1);
+	return 0;
+}
+
+size_t ft_strtab_pending(uint64_t *pos, const void **data)
+{
+	if (!arena)
+		return 0;
+	uint64_t start = *pos, p = start;
+	uint64_t used = atomic_load(&arena_used);
+	if (used > ARENA_BYTES)
+		used = ARENA_BYTES;
+	while (p + sizeof(struct ft_string_entry) <= used) {
+		struct ft_string_entry *e = (struct ft_string_entry *)(arena + p);
+		uint32_t len = atomic_load_explicit((_Atomic uint32_t *)&e->len,
+						    memory_order_acquire);
+		if (len == 0)
+			break;                  /* being written */
+		p += sizeof *e + ((len + 7) & ~7ull);
+	}
+	*pos = p;
+	*data = arena + start;
+	return (size_t)(p - start);
+}
+
+uint32_t ft_fd_path(int fd)
+{
+	return (unsigned)fd < FD_SLOTS ?
+		atomic_load_explicit(&fd_paths[fd], memory_order_relaxed) : 0;
+}
+
+void ft_fd_set(int fd, uint32_t path_id)
+{
+	if ((unsigned)fd < FD_SLOTS)
+		atomic_store_explicit(&fd_paths[fd], path_id, memory_order_relaxed);
+}

@@ -1,0 +1,380 @@
+/*
+ * io.c: file I/O wrappers (open*, close, read*, stdio, file mmap). Every
+ * call is recorded, however fast: small-read storms are made of reads that
+ * finish in under a microsecond. Never allocates, never locks, keeps errno.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+
+#include "real.h"
+#include "../libfeedtrace/internal.h"
+
+static inline uint32_t sat32(uint64_t v)
+{
+	return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+
+/* a result as stored: the value, or -errno on failure */
+static inline int32_t result32(long r)
+{
+	if (r < 0)
+		return -errno;
+	return r > 0x7fffffff ? 0x7fffffff : (int32_t)r;
+}
+
+static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
+			       int fd, const char *path, int flags, int extra)
+{
+	uint64_t t1 = ft_now();
+	uint32_t id = ft_intern(path);
+	if (fd >= 0)
+		ft_fd_set(fd, id);
+	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
+		   (uint32_t)extra);
+}
+
+static inline void record_read(struct ft_thread *t, unsigned kind, uint64_t t0,
+			       int fd, uint64_t req, long r)
+{
+	uint64_t t1 = ft_now();
+	ft_record4(t, kind, t0, t1, (uint32_t)fd, ft_fd_path(fd), sat32(req),
+		   (uint32_t)result32(r));
+}
+
+static inline mode_t open_mode(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ?
+		(mode_t)va_arg(ap, int) : 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = open_mode(flags, ap);
+	va_end(ap);
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(open)(path, flags, mode);
+	uint64_t t0 = ft_now();
+	int fd = REAL(open)(path, flags, mode);
+	int e = errno;
+	record_open(t, FT_EV_OPEN, t0, fd, path, flags, 0);
+	errno = e;
+	return fd;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = open_mode(flags, ap);
+	va_end(ap);
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(open64)(path, flags, mode);
+	uint64_t t0 = ft_now();
+	int fd = REAL(open64)(path, flags, mode);
+	int e = errno;
+	record_open(t, FT_EV_OPEN64, t0, fd, path, flags, 0);
+	errno = e;
+	return fd;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = open_mode(flags, ap);
+	va_end(ap);
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(openat)(dirfd, path, flags, mode);
+	uint64_t t0 = ft_now();
+	int fd = REAL(openat)(dirfd, path, flags, mode);
+	int e = errno;
+	record_open(t, FT_EV_OPENAT, t0, fd, path, flags, dirfd);
+	errno = e;
+	return fd;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = open_mode(flags, ap);
+	va_end(ap);
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(openat64)(dirfd, path, flags, mode);
+	uint64_t t0 = ft_now();
+	int fd = REAL(openat64)(dirfd, path, flags, mode);
+	int e = errno;
+	record_open(t, FT_EV_OPENAT64, t0, fd, path, flags, dirfd);
+	errno = e;
+	return fd;
+}
+
+int __open_2(const char *path, int flags)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(__open_2)(path, flags);
+	uint64_t t0 = ft_now();
+	int fd = REAL(__open_2)(path, flags);
+	int e = errno;
+	record_open(t, FT_EV_OPEN_2, t0, fd, path, flags, 0);
+	errno = e;
+	return fd;
+}
+
+int __open64_2(const char *path, int flags)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(__open64_2)(path, flags);
+	uint64_t t0 = ft_now();
+	int fd = REAL(__open64_2)(path, flags);
+	int e = errno;
+	record_open(t, FT_EV_OPEN64_2, t0, fd, path, flags, 0);
+	errno = e;
+	return fd;
+}
+
+int creat(const char *path, mode_t mode)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(creat)(path, mode);
+	uint64_t t0 = ft_now();
+	int fd = REAL(creat)(path, mode);
+	int e = errno;
+	record_open(t, FT_EV_CREAT, t0, fd, path, (int)mode, 0);
+	errno = e;
+	return fd;
+}
+
+int close(int fd)
+{
+	if (fd == ft_out_fd && fd >= 0) {
+		errno = EBADF;          /* the trace file is not the program's */
+		return -1;
+	}
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(close)(fd);
+	uint32_t path = ft_fd_path(fd);
+	uint64_t t0 = ft_now();
+	int r = REAL(close)(fd);
+	int e = errno;
+	uint64_t t1 = ft_now();
+	ft_fd_set(fd, 0);
+	ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
+	errno = e;
+	return r;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(read)(fd, buf, n);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(read)(fd, buf, n);
+	record_read(t, FT_EV_READ, t0, fd, n, r);
+	return r;
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(__read_chk)(fd, buf, n, buflen);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(__read_chk)(fd, buf, n, buflen);
+	record_read(t, FT_EV_READ_CHK, t0, fd, n, r);
+	return r;
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(pread)(fd, buf, n, off);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(pread)(fd, buf, n, off);
+	record_read(t, FT_EV_PREAD, t0, fd, n, r);
+	return r;
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(pread64)(fd, buf, n, off);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(pread64)(fd, buf, n, off);
+	record_read(t, FT_EV_PREAD64, t0, fd, n, r);
+	return r;
+}
+
+static uint64_t iov_bytes(const struct iovec *iov, int n)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n && i < 1024; i++)
+		sum += iov[i].iov_len;
+	return sum;
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(readv)(fd, iov, n);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(readv)(fd, iov, n);
+	int e = errno;
+	record_read(t, FT_EV_READV, t0, fd, iov_bytes(iov, n), r);
+	errno = e;
+	return r;
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(preadv)(fd, iov, n, off);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(preadv)(fd, iov, n, off);
+	int e = errno;
+	record_read(t, FT_EV_PREADV, t0, fd, iov_bytes(iov, n), r);
+	errno = e;
+	return r;
+}
+
+ssize_t preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(preadv2)(fd, iov, n, off, flags);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(preadv2)(fd, iov, n, off, flags);
+	int e = errno;
+	record_read(t, FT_EV_PREADV2, t0, fd, iov_bytes(iov, n), r);
+	errno = e;
+	return r;
+}
+
+static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
+				FILE *f, const char *path)
+{
+	int fd = f ? fileno(f) : -errno;
+	record_open(t, kind, t0, fd, path, 0, 0);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(fopen)(path, mode);
+	uint64_t t0 = ft_now();
+	FILE *f = REAL(fopen)(path, mode);
+	int e = errno;
+	record_fopen(t, FT_EV_FOPEN, t0, f, path);
+	errno = e;
+	return f;
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(fopen64)(path, mode);
+	uint64_t t0 = ft_now();
+	FILE *f = REAL(fopen64)(path, mode);
+	int e = errno;
+	record_fopen(t, FT_EV_FOPEN64, t0, f, path);
+	errno = e;
+	return f;
+}
+
+int fclose(FILE *f)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t || !f)
+		return REAL(fclose)(f);
+	int fd = fileno(f);
+	uint32_t path = ft_fd_path(fd);
+	uint64_t t0 = ft_now();
+	int r = REAL(fclose)(f);
+	int e = errno;
+	uint64_t t1 = ft_now();
+	ft_fd_set(fd, 0);
+	ft_record4(t, FT_EV_FCLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
+	errno = e;
+	return r;
+}
+
+size_t fread(void *buf, size_t size, size_t n, FILE *f)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(fread)(buf, size, n, f);
+	uint64_t t0 = ft_now();
+	size_t r = REAL(fread)(buf, size, n, f);
+	int e = errno;
+	int fd = fileno(f);
+	uint64_t t1 = ft_now();
+	ft_record4(t, FT_EV_FREAD, t0, t1, (uint32_t)fd, ft_fd_path(fd),
+		   sat32((uint64_t)size * n), (uint32_t)result32((long)(r * size)));
+	errno = e;
+	return r;
+}
+
+static void record_mmap(struct ft_thread *t, uint64_t t0, void *addr, size_t len,
+			int prot, int flags, int fd, uint64_t off)
+{
+	uint64_t t1 = ft_now();
+	struct ft_rec *r = ft_reserve(t, 2);
+	if (!r)
+		return;
+	ft_rec_header(r, FT_EV_MMAP, 2, t0, t1);
+	r->p.u32[0] = (uint32_t)fd;
+	r->p.u32[1] = ft_fd_path(fd);
+	r->p.u32[2] = (uint32_t)prot;
+	r->p.u32[3] = (uint32_t)flags;
+	uint64_t *ext = (uint64_t *)ft_slot(t, 1);
+	ext[0] = len;
+	ext[1] = off;
+	ext[2] = (uint64_t)(uintptr_t)addr;
+	ext[3] = 0;
+	ft_commit(t, 2);
+}
+
+/* Only mappings of files are recorded; anonymous ones pass straight on. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct ft_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(mmap)(addr, len, prot, flags, fd, off);
+	uint64_t t0 = ft_now();
+	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
+	int e = errno;
+	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	errno = e;
+	return p;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	struct ft_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(mmap64)(addr, len, prot, flags, fd, off);
+	uint64_t t0 = ft_now();
+	void *p = REAL(mmap64)(addr, len, prot, flags, fd, off);
+	int e = errno;
+	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	errno = e;
+	return p;
+}

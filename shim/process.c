@@ -1,0 +1,198 @@
+/*
+ * process.c: wrappers for the calls that end, copy or replace a process
+ * (fork, exit, _exit, exec*), and for sigaction/signal so that the program
+ * sees its own view of the signals whose default we stand in for.
+ * vfork and posix_spawn are deliberately not wrapped: their children share
+ * the parent's memory until they exec, and an exec wrapper called there
+ * sees a foreign pid and passes straight through.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "real.h"
+#include "../libfeedtrace/internal.h"
+#include "../libfeedtrace/lifecycle.h"
+
+pid_t fork(void)
+{
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	uint64_t t0 = t ? ft_now() : 0;
+	pid_t pid = REAL(fork)();
+	if (t && pid > 0) {
+		int e = errno;
+		ft_record4(t, FT_EV_FORK, t0, ft_now(), (uint32_t)pid, 0, 0, 0);
+		errno = e;
+	}
+	return pid;
+}
+
+static void record_exit(int status)
+{
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	if (t) {
+		uint64_t now = ft_now();
+		ft_record4(t, FT_EV_EXIT, now, now, (uint32_t)status, 0, 0, 0);
+	}
+}
+
+void _exit(int status)
+{
+	record_exit(status);
+	ft_finish_now(FT_END__EXIT, status);
+	REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+	record_exit(status);
+	ft_finish_now(FT_END__EXIT, status);
+	REAL(_Exit)(status);
+	__builtin_unreachable();
+}
+
+void exit(int status)
+{
+	ft_note_exit_status(status);
+	REAL(exit)(status);
+	__builtin_unreachable();
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	ft_before_exec(path);
+	int r = REAL(execve)(path, argv, envp);
+	ft_after_failed_exec();
+	return r;
+}
+
+int execv(const char *path, char *const argv[])
+{
+	ft_before_exec(path);
+	int r = REAL(execv)(path, argv);
+	ft_after_failed_exec();
+	return r;
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	ft_before_exec(file);
+	int r = REAL(execvp)(file, argv);
+	ft_after_failed_exec();
+	return r;
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	ft_before_exec(file);
+	int r = REAL(execvpe)(file, argv, envp);
+	ft_after_failed_exec();
+	return r;
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	ft_before_exec("(fexecve)");
+	int r = REAL(fexecve)(fd, argv, envp);
+	ft_after_failed_exec();
+	return r;
+}
+
+/* execl*: glibc builds argv and calls its internal execve, which no
+ * wrapper sees; so build argv here and go through the wrappers above. */
+#define MAX_EXECL_ARGS 4096
+
+static int collect_args(const char *arg0, va_list ap, char **argv)
+{
+	int n = 0;
+	argv[n++] = (char *)arg0;
+	while (arg0 && n < MAX_EXECL_ARGS) {
+		char *a = va_arg(ap, char *);
+		argv[n++] = a;
+		if (!a)
+			return n;
+	}
+	if (!arg0)
+		return n;
+	errno = E2BIG;
+	return -1;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS + 1];
+	va_list ap;
+	va_start(ap, arg);
+	int n = collect_args(arg, ap, argv);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	return execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS + 1];
+	va_list ap;
+	va_start(ap, arg);
+	int n = collect_args(arg, ap, argv);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	return execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	char *argv[MAX_EXECL_ARGS + 1];
+	va_list ap;
+	va_start(ap, arg);
+	int n = collect_args(arg, ap, argv);
+	char **envp = n > 0 ? va_arg(ap, char **) : NULL;
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	return execve(path, argv, envp);
+}
+
+/* While the program leaves a killing signal at SIG_DFL our handler stands
+ * in (it commits the trace, then dies by the signal); the program is shown
+ * SIG_DFL. Once it installs a handler, that handler is the real one. */
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!ft_signal_wanted(sig))
+		return REAL(sigaction)(sig, act, old);
+	if (ft_signal_is_ours(sig)) {
+		if (old) {
+			memset(old, 0, sizeof *old);
+			old->sa_handler = SIG_DFL;
+		}
+		if (!act || (act->sa_handler == SIG_DFL && !(act->sa_flags & SA_SIGINFO)))
+			return 0;
+		ft_signal_release(sig);
+		int r = REAL(sigaction)(sig, act, NULL);
+		if (r != 0)
+			ft_signal_take(sig);
+		return r;
+	}
+	int r = REAL(sigaction)(sig, act, old);
+	if (r == 0 && act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL)
+		ft_signal_take(sig);
+	return r;
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	if (!ft_signal_wanted(sig))
+		return REAL(signal)(sig, handler);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	if (sigaction(sig, &sa, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}

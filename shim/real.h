@@ -1,0 +1,34 @@
+/*
+ * real.h: pointers to the real libc functions behind the wrappers, typed
+ * from libc's own prototypes. REAL(f) resolves every pointer on first use,
+ * so a wrapper works even when called before the library's constructor.
+ */
+#ifndef FT_REAL_H
+#define FT_REAL_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* fortified entry points: declared by glibc only under _FORTIFY_SOURCE */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+
+#define REAL_FN(name, version) extern __typeof__(&name) real_##name;
+#include "libc.def"
+#undef REAL_FN
+
+void ft_real_init(void);
+
+#define REAL(name) (__builtin_expect(real_##name != NULL, 1) ? real_##name \
+		    : (ft_real_init(), real_##name))
+
+#endif
