@@ -40,6 +40,9 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 
 .PHONY: all deps demo test test-only bench install clean
 
+include tests/simgpu/simgpu.mk
+include converter/pftrace.mk
+
 all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -64,7 +67,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory test-only
 
-test-only: all $(TEST_PROGS)
+test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
 	$(PYTHON) -m pytest -q tests
 
 demo: deps

@@ -100,7 +100,7 @@ void ft_finish_now(int reason, int status)
 
 void ft_note_exit_status(int status)
 {
-	atomic_store(&exit_status, status);
+	atomic_store(&exit_status, status & 0xff);   /* as the parent will see it */
 }
 
 void ft_before_exec(const char *path)

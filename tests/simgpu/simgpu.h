@@ -1,0 +1,252 @@
+/* simgpu.h - the CUDA driver ABI subset that the simulated libcuda.so.1 implements:
+ * minimal own types (no CUDA headers) and one prototype per exported real entry
+ * point. Every other driver symbol is a generated NOT_SUPPORTED stub (variants.tsv). */
+#ifndef SIMGPU_H
+#define SIMGPU_H
+
+#include <stddef.h>
+
+#define SIMGPU_API __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned int CUdeviceptr_v1; /* pre-3.2 ABI: 32-bit device pointers */
+typedef struct simgpu_ctx *CUcontext;
+typedef struct simgpu_stream *CUstream;
+typedef struct simgpu_event *CUevent;
+typedef struct simgpu_module *CUmodule;
+typedef struct simgpu_module *CUlibrary;  /* a library is a context-free module */
+typedef struct simgpu_func *CUfunction;
+typedef struct simgpu_func *CUkernel;     /* libcudart casts CUkernel to CUfunction */
+typedef struct simgpu_graph *CUgraph;
+typedef struct simgpu_graph_exec *CUgraphExec;
+typedef struct simgpu_graph_node *CUgraphNode;
+typedef void (*CUhostFn)(void *userData);
+
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    void *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_FILE_NOT_FOUND = 301,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+};
+
+enum { CU_STREAM_NON_BLOCKING = 0x1 };
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+enum { CU_EVENT_DISABLE_TIMING = 0x2 };
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+enum {
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+};
+enum { CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2 };
+enum {
+    CU_GET_PROC_ADDRESS_SUCCESS = 0,
+    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+};
+
+/* --- init, device, context (sim_core.c) --- */
+SIMGPU_API CUresult cuInit(unsigned int flags);
+SIMGPU_API CUresult cuDriverGetVersion(int *version);
+SIMGPU_API CUresult cuDeviceGet(CUdevice *dev, int ordinal);
+SIMGPU_API CUresult cuDeviceGetCount(int *count);
+SIMGPU_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+SIMGPU_API CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice dev);
+SIMGPU_API CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev);
+SIMGPU_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+SIMGPU_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+SIMGPU_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+SIMGPU_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+SIMGPU_API CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
+SIMGPU_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+SIMGPU_API CUresult cuCtxCreate_v3(CUcontext *pctx, void *affinity, int n, unsigned int flags, CUdevice dev);
+SIMGPU_API CUresult cuCtxCreate_v4(CUcontext *pctx, void *params, unsigned int flags, CUdevice dev);
+SIMGPU_API CUresult cuCtxDestroy(CUcontext ctx);
+SIMGPU_API CUresult cuCtxDestroy_v2(CUcontext ctx);
+SIMGPU_API CUresult cuCtxSetCurrent(CUcontext ctx);
+SIMGPU_API CUresult cuCtxGetCurrent(CUcontext *pctx);
+SIMGPU_API CUresult cuCtxPushCurrent(CUcontext ctx);
+SIMGPU_API CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+SIMGPU_API CUresult cuCtxPopCurrent(CUcontext *pctx);
+SIMGPU_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
+SIMGPU_API CUresult cuCtxGetDevice(CUdevice *dev);
+SIMGPU_API CUresult cuCtxGetDevice_v2(CUdevice *dev, CUcontext ctx);
+SIMGPU_API CUresult cuCtxSynchronize(void);
+SIMGPU_API CUresult cuCtxSynchronize_v2(CUcontext ctx);
+
+/* --- modules, libraries, launches, streams, events, graphs (sim_exec.c) --- */
+SIMGPU_API CUresult cuModuleLoad(CUmodule *mod, const char *fname);
+SIMGPU_API CUresult cuModuleLoadData(CUmodule *mod, const void *image);
+SIMGPU_API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
+                                       void *options, void **values);
+SIMGPU_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name);
+SIMGPU_API CUresult cuModuleUnload(CUmodule mod);
+SIMGPU_API CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, void *jitOpts,
+                                      void **jitVals, unsigned int nJit, void *libOpts,
+                                      void **libVals, unsigned int nLib);
+SIMGPU_API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name);
+SIMGPU_API CUresult cuLibraryUnload(CUlibrary lib);
+SIMGPU_API CUresult cuKernelGetFunction(CUfunction *f, CUkernel k);
+SIMGPU_API CUresult cuFuncGetName(const char **name, CUfunction f);
+SIMGPU_API CUresult cuKernelGetName(const char **name, CUkernel k);
+
+SIMGPU_API CUresult cuStreamCreate(CUstream *ps, unsigned int flags);
+SIMGPU_API CUresult cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int priority);
+SIMGPU_API CUresult cuStreamDestroy(CUstream s);
+SIMGPU_API CUresult cuStreamDestroy_v2(CUstream s);
+SIMGPU_API CUresult cuStreamSynchronize(CUstream s);
+SIMGPU_API CUresult cuStreamSynchronize_ptsz(CUstream s);
+SIMGPU_API CUresult cuStreamQuery(CUstream s);
+SIMGPU_API CUresult cuStreamQuery_ptsz(CUstream s);
+SIMGPU_API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags);
+SIMGPU_API CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int flags);
+
+SIMGPU_API CUresult cuEventCreate(CUevent *pe, unsigned int flags);
+SIMGPU_API CUresult cuEventDestroy(CUevent e);
+SIMGPU_API CUresult cuEventDestroy_v2(CUevent e);
+SIMGPU_API CUresult cuEventRecord(CUevent e, CUstream s);
+SIMGPU_API CUresult cuEventRecord_ptsz(CUevent e, CUstream s);
+SIMGPU_API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags);
+SIMGPU_API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags);
+SIMGPU_API CUresult cuEventQuery(CUevent e);
+SIMGPU_API CUresult cuEventSynchronize(CUevent e);
+SIMGPU_API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
+SIMGPU_API CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end);
+
+#define SIMGPU_LAUNCH_ARGS                                                                  \
+    CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,       \
+        unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params
+SIMGPU_API CUresult cuLaunchKernel(SIMGPU_LAUNCH_ARGS, void **extra);
+SIMGPU_API CUresult cuLaunchKernel_ptsz(SIMGPU_LAUNCH_ARGS, void **extra);
+SIMGPU_API CUresult cuLaunchCooperativeKernel(SIMGPU_LAUNCH_ARGS);
+SIMGPU_API CUresult cuLaunchCooperativeKernel_ptsz(SIMGPU_LAUNCH_ARGS);
+SIMGPU_API CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
+                                     void **extra);
+SIMGPU_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f,
+                                          void **params, void **extra);
+SIMGPU_API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user);
+SIMGPU_API CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *user);
+
+SIMGPU_API CUresult cuGraphCreate(CUgraph *pg, unsigned int flags);
+SIMGPU_API CUresult cuGraphDestroy(CUgraph g);
+SIMGPU_API CUresult cuGraphInstantiate(CUgraphExec *pe, CUgraph g, CUgraphNode *errNode,
+                                       char *log, size_t logSize);
+SIMGPU_API CUresult cuGraphInstantiate_v2(CUgraphExec *pe, CUgraph g, CUgraphNode *errNode,
+                                          char *log, size_t logSize);
+SIMGPU_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g,
+                                                unsigned long long flags);
+SIMGPU_API CUresult cuGraphExecDestroy(CUgraphExec e);
+SIMGPU_API CUresult cuGraphLaunch(CUgraphExec e, CUstream s);
+SIMGPU_API CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s);
+
+/* --- memory (sim_mem.c) --- */
+SIMGPU_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int size);
+SIMGPU_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size);
+SIMGPU_API CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch,
+                                    unsigned int width, unsigned int height, unsigned int elem);
+SIMGPU_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+                                       size_t height, unsigned int elem);
+SIMGPU_API CUresult cuMemFree(CUdeviceptr_v1 dptr);
+SIMGPU_API CUresult cuMemFree_v2(CUdeviceptr dptr);
+SIMGPU_API CUresult cuMemAllocHost(void **pp, unsigned int size);
+SIMGPU_API CUresult cuMemAllocHost_v2(void **pp, size_t size);
+SIMGPU_API CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags);
+SIMGPU_API CUresult cuMemFreeHost(void *p);
+SIMGPU_API CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags);
+SIMGPU_API CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags);
+SIMGPU_API CUresult cuMemHostUnregister(void *p);
+SIMGPU_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags);
+SIMGPU_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream s);
+SIMGPU_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream s);
+SIMGPU_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
+SIMGPU_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s);
+SIMGPU_API CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr);
+
+SIMGPU_API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                                 size_t n);
+SIMGPU_API CUresult cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                                      CUcontext sctx, size_t n);
+SIMGPU_API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                                      CUcontext sctx, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                                           CUcontext sctx, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyHtoD(CUdeviceptr_v1 dst, const void *src, unsigned int n);
+SIMGPU_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+SIMGPU_API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoH(void *dst, CUdeviceptr_v1 src, unsigned int n);
+SIMGPU_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoD(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int n);
+SIMGPU_API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n);
+SIMGPU_API CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dst, const void *src, unsigned int n,
+                                      CUstream s);
+SIMGPU_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
+                                              CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr_v1 src, unsigned int n, CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int n,
+                                      CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                         CUstream s);
+SIMGPU_API CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                              CUstream s);
+
+SIMGPU_API CUresult cuMemsetD8(CUdeviceptr_v1 dst, unsigned char v, unsigned int n);
+SIMGPU_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n);
+SIMGPU_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char v, size_t n);
+SIMGPU_API CUresult cuMemsetD16(CUdeviceptr_v1 dst, unsigned short v, unsigned int n);
+SIMGPU_API CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short v, size_t n);
+SIMGPU_API CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short v, size_t n);
+SIMGPU_API CUresult cuMemsetD32(CUdeviceptr_v1 dst, unsigned int v, unsigned int n);
+SIMGPU_API CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n);
+SIMGPU_API CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int v, size_t n);
+SIMGPU_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short v, size_t n,
+                                          CUstream s);
+SIMGPU_API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
+SIMGPU_API CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
+
+/* --- entry-point lookup and errors (sim_proc.c) --- */
+SIMGPU_API CUresult cuGetErrorName(CUresult err, const char **str);
+SIMGPU_API CUresult cuGetErrorString(CUresult err, const char **str);
+SIMGPU_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                     unsigned long long flags);
+SIMGPU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                        unsigned long long flags, int *status);
+SIMGPU_API CUresult cuGetExportTable(const void **table, const void *id);
+
+#endif
