@@ -19,15 +19,17 @@ PYTHON  ?= /usr/bin/python3
 CUDA_HOME ?= $(wildcard /usr/local/cuda)
 ifneq ($(CUDA_HOME),)
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
-CUDA_CFLAGS = -I$(CUDA_HOME)/include -DFT_HAVE_CUDA_H=1
+CUDA_CFLAGS = -I$(CUDA_HOME)/include
 endif
 endif
 
 LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
-           shim/real.c shim/io.c shim/lock.c shim/process.c
-LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+           shim/real.c shim/io.c shim/lock.c shim/process.c \
+           shim/dl.c shim/cuda.c
+LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
+CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
 READER_SRCS = converter/reader.c converter/events.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c
@@ -47,11 +49,28 @@ all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CUDA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# CUDA wrappers: generated from one table (shim/cuda.tsv)
+$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_cuda.py shim/cuda.tsv $(dir $@)
+
+$(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ishim -c $< -o $@
+
+# With the toolkit present, every wrapper's parameters are checked against cuda.h.
+$(BUILD)/gen/cuda_checked: $(CUDA_GEN)
+ifneq ($(CUDA_CFLAGS),)
+	$(CC) -std=gnu11 -fsyntax-only $(CUDA_CFLAGS) $(BUILD)/gen/cuda_check_default.c
+	$(CC) -std=gnu11 -fsyntax-only $(CUDA_CFLAGS) $(BUILD)/gen/cuda_check_ptds.c
+endif
+	@touch $@
 
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
 # from inside the library too, and the library only calls real_* pointers.
-$(BUILD)/libfeedtrace.so: $(LIB_OBJS)
+$(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS)

@@ -91,9 +91,14 @@ void ft_config_load(void)
 			ft_log("feedtrace: FEEDTRACE_OUT is longer than 3800 bytes; using the default directory");
 		else if (v[0] == '/')
 			strcpy(ft_cfg.out_dir, v);
-		else if (getcwd(ft_cfg.out_dir, 256) != NULL) {
+		else if (getcwd(ft_cfg.out_dir, sizeof ft_cfg.out_dir - strlen(v) - 1) != NULL) {
+			/* room was left for "/" and v (a relative path in a deep
+			 * directory must not fall back to the default silently) */
 			strcat(ft_cfg.out_dir, "/");
 			strcat(ft_cfg.out_dir, v);
+		} else {
+			ft_cfg.out_dir[0] = 0;
+			ft_log("feedtrace: FEEDTRACE_OUT=\"%.40s\" is relative and the current directory is too long or unreadable; using the default directory", v);
 		}
 	}
 

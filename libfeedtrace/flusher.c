@@ -39,13 +39,6 @@ static unsigned char *packed;
 static size_t packed_cap;
 static ZSTD_CCtx *cctx;
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 int ft_flush_lock(long timeout_ms)
 {
 	long waited_us = 0;
@@ -238,21 +231,32 @@ static void *flusher_main(void *arg)
 	ft_self = &ft_thread_refused;
 	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
 
-	/* second calibration pair early, so short runs get a rate too */
-	sleep_ms(20);
-	ft_flush_lock(-1);
-	write_clock();
-	ft_flush_unlock();
+	/* A second calibration pair 20 ms in, so short runs get a rate too.
+	 * The rings are drained meanwhile: sleeping those 20 ms first lost
+	 * every record past a full ring (most of a busy start-up). */
+	last_clock_ns = ft_mono_ns();
+	uint64_t early_pair_at = last_clock_ns + 20000000ull;
 
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
 		ft_flush_lock(-1);
 		flush_cycle();
+		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
+			write_clock();
+			early_pair_at = 0;
+		}
 		ft_flush_unlock();
 		if (atomic_load(&flusher_stop))
 			break;
-		struct timespec ts = { ft_cfg.flush_ms / 1000,
-				       (long)(ft_cfg.flush_ms % 1000) * 1000000L };
+		long wait_ms = (long)ft_cfg.flush_ms;
+		if (early_pair_at) {
+			uint64_t now = ft_mono_ns();
+			long left = now < early_pair_at ?
+				(long)((early_pair_at - now) / 1000000u) + 1 : 0;
+			if (left < wait_ms)
+				wait_ms = left;
+		}
+		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
 		syscall(SYS_futex, &ft_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 	}
 	return NULL;

@@ -64,10 +64,12 @@ static void ring_reset(struct ft_thread *t)
 
 static struct ft_thread *claim_slot(void)
 {
-	static _Atomic unsigned hint;
-	unsigned start = atomic_fetch_add(&hint, 1);
+	/* Lowest free slot first: slots freed by exited threads keep their
+	 * ring, so short-lived threads reuse rings instead of mapping a new
+	 * one each (a rotating start used up FEEDTRACE_MEM_MB after ~1000
+	 * threads, and every later thread went untraced). */
 	for (unsigned i = 0; i < FT_MAX_THREADS; i++) {
-		struct ft_thread *t = &ft_threads[(start + i) % FT_MAX_THREADS];
+		struct ft_thread *t = &ft_threads[i];
 		int expect = FT_SLOT_FREE;
 		if (atomic_load_explicit(&t->state, memory_order_relaxed) == FT_SLOT_FREE &&
 		    atomic_compare_exchange_strong(&t->state, &expect, FT_SLOT_CLAIMED)) {

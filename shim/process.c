@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "real.h"
 #include "../libfeedtrace/internal.h"
@@ -29,6 +30,11 @@ pid_t fork(void)
 
 static void record_exit(int status)
 {
+	/* A vfork/posix_spawn child whose exec failed leaves by _exit on its
+	 * parent's memory: ft_self is the parent's ring, and the record would
+	 * say the parent exited. */
+	if ((int)syscall(SYS_getpid) != ft_pid)
+		return;
 	struct ft_thread *t = ft_enter(FT_G_PROC);
 	if (t) {
 		uint64_t now = ft_now();

@@ -8,7 +8,8 @@
 #include "real.h"
 #include "../libfeedtrace/lifecycle.h"
 
-#define REAL_FN(name, version) __typeof__(&name) real_##name;
+#define REAL_FN(name, version) \
+	__attribute__((visibility("hidden"))) __typeof__(&name) real_##name;
 #include "libc.def"
 #undef REAL_FN
 

@@ -22,7 +22,10 @@ int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 
-#define REAL_FN(name, version) extern __typeof__(&name) real_##name;
+/* hidden: internal to the library, never exported (a program's own
+ * symbol of the same name must not capture them, nor they the program's) */
+#define REAL_FN(name, version) \
+	extern __attribute__((visibility("hidden"))) __typeof__(&name) real_##name;
 #include "libc.def"
 #undef REAL_FN
 

@@ -1,7 +1,9 @@
 /* sim_core.c - simgpu's clock, lock, stream scheduling (legacy / per-thread
  * default stream rules), fences, the host-function worker thread, and the
  * init / device / context entry points. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "sim_internal.h"
 #include <errno.h>
 #include <limits.h>

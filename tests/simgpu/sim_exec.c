@@ -1,7 +1,9 @@
 /* sim_exec.c - simgpu's modules and libraries (a text image "kernel NAME NS" per
  * line gives each kernel's simulated duration), kernel / host-function / graph
  * launches, and the stream and event entry points. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "sim_internal.h"
 #include <ctype.h>
 #include <stdio.h>

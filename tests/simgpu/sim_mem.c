@@ -1,7 +1,9 @@
 /* sim_mem.c - simgpu's memory: "device" memory is host memory (CUdeviceptr =
  * its address) tracked in a registry with its kind (device, pinned, registered,
  * managed); copies and memsets really move bytes and take latency + bytes/bw. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "sim_internal.h"
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@ $(SIMGPU_GEN): $(SIMGPU_DIR)/gen_variants.awk $(SIMGPU_DIR)/variants.tsv $(SIMGP
 $(SIMGPU_OUT)/libcuda.so.1: $(SIMGPU_SRCS) $(SIMGPU_GEN) $(SIMGPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -fvisibility=hidden -I$(SIMGPU_DIR) -shared \
-	    -Wl,-soname,libcuda.so.1 -Wl,--no-undefined -o $@ $(SIMGPU_SRCS) $(SIMGPU_GEN) -lpthread
+	    -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -Wl,--no-undefined -o $@ $(SIMGPU_SRCS) $(SIMGPU_GEN) -lpthread
 	ln -sf libcuda.so.1 $(SIMGPU_OUT)/libcuda.so
 
 $(BUILD)/tests/test_simgpu: $(SIMGPU_DIR)/test_simgpu.c $(SIMGPU_OUT)/libcuda.so.1 $(SIMGPU_HDRS)

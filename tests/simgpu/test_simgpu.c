@@ -2,7 +2,9 @@
  * syncs that wait N*D, queries, copies, pageable vs pinned, events, legacy vs
  * per-thread default stream) and a replay of libcudart 13's 440 cuGetProcAddress_v2
  * requests. Usage: test_simgpu [cudart13-getprocaddress.tsv] (or SIMGPU_TSV=...) */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>

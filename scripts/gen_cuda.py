@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""gen_cuda.py: generates the CUDA driver wrappers from shim/cuda.tsv.
+
+    gen_cuda.py shim/cuda.tsv OUT_DIR
+
+writes OUT_DIR/cuda_wrappers.c (one wrapper per row, and the table the
+resolver in shim/cuda.c works from) and OUT_DIR/cuda_check_default.c /
+cuda_check_ptds.c (compiled against the toolkit's cuda.h, when present,
+to check every wrapper's parameter list against the real prototypes).
+"""
+import os
+import sys
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            sym, api, since, ptsz, shape, params, rec = line.rstrip("\n").split("\t")
+            recd = {}
+            for item in rec.split():
+                k, _, v = item.partition("=")
+                recd[k] = v
+            rows.append(dict(sym=sym, api=api, since=int(since), ptsz=int(ptsz),
+                             shape=shape, params=params, rec=recd))
+    return rows
+
+
+def arg_names(params):
+    if params.strip() == "void":
+        return []
+    names = []
+    for p in params.split(","):
+        p = p.strip()
+        name = p.replace("*", " ").split()[-1]
+        names.append(name)
+    return names
+
+
+def event_kind(api):
+    """cuMemcpyDtoHAsync -> FT_EV_ from events.def: looked up by name at run
+    time would cost a search; the generator maps api names to kinds here."""
+    return KIND[api]
+
+
+KIND = {
+    "cuLaunchKernel": "FT_EV_CU_LAUNCH_KERNEL",
+    "cuLaunchKernelEx": "FT_EV_CU_LAUNCH_KERNEL_EX",
+    "cuLaunchCooperativeKernel": "FT_EV_CU_LAUNCH_COOP",
+    "cuLaunchHostFunc": "FT_EV_CU_LAUNCH_HOSTFUNC",
+    "cuGraphLaunch": "FT_EV_CU_GRAPH_LAUNCH",
+    "cuMemcpy": "FT_EV_CU_MEMCPY",
+    "cuMemcpyAsync": "FT_EV_CU_MEMCPY_ASYNC",
+    "cuMemcpyHtoD": "FT_EV_CU_MEMCPY_HTOD",
+    "cuMemcpyHtoDAsync": "FT_EV_CU_MEMCPY_HTOD_ASYNC",
+    "cuMemcpyDtoH": "FT_EV_CU_MEMCPY_DTOH",
+    "cuMemcpyDtoHAsync": "FT_EV_CU_MEMCPY_DTOH_ASYNC",
+    "cuMemcpyDtoD": "FT_EV_CU_MEMCPY_DTOD",
+    "cuMemcpyDtoDAsync": "FT_EV_CU_MEMCPY_DTOD_ASYNC",
+    "cuMemcpyPeer": "FT_EV_CU_MEMCPY_PEER",
+    "cuMemcpyPeerAsync": "FT_EV_CU_MEMCPY_PEER_ASYNC",
+    "cuMemsetD8": "FT_EV_CU_MEMSET_D8",
+    "cuMemsetD16": "FT_EV_CU_MEMSET_D16",
+    "cuMemsetD32": "FT_EV_CU_MEMSET_D32",
+    "cuMemsetD8Async": "FT_EV_CU_MEMSET_D8_ASYNC",
+    "cuMemsetD16Async": "FT_EV_CU_MEMSET_D16_ASYNC",
+    "cuMemsetD32Async": "FT_EV_CU_MEMSET_D32_ASYNC",
+    "cuCtxSynchronize": "FT_EV_CU_CTX_SYNC",
+    "cuStreamSynchronize": "FT_EV_CU_STREAM_SYNC",
+    "cuEventSynchronize": "FT_EV_CU_EVENT_SYNC",
+    "cuStreamWaitEvent": "FT_EV_CU_STREAM_WAIT_EVENT",
+    "cuStreamQuery": "FT_EV_CU_STREAM_QUERY",
+    "cuEventQuery": "FT_EV_CU_EVENT_QUERY",
+    "cuEventRecord": "FT_EV_CU_EVENT_RECORD",
+    "cuMemAlloc": "FT_EV_CU_MEM_ALLOC",
+    "cuMemAllocPitch": "FT_EV_CU_MEM_ALLOC_PITCH",
+    "cuMemAllocManaged": "FT_EV_CU_MEM_ALLOC_MANAGED",
+    "cuMemAllocAsync": "FT_EV_CU_MEM_ALLOC_ASYNC",
+    "cuMemFree": "FT_EV_CU_MEM_FREE",
+    "cuMemFreeAsync": "FT_EV_CU_MEM_FREE_ASYNC",
+    "cuMemAllocHost": "FT_EV_CU_MEM_ALLOC_HOST",
+    "cuMemHostAlloc": "FT_EV_CU_MEM_HOST_ALLOC",
+    "cuMemFreeHost": "FT_EV_CU_MEM_FREE_HOST",
+    "cuMemHostRegister": "FT_EV_CU_MEM_HOST_REGISTER",
+    "cuMemHostUnregister": "FT_EV_CU_MEM_HOST_UNREGISTER",
+    "cuModuleLoad": "FT_EV_CU_MODULE_LOAD",
+    "cuModuleLoadData": "FT_EV_CU_MODULE_LOAD_DATA",
+    "cuModuleLoadDataEx": "FT_EV_CU_MODULE_LOAD_DATA_EX",
+    "cuModuleUnload": "FT_EV_CU_MODULE_UNLOAD",
+    "cuLibraryLoadData": "FT_EV_CU_LIBRARY_LOAD_DATA",
+    "cuLibraryUnload": "FT_EV_CU_LIBRARY_UNLOAD",
+}
+
+
+def u64(expr):
+    return "(uint64_t)(uintptr_t)(%s)" % expr if expr not in ("", "0") else "0"
+
+
+def body(i, r):
+    sym, params = r["sym"], r["params"]
+    args = ", ".join(arg_names(params))
+    fptr = "CUresult (*real)(%s)" % params
+    out = ["CUresult %s(%s)" % (sym, params), "{"]
+    out.append("\t%s = (CUresult (*)(%s))ft_cu_real(%d);" % (fptr, params, i))
+    out.append("\tif (ft_unlikely(!real))")
+    out.append("\t\treturn CUDA_ERROR_NOT_INITIALIZED;")
+    if r["shape"] == "RESOLVER":
+        out.append("\tCUresult r = real(%s);" % args)
+        out.append("\tif (r == CUDA_SUCCESS && pfn && *pfn && symbol)")
+        out.append("\t\t*pfn = ft_cu_bind_proc(symbol, *pfn, version, (uint64_t)flags);")
+        out.append("\treturn r;")
+        out.append("}")
+        return out
+    out.append("\tstruct ft_thread *t = ft_enter(FT_G_CUDA);")
+    out.append("\tif (!t)")
+    out.append("\t\treturn real(%s);" % args)
+    out.append("\tuint64_t t0 = ft_now();")
+    out.append("\tCUresult r = real(%s);" % args)
+    kind, p = event_kind(r["api"]), r["ptsz"]
+    rec = r["rec"]
+    if r["shape"] == "LAUNCH":
+        out.append("\tft_cu_launch(t, %s, %d, %d, t0, r, f, gx, gy, gz, bx, by, bz, s);" % (kind, i, p))
+    elif r["shape"] == "LAUNCH_EX":
+        out.append("\tft_cu_launch(t, %s, %d, %d, t0, r, f, cfg ? cfg->gridDimX : 0, "
+                   "cfg ? cfg->gridDimY : 0, cfg ? cfg->gridDimZ : 0, cfg ? cfg->blockDimX : 0, "
+                   "cfg ? cfg->blockDimY : 0, cfg ? cfg->blockDimZ : 0, cfg ? cfg->hStream : 0);"
+                   % (kind, i, p))
+    elif r["shape"] == "HANDLE":
+        out.append("\tft_cu_handle(t, %s, %d, %d, t0, r, %s, %s, %s);"
+                   % (kind, i, p, rec["sync"], u64(rec["stream"]),
+                      "r == CUDA_SUCCESS ? %s : 0" % u64(rec["handle"])))
+    elif r["shape"] == "COPY":
+        ptrs = [x for x in rec["ptrs"].split(",") if x]
+        p1 = u64(ptrs[0]) if len(ptrs) > 0 else "0"
+        p2 = u64(ptrs[1]) if len(ptrs) > 1 else "0"
+        out.append("\tft_cu_copy(t, %s, %d, %d, t0, r, %s, %s, %s, (uint64_t)(%s), %s, %s, %d);"
+                   % (kind, i, p, rec["dir"], rec["async"], u64(rec["stream"]), rec["bytes"],
+                      p1, p2, len(ptrs)))
+    elif r["shape"] == "MEM":
+        out.append("\tft_cu_mem(t, %s, %d, %d, t0, r, %s, %s, r == CUDA_SUCCESS ? %s : 0, (uint64_t)(%s));"
+                   % (kind, i, p, rec["sync"], u64(rec["stream"]), u64(rec["ptr"]), rec["bytes"]))
+    else:
+        raise SystemExit("unknown shape %s for %s" % (r["shape"], sym))
+    out.append("\treturn r;")
+    out.append("}")
+    return out
+
+
+def write_wrappers(rows, path):
+    lines = [
+        "/* Generated by scripts/gen_cuda.py from shim/cuda.tsv. Do not edit. */",
+        "#include \"cuda_shim.h\"",
+        "",
+    ]
+    for i, r in enumerate(rows):
+        lines += body(i, r)
+        lines.append("")
+    lines.append("struct ft_cu_entry ft_cu_table[] = {")
+    for r in rows:
+        lines.append("\t{ \"%s\", \"%s\", %d, %d, (void *)%s, NULL, NULL, 0 },"
+                     % (r["sym"], r["api"], r["since"], r["ptsz"], r["sym"]))
+    lines.append("};")
+    lines.append("const int ft_cu_count = %d;" % len(rows))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_check(rows, path, ptds):
+    """cuda.h declares each API under its current variant's name (its macros
+    map cuMemcpyDtoH to cuMemcpyDtoH_v2, or _v2_ptds with per-thread default
+    stream), so every current variant can be checked by its exact name.
+    Superseded variants with other parameters (the pre-3.2 32-bit ABI) are
+    not declared by cuda.h and are left out."""
+    lines = ["/* Generated by scripts/gen_cuda.py: wrapper signatures vs cuda.h. */"]
+    if ptds:
+        lines.append("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1")
+    lines.append("#include <cuda.h>")
+    for n, r in enumerate(rows):
+        if bool(r["ptsz"]) != ptds:
+            continue
+        newer = [o for o in rows if o["api"] == r["api"] and o["ptsz"] == r["ptsz"]
+                 and o["since"] > r["since"] and o["params"] != r["params"]]
+        if newer:
+            continue
+        lines.append("typedef CUresult (*check_%d)(%s);" % (n, r["params"]))
+        lines.append("_Static_assert(__builtin_types_compatible_p(__typeof__(&%s), check_%d), "
+                     "\"%s: parameters differ from cuda.h\");" % (r["sym"], n, r["sym"]))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    rows = read_rows(sys.argv[1])
+    out = sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    write_wrappers(rows, os.path.join(out, "cuda_wrappers.c"))
+    write_check(rows, os.path.join(out, "cuda_check_default.c"), False)
+    write_check(rows, os.path.join(out, "cuda_check_ptds.c"), True)
+
+
+if __name__ == "__main__":
+    main()

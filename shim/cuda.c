@@ -1,0 +1,309 @@
+/*
+ * cuda.c: binds the generated CUDA wrappers to driver functions, whichever
+ * way the program reached the driver (linked, dlsym, cuGetProcAddress), and
+ * records what a wrapped call did. A wrapper always calls exactly the
+ * function the driver handed out; a driver answer we cannot match to a
+ * wrapper is passed on untouched. Kernel names are looked up once per
+ * function handle; whether a copy's host memory is page-locked is asked of
+ * the driver itself (cuPointerGetAttribute).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "cuda_shim.h"
+
+extern void *(*ft_real_dlsym)(void *, const char *);
+void ft_dl_boot(void);
+
+static CUresult (*drv_func_get_name)(const char **, CUfunction);
+static CUresult (*drv_kernel_get_name)(const char **, CUkernel);
+static CUresult (*drv_pointer_attr)(void *, int, CUdeviceptr);
+static void *driver_handle;
+static _Atomic int driver_state;                 /* 0 unknown, 1 learning, 2 known */
+static _Atomic uint64_t unmatched;               /* driver answers passed on unwrapped */
+
+/* Learns the driver once, from any function inside it: its handle, the
+ * address of each wrapped export, and the helpers the records need. */
+static void driver_learn(void *fn_in_driver)
+{
+	int expect = 0;
+	if (atomic_load(&driver_state) == 2)
+		return;
+	if (!atomic_compare_exchange_strong(&driver_state, &expect, 1)) {
+		while (atomic_load(&driver_state) != 2)
+			;
+		return;
+	}
+	Dl_info info;
+	void *h = NULL;
+	if (dladdr(fn_in_driver, &info) && info.dli_fname)
+		h = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+	if (h) {
+		driver_handle = h;
+		if (!ft_real_dlsym)
+			ft_dl_boot();
+		for (int i = 0; i < ft_cu_count; i++)
+			ft_cu_table[i].driver_addr = ft_real_dlsym(h, ft_cu_table[i].sym);
+		drv_func_get_name = (CUresult (*)(const char **, CUfunction))
+			ft_real_dlsym(h, "cuFuncGetName");
+		drv_kernel_get_name = (CUresult (*)(const char **, CUkernel))
+			ft_real_dlsym(h, "cuKernelGetName");
+		drv_pointer_attr = (CUresult (*)(void *, int, CUdeviceptr))
+			ft_real_dlsym(h, "cuPointerGetAttribute");
+	}
+	atomic_store(&driver_state, 2);
+}
+
+static int is_wrapper(void *p)
+{
+	for (int i = 0; i < ft_cu_count; i++)
+		if (ft_cu_table[i].wrapper == p)
+			return 1;
+	return 0;
+}
+
+/* Entry i now calls p; returns the wrapper, or p if i already calls another.
+ * A driver that hands out our own wrapper (its exports are interposed by
+ * ours) gets it back unchanged: that wrapper finds its real function itself. */
+static void *bind_entry(int i, void *p)
+{
+	if (is_wrapper(p))
+		return p;
+	void *expect = NULL;
+	if (atomic_compare_exchange_strong(&ft_cu_table[i].real, &expect, p) || expect == p)
+		return ft_cu_table[i].wrapper;
+	atomic_fetch_add(&unmatched, 1);
+	return p;
+}
+
+/* A wrapper called with no driver function bound: the program linked
+ * against libcuda (the next definition of the symbol), or the driver,
+ * loaded RTLD_LOCAL, handed out our wrapper for its own export. */
+void *ft_cu_resolve(int idx)
+{
+	if (!ft_real_dlsym)
+		ft_dl_boot();
+	void *p = ft_real_dlsym(RTLD_NEXT, ft_cu_table[idx].sym);
+	if (!p || is_wrapper(p)) {
+		void *h = driver_handle ? driver_handle
+					: dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+		p = h ? ft_real_dlsym(h, ft_cu_table[idx].sym) : NULL;
+	}
+	if (!p || is_wrapper(p))
+		return NULL;
+	driver_learn(p);
+	void *expect = NULL;
+	atomic_compare_exchange_strong(&ft_cu_table[idx].real, &expect, p);
+	return atomic_load(&ft_cu_table[idx].real);
+}
+
+void *ft_cu_bind_proc(const char *symbol, void *pfn, int version, uint64_t flags)
+{
+	int want_ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	int exact = -1, best = -1;
+	driver_learn(pfn);
+	for (int i = 0; i < ft_cu_count; i++) {
+		const struct ft_cu_entry *e = &ft_cu_table[i];
+		if (strcmp(e->api, symbol) != 0)
+			continue;
+		if (e->driver_addr == pfn) {
+			exact = i;
+			break;
+		}
+		/* fallback when the driver answers with an unexported address:
+		 * the newest variant at or below the asked version */
+		if (e->since <= version && e->ptsz == want_ptsz &&
+		    (best < 0 || e->since > ft_cu_table[best].since))
+			best = i;
+	}
+	if (exact >= 0)
+		return bind_entry(exact, pfn);
+	if (best >= 0)
+		return bind_entry(best, pfn);
+	return pfn;
+}
+
+/* dlsym/dlvsym of a cu* name: wrap it if it is a driver export we wrap. */
+void *ft_cu_bind_dlsym(const char *name, void *p)
+{
+	Dl_info info;
+	if (!dladdr(p, &info) || !info.dli_fname)
+		return p;
+	const char *base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	if (strncmp(base, "libcuda.so", 10) != 0)
+		return p;
+	driver_learn(p);
+	for (int i = 0; i < ft_cu_count; i++)
+		if (strcmp(ft_cu_table[i].sym, name) == 0)
+			return bind_entry(i, p);
+	return p;
+}
+
+/* ---- record helpers ---- */
+
+static uint32_t sym_id(int idx)
+{
+	uint32_t id = atomic_load_explicit(&ft_cu_table[idx].sym_id, memory_order_relaxed);
+	if (ft_unlikely(!id)) {
+		id = ft_intern(ft_cu_table[idx].sym);
+		atomic_store_explicit(&ft_cu_table[idx].sym_id, id, memory_order_relaxed);
+	}
+	return id;
+}
+
+static inline uint64_t stream_of(int ptsz, uint64_t s)
+{
+	return ptsz && s == 0 ? 2 : s;           /* 2: CU_STREAM_PER_THREAD */
+}
+
+#define NAME_SLOTS 16384u
+static struct {
+	_Atomic uint64_t key;
+	_Atomic uint32_t id;                  /* UINT32_MAX: no name */
+} names[NAME_SLOTS];
+
+static uint32_t lookup_name(CUfunction f)
+{
+	const char *s = NULL;
+	if (drv_func_get_name && drv_func_get_name(&s, f) == CUDA_SUCCESS && s)
+		return ft_intern(s);
+	if (drv_kernel_get_name && drv_kernel_get_name(&s, (CUkernel)f) == CUDA_SUCCESS && s)
+		return ft_intern(s);
+	return 0;
+}
+
+/* Kernel name id of a function handle, asked of the driver once. */
+static uint32_t kernel_name(CUfunction f)
+{
+	uint64_t k = (uint64_t)(uintptr_t)f;
+	if (!k)
+		return 0;
+	uint32_t h = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 50);
+	for (uint32_t probe = 0; probe < 32; probe++) {
+		__typeof__(&names[0]) slot = &names[(h + probe) & (NAME_SLOTS - 1)];
+		uint64_t cur = atomic_load_explicit(&slot->key, memory_order_acquire);
+		if (cur == k) {
+			uint32_t id = atomic_load_explicit(&slot->id, memory_order_acquire);
+			if (id)
+				return id == UINT32_MAX ? 0 : id;
+			return lookup_name(f);          /* another thread is filling it */
+		}
+		if (cur == 0) {
+			uint64_t expect = 0;
+			if (atomic_compare_exchange_strong(&slot->key, &expect, k)) {
+				uint32_t id = lookup_name(f);
+				atomic_store_explicit(&slot->id, id ? id : UINT32_MAX,
+						      memory_order_release);
+				return id;
+			}
+			if (expect == k)
+				return lookup_name(f);
+		}
+	}
+	return lookup_name(f);
+}
+
+/* 1: every host-side pointer is known to the driver (page-locked, or device
+ * memory); 0: at least one is pageable; -1: cannot tell. */
+static int host_pinned(uint64_t p1, uint64_t p2, int nptrs)
+{
+	if (nptrs == 0 || !drv_pointer_attr)
+		return -1;
+	uint64_t ptrs[2] = { p1, p2 };
+	for (int i = 0; i < nptrs; i++) {
+		unsigned int type = 0;
+		if (drv_pointer_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				     (CUdeviceptr)ptrs[i]) != CUDA_SUCCESS)
+			return 0;
+	}
+	return 1;
+}
+
+static inline void head_slot(struct ft_rec *r, unsigned kind, uint64_t t0, uint64_t t1,
+			     CUresult res, uint32_t sym, uint32_t w2, uint32_t w3)
+{
+	ft_rec_header(r, kind, 2, t0, t1);
+	r->p.u32[0] = (uint32_t)res;
+	r->p.u32[1] = sym;
+	r->p.u32[2] = w2;
+	r->p.u32[3] = w3;
+}
+
+void ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		  CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		  unsigned bx, unsigned by, unsigned bz, CUstream s)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = sym_id(idx), name = kernel_name(f);
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	head_slot(rec, kind, t0, t1, r, sym, name, FT_CU_SUBMIT);
+	uint64_t *x = (uint64_t *)ft_slot(t, 1);
+	x[0] = stream_of(ptsz, (uint64_t)(uintptr_t)s);
+	uint32_t *w = (uint32_t *)(x + 1);
+	w[0] = gx; w[1] = gy; w[2] = gz; w[3] = bx; w[4] = by; w[5] = bz;
+	ft_commit(t, 2);
+}
+
+void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = sym_id(idx);
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	uint64_t *x = (uint64_t *)ft_slot(t, 1);
+	x[0] = stream_of(ptsz, stream);
+	x[1] = handle;
+	x[2] = 0;
+	x[3] = 0;
+	ft_commit(t, 2);
+}
+
+void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		CUresult r, unsigned dir, int async, uint64_t stream, uint64_t bytes,
+		uint64_t p1, uint64_t p2, int nptrs)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = sym_id(idx);
+	int pinned = host_pinned(p1, p2, nptrs);
+	unsigned sync;
+	if (dir == 3)
+		sync = FT_CU_SUBMIT;           /* device to device: the host never waits */
+	else if (!async)
+		sync = FT_CU_HIDDEN;           /* synchronous copy or memset */
+	else
+		sync = pinned == 0 ? FT_CU_HIDDEN : FT_CU_SUBMIT;   /* pageable: staged, waits */
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	head_slot(rec, kind, t0, t1, r, sym, dir, sync);
+	uint64_t *x = (uint64_t *)ft_slot(t, 1);
+	x[0] = stream_of(ptsz, stream);
+	x[1] = bytes;
+	x[2] = (uint32_t)pinned;
+	x[3] = 0;
+	ft_commit(t, 2);
+}
+
+void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = sym_id(idx);
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	uint64_t *x = (uint64_t *)ft_slot(t, 1);
+	x[0] = stream_of(ptsz, stream);
+	x[1] = ptr;
+	x[2] = bytes;
+	x[3] = 0;
+	ft_commit(t, 2);
+}

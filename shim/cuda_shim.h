@@ -1,0 +1,54 @@
+/*
+ * cuda_shim.h: what the generated CUDA wrappers (build/gen/cuda_wrappers.c,
+ * from shim/cuda.tsv) share with shim/cuda.c: the wrapper table, the
+ * lazy real-pointer accessor, and the record helpers, one per shape.
+ */
+#ifndef FT_CUDA_SHIM_H
+#define FT_CUDA_SHIM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cuda_types.h"
+#include "../libfeedtrace/recorder.h"
+
+struct ft_cu_entry {
+	const char *sym;            /* exact driver export */
+	const char *api;            /* name the program asked for */
+	int since;                  /* CUDA version of this ABI variant */
+	int ptsz;                   /* per-thread default stream variant */
+	void *wrapper;
+	_Atomic(void *) real;       /* the driver function this wrapper calls */
+	void *driver_addr;          /* the driver's export of sym, once known */
+	_Atomic uint32_t sym_id;    /* interned sym, 0 until first record */
+};
+
+extern struct ft_cu_entry ft_cu_table[];
+extern const int ft_cu_count;
+
+void *ft_cu_resolve(int idx);  /* linked directly: the next definition of sym */
+
+static inline void *ft_cu_real(int idx)
+{
+	void *p = atomic_load_explicit(&ft_cu_table[idx].real, memory_order_acquire);
+	return ft_likely(p != NULL) ? p : ft_cu_resolve(idx);
+}
+
+/* cuGetProcAddress: the wrapper to hand out for the driver's answer */
+void *ft_cu_bind_proc(const char *symbol, void *pfn, int version, uint64_t flags);
+
+void ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		  CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		  unsigned bx, unsigned by, unsigned bz, CUstream s);
+void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle);
+void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		CUresult r, unsigned dir, int async, uint64_t stream, uint64_t bytes,
+		uint64_t p1, uint64_t p2, int nptrs);
+void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes);
+
+/* sync classes (events.def) */
+enum { FT_CU_SUBMIT = 0, FT_CU_WAIT = 1, FT_CU_HIDDEN = 2, FT_CU_POLL = 3, FT_CU_OTHER = 4 };
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * cuda_types.h: the few CUDA driver types the wrappers need, declared here
+ * so that feedtrace builds without the CUDA toolkit. Struct tags match
+ * cuda.h's, so when the toolkit is present build/gen/cuda_check_*.c can
+ * check every wrapper's signature against cuda.h itself.
+ */
+#ifndef FT_CUDA_TYPES_H
+#define FT_CUDA_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned int CUdeviceptr_v1;
+typedef uint64_t cuuint64_t;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUlib_st *CUlibrary;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUkern_st *CUkernel;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef void (*CUhostFn)(void *user);
+typedef int CUjit_option;
+typedef int CUlibraryOption;
+typedef int CUdriverProcAddressQueryResult;
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define CU_MEMORYTYPE_HOST 1
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2
+
+#endif

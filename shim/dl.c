@@ -1,0 +1,174 @@
+/*
+ * dl.c: the dlsym and dlvsym wrappers (path 2 to the CUDA driver: dlopen
+ * + dlsym of a driver symbol hands back the feedtrace wrapper). Everything
+ * else passes through with the caller's identity kept: an RTLD_NEXT look-up
+ * is resolved by glibc from the return address, so for it the wrapper is an
+ * assembler stub that jumps (not calls) into the real function.
+ *
+ * The real dlsym/dlvsym cannot be found with dlsym/dlvsym (that would be
+ * us), so they are looked up once in libc's own dynamic symbol table.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "cuda_shim.h"
+
+#define FT_HIDDEN __attribute__((visibility("hidden")))
+
+FT_HIDDEN void *(*ft_real_dlsym)(void *, const char *);
+FT_HIDDEN void *(*ft_real_dlvsym)(void *, const char *, const char *);
+
+void *ft_cu_bind_dlsym(const char *name, void *p);
+
+/* ---- one look-up in libc's .dynsym (GNU hash), default symbol version ---- */
+
+struct elf_find {
+	const void *inside;         /* an address in the object wanted */
+	const char *name;
+	void *found;
+};
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	/* glibc relocates some d_ptr entries in place; others stay vaddrs */
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct elf_find *q = arg;
+	(void)size;
+	const ElfW(Dyn) *dyn = NULL;
+	int inside = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (uintptr_t)q->inside >= lo &&
+		    (uintptr_t)q->inside < lo + ph->p_memsz)
+			inside = 1;
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+	}
+	if (!inside || !dyn)
+		return 0;
+	const uint32_t *gh = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Versym) *versym = NULL;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_GNU_HASH: gh = (const uint32_t *)dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = (const char *)dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_VERSYM: versym = (const ElfW(Versym) *)dyn_ptr(info, dyn->d_un.d_ptr); break;
+		}
+	}
+	if (!gh || !symtab || !strtab)
+		return 1;
+	uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
+	const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t h = gnu_hash(q->name);
+	uint32_t i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 1;
+	for (;; i++) {
+		uint32_t ch = chain[i - symoffset];
+		if ((ch | 1) == (h | 1) && strcmp(strtab + symtab[i].st_name, q->name) == 0 &&
+		    symtab[i].st_shndx != SHN_UNDEF &&
+		    (!versym || !(versym[i] & 0x8000))) {   /* the default version */
+			q->found = (void *)(info->dlpi_addr + symtab[i].st_value);
+			return 1;
+		}
+		if (ch & 1)
+			break;
+	}
+	return 1;
+}
+
+static void *libc_symbol(const char *name)
+{
+	struct elf_find q = { (const void *)&dlclose, name, NULL };
+	dl_iterate_phdr(find_in_object, &q);
+	return q.found;
+}
+
+/* Called by the stubs (and ft_real_init) before the first pass-through. */
+FT_HIDDEN void ft_dl_boot(void)
+{
+	if (!ft_real_dlvsym)
+		ft_real_dlvsym = (void *(*)(void *, const char *, const char *))libc_symbol("dlvsym");
+	if (!ft_real_dlsym)
+		ft_real_dlsym = (void *(*)(void *, const char *))libc_symbol("dlsym");
+}
+
+/* Not RTLD_NEXT: the caller's address does not matter. */
+FT_HIDDEN void *ft_dlsym_other(void *handle, const char *name)
+{
+	void *p = ft_real_dlsym(handle, name);
+	if (p && name && name[0] == 'c' && name[1] == 'u')
+		return ft_cu_bind_dlsym(name, p);
+	return p;
+}
+
+FT_HIDDEN void *ft_dlvsym_other(void *handle, const char *name, const char *version)
+{
+	void *p = ft_real_dlvsym(handle, name, version);
+	if (p && name && name[0] == 'c' && name[1] == 'u')
+		return ft_cu_bind_dlsym(name, p);
+	return p;
+}
+
+#if defined(__x86_64__)
+/* dlsym(handle, name) / dlvsym(handle, name, version):
+ *   make sure the real pointers are known (saving the argument registers);
+ *   RTLD_NEXT ((void *)-1): jump to the real function, return address intact;
+ *   anything else: jump to the C part above. */
+__asm__(
+	".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $0, ft_real_dlsym(%rip)\n"
+	"	jne 1f\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	pushq %rdx\n"
+	"	call ft_dl_boot\n"
+	"	popq %rdx\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"1:	cmpq $-1, %rdi\n"
+	"	jne ft_dlsym_other\n"
+	"	jmp *ft_real_dlsym(%rip)\n"
+	".size dlsym, .-dlsym\n"
+	"\n"
+	".globl dlvsym\n"
+	".type dlvsym, @function\n"
+	"dlvsym:\n"
+	"	cmpq $0, ft_real_dlvsym(%rip)\n"
+	"	jne 1f\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	pushq %rdx\n"
+	"	call ft_dl_boot\n"
+	"	popq %rdx\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"1:	cmpq $-1, %rdi\n"
+	"	jne ft_dlvsym_other\n"
+	"	jmp *ft_real_dlvsym(%rip)\n"
+	".size dlvsym, .-dlvsym\n");
+#else
+#error "feedtrace's dlsym wrapper is written for x86-64"
+#endif

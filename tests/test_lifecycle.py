@@ -1,0 +1,445 @@
+"""Process lifecycle under the tracer: "nothing lost".
+
+Every test runs a real program with libfeedtrace.so preloaded, reads the
+trace back with `feedtrace dump --json` and checks EXACT counts, and that the
+program behaves exactly as without the tracer (exit status, stdout, signals).
+
+C programs: tests/progs/life_prog.c (one program, many modes) and
+tests/progs/life_early_lib.c (a preloaded library with a constructor);
+Python programs: tests/scripts/life_*.py, run with Debian's /usr/bin/python3.
+Every data read is open()+read(fd, buf, 100)+close() of a 100-byte file, so
+"read of PATH with ret=100" counts exactly the reads the program made.
+"""
+import glob
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, prog
+
+SCRIPTS = os.path.join(ROOT, "tests", "scripts")
+LIFE = prog("life_prog")
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    """The C programs this file needs (the Makefile builds tests/progs/*.c)."""
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, LIFE],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert os.path.exists(LIB) and os.path.exists(TOOL), "run `make all` first"
+
+
+@pytest.fixture
+def data(tmp_path):
+    """A 100-byte data file; its path is what the tests count reads of."""
+    p = tmp_path / "data100.bin"
+    p.write_bytes(bytes(range(100)))
+    return str(p)
+
+
+def traced_env(outdir, env=None, preload=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    e["LD_PRELOAD"] = preload or LIB
+    e["FEEDTRACE_OUT"] = outdir
+    if env:
+        e.update(env)
+    return e
+
+
+@pytest.fixture
+def start(tmp_path):
+    """start(argv, env=None) -> (Popen, trace dir): argv under the tracer,
+    running; whatever is still running at teardown is killed."""
+    running = []
+
+    def run(argv, env=None, name="trace"):
+        outdir = str(tmp_path / name)
+        p = subprocess.Popen(argv, env=traced_env(outdir, env), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+        running.append(p)
+        return p, outdir
+
+    yield run
+    for p in running:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def wait_ready(p, timeout=30):
+    """Reads the program's stdout up to its "ready" line (kills it after
+    timeout seconds without one)."""
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    lines = []
+    try:
+        for line in iter(p.stdout.readline, ""):
+            lines.append(line)
+            if line == "ready\n":
+                return lines
+    finally:
+        timer.cancel()
+    p.kill()
+    raise AssertionError("no 'ready' from %r: %r" % (p.args, lines))
+
+
+def reads(trace, path, pid=None):
+    """The `read` records of path that returned the full 100 bytes."""
+    return trace.calls("read", pid=pid, path=path, ret=100)
+
+
+def files_of(outdir):
+    return sorted(glob.glob(os.path.join(outdir, "*.ft")))
+
+
+def load_file(path):
+    """One trace file on its own (exec leaves two files with the same pid)."""
+    return Trace.load(path)
+
+
+# ---------------------------------------------------------------- 1. ending
+
+@pytest.mark.parametrize("how", ["ret", "exit"])
+def test_return_and_exit(traced, data, how):
+    r = traced([LIFE, how, data, "7", "5"])
+    assert r.returncode == 5, r.stderr
+    t = r.trace
+    assert len(t.procs) == 1
+    p = t.procs[0]
+    assert len(reads(t, data)) == 7
+    assert t.count("open", path=data) == 7
+    assert t.count("close", path=data) == 7
+    assert p["end"] == "exit"
+    assert p["lost"] == 0 and p["damaged_chunks"] == 0
+    if how == "exit":
+        assert p["status"] == 5                 # exit(n): n is kept
+    else:
+        # return from main reaches libc's internal exit(), which no wrapper
+        # sees: the status is "unknown" (-1, docs/FORMAT.md), never wrong
+        assert p["status"] in (5, -1)
+
+
+def test_python_uncaught_exception(traced, data):
+    r = traced([PYTHON, script("life_pyexc.py"), data, "9"])
+    assert r.returncode == 1
+    assert r.stdout == "read 9\n"
+    assert "Traceback (most recent call last)" in r.stderr
+    assert "RuntimeError: life_pyexc: deliberate failure after 9 reads" in r.stderr
+    t = r.trace
+    assert len(t.procs) == 1
+    assert len(reads(t, data)) == 9
+    assert t.procs[0]["end"] == "exit"
+    assert t.procs[0]["lost"] == 0
+
+
+# ------------------------------------------------------------------ 2. fork
+
+def check_fork(r, data, np_, nc, code):
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and lines[1] == "atexit", r.stdout   # parent's atexit only
+    line = lines[0]
+    assert line.startswith("child=") and line.endswith(" status=%d" % code), r.stdout
+    child = int(line.split()[0].split("=")[1])
+    t = r.trace
+    pids = {p["pid"] for p in t.procs}
+    assert len(t.procs) == 2 and child in pids
+    parent = (pids - {child}).pop()
+    assert len(files_of(r.dir)) == 2
+    # the parent's reads before the fork: once, in the parent's file only
+    assert len(reads(t, data, pid=parent)) == np_
+    # the child: exactly its own reads, in its own file
+    assert len(reads(t, data, pid=child)) == nc
+    assert len(reads(t, data)) == np_ + nc
+    cp, pp = t.proc(child), t.proc(parent)
+    assert os.path.basename(cp["file"]).endswith(".%d.ft" % child)
+    assert cp["ppid"] == parent
+    assert cp["end"] == "_exit" and cp["status"] == code
+    assert pp["end"] == "exit"
+    assert t.count("fork", pid=parent) == 1 and t.count("fork", pid=child) == 0
+    assert t.count("_exit", pid=child) == 1
+    assert cp["lost"] == 0 and pp["lost"] == 0
+
+
+def test_fork_child_exits_with__exit(traced, data):
+    r = traced([LIFE, "fork", data, "5", "3", "6"])
+    check_fork(r, data, 5, 3, 6)
+
+
+def test_python_fork_os_exit(traced, data):
+    r = traced([PYTHON, script("life_pyfork.py"), data, "6", "4", "3"])
+    check_fork(r, data, 6, 4, 3)
+
+
+def test_torch_dataloader_workers(traced, tmp_path):
+    chk = subprocess.run([PYTHON, "-c", "import importlib.util, sys; "
+                          "sys.exit(importlib.util.find_spec('torch') is None)"],
+                         capture_output=True)
+    if chk.returncode != 0:
+        pytest.skip("torch is not importable by " + PYTHON)
+    n = 40
+    ddir = tmp_path / "samples"
+    ddir.mkdir()
+    paths = set()
+    total = 0
+    for i in range(n):
+        raw = bytes((i + j) % 256 for j in range(256))
+        (ddir / ("sample_%03d.bin" % i)).write_bytes(raw)
+        paths.add(str(ddir / ("sample_%03d.bin" % i)))
+        total += sum(raw[:16])
+    r = traced([PYTHON, script("life_dataloader.py"), str(ddir), str(n)], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "samples=%d sum=%d" % (n, total)
+    t = r.trace
+    assert len(files_of(r.dir)) >= 3
+    main = [p for p in t.procs if "life_dataloader.py" in p["cmdline"]]
+    assert len(main) >= 3                  # the main process and 2 fork workers
+    opens = [e for e in t.events
+             if e["call"].startswith("open") and e["args"].get("path") in paths]
+    assert len(opens) == n                 # every sample opened exactly once
+    assert {e["args"]["path"] for e in opens} == paths
+    assert all(e["args"]["fd"] >= 0 for e in opens)
+    worker_pids = {e["pid"] for e in opens}
+    assert len(worker_pids) == 2           # opened in the 2 workers only
+    main_pids = {p["pid"] for p in main}
+    roots = [p for p in main if p["ppid"] not in main_pids]
+    assert len(roots) == 1
+    root = roots[0]
+    assert root["pid"] not in worker_pids
+    for pid in worker_pids:
+        w = t.proc(pid)
+        assert w["ppid"] == root["pid"]
+        assert w["end"] == "_exit" and w["status"] == 0
+        assert w["lost"] == 0 and w["damaged_chunks"] == 0
+    assert root["end"] == "exit" and root["damaged_chunks"] == 0
+
+
+# ------------------------------------------------------------------ 3. exec
+
+@pytest.mark.parametrize("how", ["execv", "execl"])
+def test_exec_self(traced, data, how):
+    r = traced([LIFE, how, data, "4", "6"])
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split()
+    assert out[0].startswith("pid=") and out[-1] == out[0]   # same pid after exec
+    pid = int(out[0][4:])
+    files = files_of(r.dir)
+    names = sorted(os.path.basename(f) for f in files)
+    assert len(files) == 2, names
+    first = [f for f in files if f.endswith(".%d.ft" % pid)]
+    second = [f for f in files if f.endswith(".%d.1.ft" % pid)]
+    assert len(first) == 1 and len(second) == 1, names
+    a, b = load_file(first[0]), load_file(second[0])
+    assert [p["pid"] for p in a.procs] == [pid]
+    assert [p["pid"] for p in b.procs] == [pid]
+    assert len(reads(a, data)) == 4
+    assert a.procs[0]["end"] == "exec"
+    assert a.count("execve") == 1
+    assert len(reads(b, data)) == 6
+    assert b.procs[0]["end"] == "exit"
+    assert " again " in b.procs[0]["cmdline"]
+    assert a.procs[0]["lost"] == 0 and b.procs[0]["lost"] == 0
+    assert len(reads(r.trace, data)) == 10
+
+
+# ---------------------------------------------------- 4. vfork/posix_spawn
+
+@pytest.mark.parametrize("how", ["run", "run_noclose", "posix_spawn", "run_failed_exec"])
+def test_python_subprocess(traced, data, how):
+    r = traced([PYTHON, script("life_subproc.py"), how, LIFE, data, "5"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "child rc=0\n"
+    t = r.trace
+    assert len(t.procs) == 2
+    py = [p for p in t.procs if "life_subproc.py" in p["cmdline"]]
+    child = [p for p in t.procs if p["exe"] == LIFE]
+    assert len(py) == 1 and len(child) == 1
+    assert child[0]["ppid"] == py[0]["pid"]
+    assert len(reads(t, data, pid=child[0]["pid"])) == 5
+    assert len(reads(t, data)) == 5
+    assert child[0]["end"] == "exit" and py[0]["end"] == "exit"
+    # a vfork child whose exec failed leaves by _exit on the parent's
+    # memory: that must not read as the parent's own _exit
+    assert t.count("_exit", pid=py[0]["pid"]) == 0
+
+
+# ---------------------------------------------------------------- 5. signals
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_killed_by_signal(start, data, sig):
+    p, outdir = start([LIFE, "pause", data, "8"])
+    wait_ready(p)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == -sig, err
+    t = Trace.load(outdir)
+    assert len(t.procs) == 1
+    pr = t.procs[0]
+    assert len(reads(t, data)) == 8
+    assert pr["end"] == "signal" and pr["status"] == sig
+    assert t.count("signal", signo=int(sig)) == 1
+    assert pr["lost"] == 0
+
+
+def test_own_sigterm_handler_kept(start, data):
+    p, outdir = start([LIFE, "handler", data, "4"])
+    wait_ready(p)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 7, err
+    assert out == "handler\n"
+    t = Trace.load(outdir)
+    assert len(reads(t, data)) == 4
+    assert t.procs[0]["end"] == "exit" and t.procs[0]["status"] == 7
+    assert t.count("signal") == 0           # the program's handler, not ours
+
+
+def test_python_keyboardinterrupt_kept(start, data):
+    p, outdir = start([PYTHON, script("life_pysigint.py"), data, "5"])
+    wait_ready(p)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert out == "caught\n"
+    t = Trace.load(outdir)
+    assert len(reads(t, data)) == 5
+    assert t.procs[0]["end"] == "exit"
+    assert t.count("signal") == 0
+
+
+def test_python_uncaught_keyboardinterrupt(start, data):
+    # Python prints the traceback, puts SIGINT back to SIG_DFL and kills
+    # itself with it: the stand-in handler is back and commits the trace
+    p, outdir = start([PYTHON, script("life_pysigint.py"), data, "5", "uncaught"])
+    wait_ready(p)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == -signal.SIGINT, err
+    assert out == ""
+    assert err.rstrip().endswith("KeyboardInterrupt")
+    t = Trace.load(outdir)
+    assert len(reads(t, data)) == 5
+    assert t.procs[0]["end"] == "signal" and t.procs[0]["status"] == signal.SIGINT
+
+
+def test_sigaction_query_shows_sig_dfl(traced):
+    plain = subprocess.run([LIFE, "sigquery"], capture_output=True, text=True, timeout=30)
+    assert plain.stdout == "SIGTERM=SIG_DFL SIGINT=SIG_DFL\n"
+    r = traced([LIFE, "sigquery"])
+    assert r.returncode == 0
+    assert r.stdout == plain.stdout
+
+
+# ---------------------------------------------------------------- 6. threads
+
+def test_threads_exit_before_process(traced, data):
+    r = traced([LIFE, "threads", data, "8", "100"])
+    assert r.returncode == 0 and r.stdout == "threads done\n", r.stderr
+    t = r.trace
+    rd = reads(t, data)
+    assert len(rd) == 800
+    tids = {}
+    for e in rd:
+        tids[e["tid"]] = tids.get(e["tid"], 0) + 1
+    assert len(tids) == 8 and set(tids.values()) == {100}
+    p = t.procs[0]
+    assert p["threads"] >= 8
+    assert p["lost"] == 0 and p["threads_untraced"] == 0
+
+
+def test_many_short_lived_threads(traced, data):
+    # Exactly 3000 reads recorded and nothing dropped or untraced (the
+    # stronger of the two outcomes the issue allows: records+lost==3000
+    # would also hold, with lost == 0).
+    r = traced([LIFE, "shortthreads", data, "3000"])
+    assert r.returncode == 0 and r.stdout == "threads done\n", r.stderr
+    t = r.trace
+    p = t.procs[0]
+    rd = reads(t, data)
+    assert len(rd) + p["lost"] == 3000
+    assert p["lost"] == 0
+    assert p["threads_untraced"] == 0
+    assert len(rd) == 3000
+    assert len({e["tid"] for e in rd}) > 1
+
+
+# ---------------------------------------------------------------- 7. kill -9
+
+def test_sigkill_keeps_flushed_records(start, data):
+    p, outdir = start([LIFE, "sleep", data, "25"], env={"FEEDTRACE_FLUSH_MS": "50"})
+    wait_ready(p)
+    time.sleep(0.5)
+    p.kill()
+    p.communicate(timeout=30)
+    assert p.returncode == -signal.SIGKILL
+    r = subprocess.run([TOOL, "dump", "--json", outdir], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    t = Trace.load(outdir)
+    assert len(t.procs) == 1
+    assert len(reads(t, data)) == 25
+    assert t.procs[0]["end"].startswith("no end record")
+    assert t.procs[0]["damaged_chunks"] == 0
+
+
+# ---------------------------------------- 8. hooks before our constructor
+
+@pytest.fixture(scope="module")
+def early_lib(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("early") / "life_early_lib.so")
+    src = os.path.join(ROOT, "tests", "progs", "life_early_lib.c")
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", out, src],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+# Preloaded libraries without dependencies between them are initialised in
+# reverse LD_PRELOAD order: "early:feedtrace" runs our constructor first (the
+# early read is recorded), "feedtrace:early" runs the other library's first
+# (its hooked open/read come before our constructor and pass straight through).
+@pytest.mark.parametrize("order,early_recorded", [("early_first", 1), ("feedtrace_first", 0)])
+def test_hooks_from_other_constructor(tmp_path, data, early_lib, order, early_recorded):
+    early_file = str(tmp_path / "early100.bin")
+    with open(early_file, "wb") as f:
+        f.write(bytes(100))
+    libs = [early_lib, LIB] if order == "early_first" else [LIB, early_lib]
+    outdir = str(tmp_path / "trace")
+    env = traced_env(outdir, {"LIFE_EARLY_FILE": early_file}, preload=":".join(libs))
+    r = subprocess.run([LIFE, "exit", data, "3", "0"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "early ctor read 100" in r.stderr
+    t = Trace.load(outdir)
+    assert len(t.procs) == 1
+    assert len(reads(t, data)) == 3
+    assert len(reads(t, early_file)) == early_recorded
+    assert t.count("open", path=early_file) == early_recorded
+    assert t.procs[0]["end"] == "exit" and t.procs[0]["status"] == 0
+
+
+# ------------------------------------------------- 9. full rings, reentrancy
+
+def test_tiny_ring_counts_every_read(traced):
+    n = 200000
+    r = traced([LIFE, "zero", str(n)], env={"FEEDTRACE_BUF_KB": "16"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "zero reads=%d\n" % n
+    t = r.trace
+    p = t.procs[0]
+    assert p["end"] == "exit"
+    # the program makes exactly one open and n reads, nothing else hooked
+    assert t.count("open", path="/dev/zero") == 1
+    rd = t.count("read", path="/dev/zero", ret=1)
+    assert rd == t.count("read")
+    assert p["records"] == rd + 1
+    assert rd + p["lost"] == n
