@@ -27,12 +27,14 @@ LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dl.c shim/cuda.c
+           shim/dl.c shim/cuda.c shim/callsite.c
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
 CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
 READER_SRCS = converter/reader.c converter/events.c
-TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c
+TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
+              converter/convert.c converter/analysis.c converter/merge.c \
+              converter/report.c converter/diff.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
@@ -71,10 +73,10 @@ endif
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
 # from inside the library too, and the library only calls real_* pointers.
 $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked
-	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -ldl -lpthread
+	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
-$(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS)
-	$(CC) -o $@ $^ $(LDFLAGS) -lzstd
+$(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
+	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS)
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)

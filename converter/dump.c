@@ -66,7 +66,8 @@ static void print_field(struct dump_ctx *c, const struct ft_process *p,
 		fprintf(out, c->json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v);
 		break;
 	case FT_F_STR: {
-		const char *s = ft_string(p, (uint32_t)v);
+		const char *s = strcmp(f->name, "site") == 0 ? ft_site_text(p, (uint32_t)v)
+							      : ft_string(p, (uint32_t)v);
 		if (c->json)
 			ft_json_string(out, s ? s : "");
 		else

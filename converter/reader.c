@@ -189,9 +189,21 @@ struct ft_strtab {
 	uint32_t n, cap;
 };
 
+static const char *strtab_find(const struct ft_strtab *t, uint32_t id);
+
 const char *ft_string(const struct ft_process *p, uint32_t id)
 {
-	const struct ft_strtab *t = p->strings;
+	return strtab_find(p->strings, id);
+}
+
+const char *ft_site_text(const struct ft_process *p, uint32_t id)
+{
+	const char *s = strtab_find(p->symbols, id);
+	return s ? s : strtab_find(p->strings, id);
+}
+
+static const char *strtab_find(const struct ft_strtab *t, uint32_t id)
+{
 	if (!t || id == 0)
 		return NULL;
 	uint32_t lo = 0, hi = t->n;
@@ -205,15 +217,15 @@ const char *ft_string(const struct ft_process *p, uint32_t id)
 	return lo < t->n && t->e[lo].id == id ? t->e[lo].s : NULL;
 }
 
-static void add_strings(struct ft_process *p, const unsigned char *d, size_t n, FILE *err,
-			uint64_t at)
+static void add_strings(struct ft_process *p, struct ft_strtab **tp, const unsigned char *d,
+			size_t n, FILE *err, uint64_t at)
 {
-	struct ft_strtab *t = p->strings;
+	struct ft_strtab *t = *tp;
 	if (!t) {
 		t = calloc(1, sizeof *t);
 		if (!t)
 			return;
-		p->strings = t;
+		*tp = t;
 	}
 	size_t o = 0;
 	while (o + sizeof(struct ft_string_entry) <= n) {
@@ -368,7 +380,10 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		}
 		switch (h.type) {
 		case FT_CHUNK_STRINGS:
-			add_strings(p, buf, (size_t)n, err, at);
+			add_strings(p, &p->strings, buf, (size_t)n, err, at);
+			break;
+		case FT_CHUNK_SYMBOLS:
+			add_strings(p, &p->symbols, buf, (size_t)n, err, at);
 			break;
 		case FT_CHUNK_THREAD:
 			if ((size_t)n >= sizeof(struct ft_thread_info)) {
@@ -404,9 +419,10 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	free(buf);
 	free(tmp);
 
-	struct ft_strtab *st2 = p->strings;
-	if (st2 && st2->n)
-		qsort(st2->e, st2->n, sizeof *st2->e, strent_cmp);
+	struct ft_strtab *tabs[2] = { p->strings, p->symbols };
+	for (int k = 0; k < 2; k++)
+		if (tabs[k] && tabs[k]->n)
+			qsort(tabs[k]->e, tabs[k]->n, sizeof *tabs[k]->e, strent_cmp);
 	if (p->exe[0] == '#') {
 		const char *e = ft_string(p, (uint32_t)strtoul(p->exe + 1, NULL, 10));
 		snprintf(p->exe, sizeof p->exe, "%s", e ? e : "");
@@ -504,8 +520,11 @@ void ft_trace_close(struct ft_trace *tr)
 {
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct ft_process *p = tr->procs[i];
-		struct ft_strtab *t = p->strings;
-		if (t) {
+		struct ft_strtab *tabs[2] = { p->strings, p->symbols };
+		for (int k = 0; k < 2; k++) {
+			struct ft_strtab *t = tabs[k];
+			if (!t)
+				continue;
 			for (uint32_t j = 0; j < t->n; j++)
 				free((void *)t->e[j].s);
 			free(t->e);

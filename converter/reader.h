@@ -33,6 +33,7 @@ struct ft_process {
 	uint64_t last_ns;        /* latest clock pair or end */
 	/* strings: id -> text (id = offset/8+1 in the writer's arena) */
 	struct ft_strtab *strings;
+	struct ft_strtab *symbols;   /* "#S:" stack id -> symbolised frames */
 	struct ft_thread_rec *threads;
 	int nthreads;
 	struct ft_end_info end;
@@ -70,6 +71,9 @@ void ft_trace_close(struct ft_trace *tr);
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err);
 
 const char *ft_string(const struct ft_process *p, uint32_t id);
+/* A call-site id as text: a native stack's symbolised frames (one per line)
+ * when the trace has them, else the string itself. */
+const char *ft_site_text(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);

@@ -79,6 +79,8 @@ void ft_config_load(void)
 	ft_cfg.flush_ms = 200;
 	ft_cfg.mem_mb = 512;
 	ft_cfg.zstd_level = 1;
+	ft_cfg.stack_depth = 16;
+	ft_cfg.python_frames = 1;
 
 	const char *v = getenv("FEEDTRACE_DISABLE");
 	ft_cfg.disabled = v && strcmp(v, "1") == 0;
@@ -109,6 +111,8 @@ void ft_config_load(void)
 	load_u32("FEEDTRACE_BUF_KB", 16, 65536, &ft_cfg.ring_kb);
 	load_u32("FEEDTRACE_FLUSH_MS", 10, 60000, &ft_cfg.flush_ms);
 	load_u32("FEEDTRACE_MEM_MB", 4, 65536, &ft_cfg.mem_mb);
+	load_u32("FEEDTRACE_STACK_DEPTH", 0, 32, &ft_cfg.stack_depth);
+	load_u32("FEEDTRACE_PYFRAMES", 0, 1, &ft_cfg.python_frames);
 	uint32_t level = (uint32_t)ft_cfg.zstd_level;
 	load_u32("FEEDTRACE_ZSTD_LEVEL", 1, 19, &level);
 	ft_cfg.zstd_level = (int)level;

@@ -14,6 +14,8 @@ struct ft_config {
 	uint32_t flush_ms;       /* FEEDTRACE_FLUSH_MS: longest wait before a ring is written */
 	uint32_t mem_mb;         /* FEEDTRACE_MEM_MB: all rings together */
 	int zstd_level;          /* FEEDTRACE_ZSTD_LEVEL */
+	uint32_t stack_depth;    /* FEEDTRACE_STACK_DEPTH: native frames at GPU waits, 0 = off */
+	uint32_t python_frames;  /* FEEDTRACE_PYFRAMES: 1 = Python frames at GPU waits */
 	int disabled;            /* FEEDTRACE_DISABLE=1 */
 	int quiet;               /* FEEDTRACE_QUIET=1: no informational lines */
 };

@@ -8,6 +8,7 @@
  * the exit paths (_exit, exec, fatal signals) that drain raw without zstd,
  * and fork, which must not copy a half-written file state.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -59,6 +60,85 @@ void ft_flush_unlock(void)
 	atomic_store(&flush_lock_word, 0);
 }
 
+/* One frame: "function+0xoff (library)" or "library+0xoff". */
+static size_t symbolise_frame(uintptr_t ip, char *out, size_t cap)
+{
+	Dl_info info;
+	int n;
+	/* a return address: look up the call instruction just before it */
+	if (dladdr((void *)(ip - 1), &info) && info.dli_fname) {
+		const char *lib = strrchr(info.dli_fname, '/');
+		lib = lib ? lib + 1 : info.dli_fname;
+		if (info.dli_sname)
+			n = snprintf(out, cap, "%s+0x%lx (%s)", info.dli_sname,
+				     (unsigned long)(ip - (uintptr_t)info.dli_saddr), lib);
+		else
+			n = snprintf(out, cap, "%s+0x%lx", lib,
+				     (unsigned long)(ip - (uintptr_t)info.dli_fbase));
+	} else {
+		n = snprintf(out, cap, "0x%lx", (unsigned long)ip);
+	}
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static void *self_base(void)
+{
+	static void *base;
+	Dl_info info;
+	if (!base && dladdr((void *)&self_base, &info))
+		base = info.dli_fbase;
+	return base;
+}
+
+/* For each new "#S:" stack among the strings just written, a SYMBOLS
+ * entry with its frames, so the trace reads without this process's maps. */
+static void write_symbols(const unsigned char *p, size_t n)
+{
+	static unsigned char buf[64 << 10];
+	size_t used = 0, o = 0;
+	while (o + sizeof(struct ft_string_entry) <= n) {
+		const struct ft_string_entry *e = (const void *)(p + o);
+		const char *text = (const char *)(e + 1);
+		o += sizeof *e + ((e->len + 7) & ~7u);
+		if (e->len < 4 || memcmp(text, "#S:", 3) != 0)
+			continue;
+		if (used + 4096 > sizeof buf) {
+			struct iovec v = { buf, used };
+			ft_output_write_chunk(FT_CHUNK_SYMBOLS, FT_CODEC_RAW, (uint32_t)used, &v, 1);
+			used = 0;
+		}
+		struct ft_string_entry *out = (struct ft_string_entry *)(buf + used);
+		char *dst = (char *)(out + 1);
+		size_t len = 0, room = 4000;
+		for (const char *q = text + 3; *q && len + 200 < room;) {
+			uintptr_t ip = (uintptr_t)strtoull(q, (char **)&q, 16);
+			Dl_info where;
+			if (dladdr((void *)(ip - 1), &where) && where.dli_fbase == self_base()) {
+				if (*q == ',')
+					q++;        /* the tracer's own frames: not the call site */
+				continue;
+			}
+			if (len)
+				dst[len++] = '\n';
+			len += symbolise_frame(ip, dst + len, room - len);
+			if (*q == ',')
+				q++;
+			else
+				break;
+		}
+		dst[len++] = 0;
+		out->id = e->id;
+		out->len = (uint32_t)len;
+		while (len & 7)
+			dst[len++] = 0;
+		used += sizeof *out + len;
+	}
+	if (used) {
+		struct iovec v = { buf, used };
+		ft_output_write_chunk(FT_CHUNK_SYMBOLS, FT_CODEC_RAW, (uint32_t)used, &v, 1);
+	}
+}
+
 static void write_strings(void)
 {
 	const void *data;
@@ -74,6 +154,7 @@ static void write_strings(void)
 			}
 			struct iovec v = { (void *)p, take };
 			ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)take, &v, 1);
+			write_symbols(p, take);
 			p += take;
 			n -= take;
 		}

@@ -74,6 +74,7 @@ enum ft_chunk_type {
 	FT_CHUNK_CLOCK   = 4,   /* struct ft_clock_pair */
 	FT_CHUNK_PROCESS = 5,   /* struct ft_process_info, then cmdline bytes */
 	FT_CHUNK_END     = 6,   /* struct ft_end_info: how the process ended */
+	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
 };
 
 enum ft_codec {

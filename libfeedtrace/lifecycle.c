@@ -19,6 +19,8 @@
 #include "lifecycle.h"
 #include "log.h"
 
+void ft_callsite_init(void);
+
 _Atomic unsigned ft_active;
 int ft_pid;
 static int ready;                 /* set up for ft_pid: a file and a flusher */
@@ -165,6 +167,7 @@ __attribute__((constructor(101))) static void ft_init(void)
 		return;                 /* setuid/setgid images are never traced */
 	}
 	ft_real_init();
+	ft_callsite_init();
 	ft_clock_init();
 	ft_ring_init();
 	ft_strtab_init();

@@ -15,6 +15,9 @@
 
 extern void *(*ft_real_dlsym)(void *, const char *);
 void ft_dl_boot(void);
+void ft_callsite_init(void);
+uint32_t ft_callsite_native(void);
+uint32_t ft_callsite_python(void);
 
 static CUresult (*drv_func_get_name)(const char **, CUfunction);
 static CUresult (*drv_kernel_get_name)(const char **, CUkernel);
@@ -52,6 +55,7 @@ static void driver_learn(void *fn_in_driver)
 		drv_pointer_attr = (CUresult (*)(void *, int, CUdeviceptr))
 			ft_real_dlsym(h, "cuPointerGetAttribute");
 	}
+	ft_callsite_init();             /* a Python that loaded CUDA late */
 	atomic_store(&driver_state, 2);
 }
 
@@ -221,6 +225,19 @@ static int host_pinned(uint64_t p1, uint64_t p2, int nptrs)
 	return 1;
 }
 
+/* Waits and hidden syncs carry their call site; submissions never pay for it. */
+static inline void callsite(struct ft_thread *t, unsigned sync, uint32_t site[2])
+{
+	if (sync == FT_CU_WAIT || sync == FT_CU_HIDDEN) {
+		t->busy = 1;            /* what the unwinder calls is not the program's */
+		site[0] = ft_callsite_native();
+		site[1] = ft_callsite_python();
+		t->busy = 0;
+	} else {
+		site[0] = site[1] = 0;
+	}
+}
+
 static inline void head_slot(struct ft_rec *r, unsigned kind, uint64_t t0, uint64_t t1,
 			     CUresult res, uint32_t sym, uint32_t w2, uint32_t w3)
 {
@@ -252,7 +269,8 @@ void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_
 		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle)
 {
 	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx);
+	uint32_t sym = sym_id(idx), site[2];
+	callsite(t, sync, site);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
@@ -260,7 +278,8 @@ void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_
 	uint64_t *x = (uint64_t *)ft_slot(t, 1);
 	x[0] = stream_of(ptsz, stream);
 	x[1] = handle;
-	x[2] = 0;
+	((uint32_t *)x)[4] = site[0];
+	((uint32_t *)x)[5] = site[1];
 	x[3] = 0;
 	ft_commit(t, 2);
 }
@@ -279,15 +298,20 @@ void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t 
 		sync = FT_CU_HIDDEN;           /* synchronous copy or memset */
 	else
 		sync = pinned == 0 ? FT_CU_HIDDEN : FT_CU_SUBMIT;   /* pageable: staged, waits */
+	uint32_t site[2];
+	callsite(t, sync, site);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
 	head_slot(rec, kind, t0, t1, r, sym, dir, sync);
-	uint64_t *x = (uint64_t *)ft_slot(t, 1);
-	x[0] = stream_of(ptsz, stream);
-	x[1] = bytes;
-	x[2] = (uint32_t)pinned;
-	x[3] = 0;
+	uint32_t *x = (uint32_t *)ft_slot(t, 1);
+	uint64_t s64 = stream_of(ptsz, stream);
+	memcpy(&x[0], &s64, 8);
+	memcpy(&x[2], &bytes, 8);
+	x[4] = (uint32_t)pinned;
+	x[5] = site[0];
+	x[6] = site[1];
+	x[7] = 0;
 	ft_commit(t, 2);
 }
 
@@ -295,7 +319,8 @@ void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t
 	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes)
 {
 	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx);
+	uint32_t sym = sym_id(idx), site[2];
+	callsite(t, sync, site);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
@@ -304,6 +329,7 @@ void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t
 	x[0] = stream_of(ptsz, stream);
 	x[1] = ptr;
 	x[2] = bytes;
-	x[3] = 0;
+	((uint32_t *)x)[6] = site[0];
+	((uint32_t *)x)[7] = site[1];
 	ft_commit(t, 2);
 }

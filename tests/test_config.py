@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import stat
+import struct
 import subprocess
 import time
 
@@ -79,6 +80,14 @@ def test_bad_value_one_line_default_kept(mix, tmp_path, var, val):
     assert len(lines) == 1, r.stderr
     assert var in lines[0]
     assert_full_trace(Trace.load(out))
+    # the defaults are what the file header says was used
+    (f,) = os.listdir(out)
+    with open(os.path.join(out, f), "rb") as fh:
+        hdr = fh.read(256)
+    hooks, = struct.unpack_from("<I", hdr, 28)
+    ring_slots, = struct.unpack_from("<I", hdr, 64)
+    assert hooks == 0x0F                      # all groups
+    assert ring_slots == 512 * 1024 // 32     # FEEDTRACE_BUF_KB default 512
 
 
 def test_overlong_out_uses_default_dir(mix, tmp_path):
@@ -142,7 +151,7 @@ def test_disable_writes_nothing(mix, tmp_path):
     assert os.listdir(str(cwd)) == []
 
 
-@pytest.mark.parametrize("where", ["/etc/passwd/x", "/etc/passwd/x/y/z", "/proc/self/nope"])
+@pytest.mark.parametrize("where", ["/etc/passwd/x", "/etc/passwd/x/y/z", "/etc/passwd", "/proc/self/nope"])
 def test_unusable_out_dir(mix, where):
     argv, u = mix
     r = run(argv, {}, where)

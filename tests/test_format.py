@@ -71,7 +71,7 @@ def chunks(blob):
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("fmt"))
-    path = record(d, PREADS, {"FEEDTRACE_BUF_KB": "16"})
+    path = record(d, PREADS, {"FEEDTRACE_BUF_KB": "16", "FEEDTRACE_FLUSH_MS": "10"})
     blob = open(path, "rb").read()
     rc, n, err, tally = dump(path)
     assert rc == 0 and err == ""

@@ -4,8 +4,9 @@
  *   io_read reads M K FILE...   open() each FILE, M read()s of K bytes, close
  *   io_read apis DIR            one call of each I/O API on DIR/<api> files
  *   io_read ebadf               read() on a closed fd; prints errno
- *   io_read paced N FILE        N 1-byte pread()s, pausing so that a small
- *                               ring never overflows (format tests)
+ *   io_read paced N FILE        N 1-byte pread()s, 1 ms pause every 32, so
+ *                               that a 16 KiB ring never overflows (format
+ *                               tests)
  *   io_read many N FILE         N 1-byte pread()s, as fast as possible
  *
  * Prints only what the data and the calls' results determine (byte counts,
@@ -143,8 +144,8 @@ static int cmd_pread_loop(long n, const char *file, int paced)
 	for (long i = 0; i < n; i++) {
 		if (pread(fd, &c, 1, i & 1023) == 1)
 			ok++;
-		if (paced && (i & 63) == 63) {
-			struct timespec ts = { 0, 300000 };
+		if (paced && (i & 31) == 31) {
+			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
 		}
 	}
