@@ -58,6 +58,26 @@ void _Exit(int status)
 	__builtin_unreachable();
 }
 
+/* The status main returns reaches libc's exit() without passing any
+ * wrapper: wrap main itself to learn it. */
+static int (*program_main)(int, char **, char **);
+
+static int main_returning(int argc, char **argv, char **envp)
+{
+	int status = program_main(argc, argv, envp);
+	ft_note_exit_status(status);
+	return status;
+}
+
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
+		      void *stack_end)
+{
+	program_main = main;
+	return REAL(__libc_start_main)(main_returning, argc, argv, init, fini, rtld_fini,
+				       stack_end);
+}
+
 void exit(int status)
 {
 	ft_note_exit_status(status);

@@ -21,6 +21,10 @@
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+/* what every dynamically linked program's _start calls (no header has it) */
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
+		      void *stack_end);
 
 /* hidden: internal to the library, never exported (a program's own
  * symbol of the same name must not capture them, nor they the program's) */
