@@ -91,6 +91,13 @@ KIND = {
     "cuModuleUnload": "FT_EV_CU_MODULE_UNLOAD",
     "cuLibraryLoadData": "FT_EV_CU_LIBRARY_LOAD_DATA",
     "cuLibraryUnload": "FT_EV_CU_LIBRARY_UNLOAD",
+    "ncclAllReduce": "FT_EV_NCCL_ALL_REDUCE",
+    "ncclBroadcast": "FT_EV_NCCL_BROADCAST",
+    "ncclAllGather": "FT_EV_NCCL_ALL_GATHER",
+    "ncclReduceScatter": "FT_EV_NCCL_REDUCE_SCATTER",
+    "ncclSend": "FT_EV_NCCL_SEND",
+    "ncclRecv": "FT_EV_NCCL_RECV",
+    "ncclGroupEnd": "FT_EV_NCCL_GROUP_END",
 }
 
 
@@ -141,6 +148,10 @@ def body(i, r):
     elif r["shape"] == "MEM":
         out.append("\tft_cu_mem(t, %s, %d, %d, t0, r, %s, %s, r == CUDA_SUCCESS ? %s : 0, (uint64_t)(%s));"
                    % (kind, i, p, rec["sync"], u64(rec["stream"]), u64(rec["ptr"]), rec["bytes"]))
+    elif r["shape"] == "NCCL":
+        out.append("\tft_cu_nccl(t, %s, %d, t0, r, %s, %s, (uint64_t)(%s), %s, %s);"
+                   % (kind, i, rec["sync"], u64(rec["stream"]), rec["bytes"], rec["dtype"],
+                      rec["peer"]))
     else:
         raise SystemExit("unknown shape %s for %s" % (r["shape"], sym))
     out.append("\treturn r;")
@@ -178,7 +189,7 @@ def write_check(rows, path, ptds):
         lines.append("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1")
     lines.append("#include <cuda.h>")
     for n, r in enumerate(rows):
-        if bool(r["ptsz"]) != ptds:
+        if bool(r["ptsz"]) != ptds or r["shape"] == "NCCL":
             continue
         newer = [o for o in rows if o["api"] == r["api"] and o["ptsz"] == r["ptsz"]
                  and o["since"] > r["since"] and o["params"] != r["params"]]

@@ -89,14 +89,15 @@ void *ft_cu_resolve(int idx)
 	if (!ft_real_dlsym)
 		ft_dl_boot();
 	void *p = ft_real_dlsym(RTLD_NEXT, ft_cu_table[idx].sym);
-	if (!p || is_wrapper(p)) {
+	if ((!p || is_wrapper(p)) && strncmp(ft_cu_table[idx].sym, "nccl", 4) != 0) {
 		void *h = driver_handle ? driver_handle
 					: dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
 		p = h ? ft_real_dlsym(h, ft_cu_table[idx].sym) : NULL;
 	}
 	if (!p || is_wrapper(p))
 		return NULL;
-	driver_learn(p);
+	if (strncmp(ft_cu_table[idx].sym, "nccl", 4) != 0)
+		driver_learn(p);
 	void *expect = NULL;
 	atomic_compare_exchange_strong(&ft_cu_table[idx].real, &expect, p);
 	return atomic_load(&ft_cu_table[idx].real);
@@ -136,6 +137,12 @@ void *ft_cu_bind_dlsym(const char *name, void *p)
 		return p;
 	const char *base = strrchr(info.dli_fname, '/');
 	base = base ? base + 1 : info.dli_fname;
+	if (strncmp(base, "libnccl.so", 10) == 0 && strncmp(name, "nccl", 4) == 0) {
+		for (int i = 0; i < ft_cu_count; i++)
+			if (strcmp(ft_cu_table[i].sym, name) == 0)
+				return bind_entry(i, p);
+		return p;
+	}
 	if (strncmp(base, "libcuda.so", 10) != 0)
 		return p;
 	driver_learn(p);
@@ -331,5 +338,31 @@ void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t
 	x[2] = bytes;
 	((uint32_t *)x)[6] = site[0];
 	((uint32_t *)x)[7] = site[1];
+	ft_commit(t, 2);
+}
+
+/* NCCL datatypes (nccl.h): int8, uint8, int32, uint32, int64, uint64,
+ * float16, float32, float64, bfloat16, fp8 e4m3, fp8 e5m2 */
+static uint64_t nccl_type_size(int dtype)
+{
+	static const unsigned char size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+	return dtype >= 0 && dtype < (int)sizeof size ? size[dtype] : 0;
+}
+
+void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
+		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = sym_id(idx);
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	uint32_t *x = (uint32_t *)ft_slot(t, 1);
+	uint64_t bytes = count * nccl_type_size(dtype);
+	memcpy(&x[0], &stream, 8);
+	memcpy(&x[2], &bytes, 8);
+	x[4] = (uint32_t)peer;
+	x[5] = x[6] = x[7] = 0;
 	ft_commit(t, 2);
 }

@@ -48,6 +48,9 @@ void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t 
 void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes);
 
+void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
+		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer);
+
 /* sync classes (events.def) */
 enum { FT_CU_SUBMIT = 0, FT_CU_WAIT = 1, FT_CU_HIDDEN = 2, FT_CU_POLL = 3, FT_CU_OTHER = 4 };
 

@@ -28,6 +28,7 @@ typedef int CUjit_option;
 typedef int CUlibraryOption;
 typedef int CUdriverProcAddressQueryResult;
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct ncclComm *ncclComm_t;
 
 typedef struct CUlaunchConfig_st {
 	unsigned int gridDimX, gridDimY, gridDimZ;

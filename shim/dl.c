@@ -116,7 +116,7 @@ FT_HIDDEN void ft_dl_boot(void)
 FT_HIDDEN void *ft_dlsym_other(void *handle, const char *name)
 {
 	void *p = ft_real_dlsym(handle, name);
-	if (p && name && name[0] == 'c' && name[1] == 'u')
+	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
 		return ft_cu_bind_dlsym(name, p);
 	return p;
 }
@@ -124,7 +124,7 @@ FT_HIDDEN void *ft_dlsym_other(void *handle, const char *name)
 FT_HIDDEN void *ft_dlvsym_other(void *handle, const char *name, const char *version)
 {
 	void *p = ft_real_dlvsym(handle, name, version);
-	if (p && name && name[0] == 'c' && name[1] == 'u')
+	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
 		return ft_cu_bind_dlsym(name, p);
 	return p;
 }

@@ -1,0 +1,44 @@
+"""NCCL collectives are recorded when libnccl is loaded, linked or through
+dlopen + dlsym, with bytes = count x datatype size (a stand-in libnccl)."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def nccl(tmp_path_factory):
+    d = tmp_path_factory.mktemp("nccl")
+    src = os.path.join(ROOT, "tests", "nccl")
+    lib = str(d / "libnccl.so.2")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wl,-soname,libnccl.so.2", "-o", lib,
+                    os.path.join(src, "fake_nccl.c")], check=True)
+    os.symlink("libnccl.so.2", str(d / "libnccl.so"))
+    prog = str(d / "nccl_prog")
+    subprocess.run(["cc", "-O2", "-o", prog, os.path.join(src, "nccl_prog.c"),
+                    "-L" + str(d), "-lnccl", "-ldl", "-Wl,-rpath," + str(d)], check=True)
+    return str(d), prog
+
+
+@pytest.mark.parametrize("mode", ["link", "dlsym"])
+def test_nccl_collectives(traced, nccl, mode):
+    d, prog = nccl
+    r = traced([prog, mode], env={"LD_LIBRARY_PATH": d})
+    assert r.returncode == 0 and r.stdout == "nccl ok\n", r.stderr
+    t = r.trace
+    ar = t.calls("ncclAllReduce")
+    assert len(ar) == 3
+    assert all(e["args"]["bytes"] == 4096 and e["args"]["stream"] == "0x5678" and
+               e["args"]["sym"] == "ncclAllReduce" and e["args"]["sync"] == 0 for e in ar)
+    [b] = t.calls("ncclBroadcast")
+    assert b["args"]["bytes"] == 2048 and b["args"]["peer"] == 1
+    [g] = t.calls("ncclAllGather")
+    assert g["args"]["bytes"] == 100
+    [rs] = t.calls("ncclReduceScatter")
+    assert rs["args"]["bytes"] == 128
+    assert [e["args"]["bytes"] for e in t.calls("ncclSend")] == [40, 40]
+    assert [e["args"]["peer"] for e in t.calls("ncclRecv")] == [3, 3]
+    [ge] = t.calls("ncclGroupEnd")
+    assert ge["args"]["sync"] == 4
