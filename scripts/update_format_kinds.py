@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""update_format_kinds.py: rewrites the table of event kinds in
+docs/FORMAT.md from libfeedtrace/events.def (tests/test_docs.py checks
+that the two agree). Run it after adding a kind."""
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+START = "`tests/test_docs.py`\nchecks this table against `events.def`):\n\n"
+END = "\n\nNew kinds are appended"
+
+
+def main():
+    src = open(os.path.join(ROOT, "libfeedtrace", "events.def")).read()
+    kinds = re.findall(r'^EV\(\s*\w+,\s*"([^"]+)",\s*\w+,\s*(\d+)', src, re.M)
+    rows = [(str(i), n, s) for i, (n, s) in enumerate(kinds, 1)]
+    per_col = (len(rows) + 2) // 3
+    lines = ["| # | name | slots | # | name | slots | # | name | slots |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in range(per_col):
+        cells = []
+        for c in range(3):
+            k = r + c * per_col
+            cells += list(rows[k]) if k < len(rows) else ["", "", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    path = os.path.join(ROOT, "docs", "FORMAT.md")
+    doc = open(path).read()
+    a = doc.index(START) + len(START)
+    b = doc.index(END)
+    open(path, "w").write(doc[:a] + "\n".join(lines) + doc[b:])
+
+
+if __name__ == "__main__":
+    main()
