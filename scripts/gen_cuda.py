@@ -91,6 +91,17 @@ KIND = {
     "cuModuleUnload": "FT_EV_CU_MODULE_UNLOAD",
     "cuLibraryLoadData": "FT_EV_CU_LIBRARY_LOAD_DATA",
     "cuLibraryUnload": "FT_EV_CU_LIBRARY_UNLOAD",
+    "cuMemcpy2D": "FT_EV_CU_MEMCPY_2D",
+    "cuMemcpy2DUnaligned": "FT_EV_CU_MEMCPY_2D_UNALIGNED",
+    "cuMemcpy2DAsync": "FT_EV_CU_MEMCPY_2D_ASYNC",
+    "cuMemcpy3D": "FT_EV_CU_MEMCPY_3D",
+    "cuMemcpy3DAsync": "FT_EV_CU_MEMCPY_3D_ASYNC",
+    "cuMemsetD2D8": "FT_EV_CU_MEMSET_D2D8",
+    "cuMemsetD2D16": "FT_EV_CU_MEMSET_D2D16",
+    "cuMemsetD2D32": "FT_EV_CU_MEMSET_D2D32",
+    "cuMemsetD2D8Async": "FT_EV_CU_MEMSET_D2D8_ASYNC",
+    "cuMemsetD2D16Async": "FT_EV_CU_MEMSET_D2D16_ASYNC",
+    "cuMemsetD2D32Async": "FT_EV_CU_MEMSET_D2D32_ASYNC",
     "ncclAllReduce": "FT_EV_NCCL_ALL_REDUCE",
     "ncclBroadcast": "FT_EV_NCCL_BROADCAST",
     "ncclAllGather": "FT_EV_NCCL_ALL_GATHER",
@@ -99,6 +110,11 @@ KIND = {
     "ncclRecv": "FT_EV_NCCL_RECV",
     "ncclGroupEnd": "FT_EV_NCCL_GROUP_END",
 }
+
+
+# x86-64 offsets of the descriptor fields the wrappers read; asserted
+# against cuda.h here and against shim/cuda_types.h in shim/cuda.c.
+STRUCT_OFFSETS = [('CUDA_MEMCPY2D', 'srcMemoryType', 16), ('CUDA_MEMCPY2D', 'srcHost', 24), ('CUDA_MEMCPY2D', 'srcDevice', 32), ('CUDA_MEMCPY2D', 'dstMemoryType', 72), ('CUDA_MEMCPY2D', 'dstHost', 80), ('CUDA_MEMCPY2D', 'dstDevice', 88), ('CUDA_MEMCPY2D', 'WidthInBytes', 112), ('CUDA_MEMCPY2D', 'Height', 120), ('CUDA_MEMCPY3D', 'srcMemoryType', 32), ('CUDA_MEMCPY3D', 'srcHost', 40), ('CUDA_MEMCPY3D', 'srcDevice', 48), ('CUDA_MEMCPY3D', 'dstMemoryType', 120), ('CUDA_MEMCPY3D', 'dstHost', 128), ('CUDA_MEMCPY3D', 'dstDevice', 136), ('CUDA_MEMCPY3D', 'WidthInBytes', 176), ('CUDA_MEMCPY3D', 'Height', 184), ('CUDA_MEMCPY3D', 'Depth', 192), ('CUlaunchConfig', 'hStream', 32)]
 
 
 def u64(expr):
@@ -148,6 +164,11 @@ def body(i, r):
     elif r["shape"] == "MEM":
         out.append("\tft_cu_mem(t, %s, %d, %d, t0, r, %s, %s, r == CUDA_SUCCESS ? %s : 0, (uint64_t)(%s));"
                    % (kind, i, p, rec["sync"], u64(rec["stream"]), u64(rec["ptr"]), rec["bytes"]))
+    elif r["shape"] in ("COPY2D", "COPY3D"):
+        out.append("\tft_cu_copy_struct(t, %s, %d, %d, t0, r, %s, %s, c ? &c->srcMemoryType : 0, "
+                   "c ? &c->dstMemoryType : 0, c ? (uint64_t)c->WidthInBytes * c->Height%s : 0);"
+                   % (kind, i, p, rec["async"], u64(rec["stream"]),
+                      " * c->Depth" if r["shape"] == "COPY3D" else ""))
     elif r["shape"] == "NCCL":
         out.append("\tft_cu_nccl(t, %s, %d, t0, r, %s, %s, (uint64_t)(%s), %s, %s);"
                    % (kind, i, rec["sync"], u64(rec["stream"]), rec["bytes"], rec["dtype"],
@@ -188,6 +209,9 @@ def write_check(rows, path, ptds):
     if ptds:
         lines.append("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1")
     lines.append("#include <cuda.h>")
+    lines.append("#include <stddef.h>")
+    lines += ['_Static_assert(offsetof(%s, %s) == %d, "%s.%s: cuda.h layout differs");'
+              % (t, f, o, t, f) for t, f, o in STRUCT_OFFSETS]
     for n, r in enumerate(rows):
         if bool(r["ptsz"]) != ptds or r["shape"] == "NCCL":
             continue

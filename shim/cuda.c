@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cuda_shim.h"
@@ -365,4 +366,63 @@ void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresu
 	x[4] = (uint32_t)peer;
 	x[5] = x[6] = x[7] = 0;
 	ft_commit(t, 2);
+}
+
+/* The same offsets are asserted against cuda.h (scripts/gen_cuda.py). */
+_Static_assert(offsetof(CUDA_MEMCPY2D, srcMemoryType) == 16, "CUDA_MEMCPY2D.srcMemoryType moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, srcHost) == 24, "CUDA_MEMCPY2D.srcHost moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, srcDevice) == 32, "CUDA_MEMCPY2D.srcDevice moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, dstMemoryType) == 72, "CUDA_MEMCPY2D.dstMemoryType moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, dstHost) == 80, "CUDA_MEMCPY2D.dstHost moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, dstDevice) == 88, "CUDA_MEMCPY2D.dstDevice moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, WidthInBytes) == 112, "CUDA_MEMCPY2D.WidthInBytes moved");
+_Static_assert(offsetof(CUDA_MEMCPY2D, Height) == 120, "CUDA_MEMCPY2D.Height moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, srcMemoryType) == 32, "CUDA_MEMCPY3D.srcMemoryType moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, srcHost) == 40, "CUDA_MEMCPY3D.srcHost moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, srcDevice) == 48, "CUDA_MEMCPY3D.srcDevice moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, dstMemoryType) == 120, "CUDA_MEMCPY3D.dstMemoryType moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, dstHost) == 128, "CUDA_MEMCPY3D.dstHost moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, dstDevice) == 136, "CUDA_MEMCPY3D.dstDevice moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, WidthInBytes) == 176, "CUDA_MEMCPY3D.WidthInBytes moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, Height) == 184, "CUDA_MEMCPY3D.Height moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D, Depth) == 192, "CUDA_MEMCPY3D.Depth moved");
+_Static_assert(offsetof(CUlaunchConfig, hStream) == 32, "CUlaunchConfig.hStream moved");
+
+/* A side of a 2-D/3-D copy, read from its memory-type field onwards (the
+ * host pointer and the device pointer follow it in both descriptors). */
+static void read_side(const CUmemorytype *type, CUmemorytype *kind, uint64_t *host)
+{
+	size_t to_host = offsetof(CUDA_MEMCPY2D, srcHost) - offsetof(CUDA_MEMCPY2D, srcMemoryType);
+	size_t to_dev = offsetof(CUDA_MEMCPY2D, srcDevice) - offsetof(CUDA_MEMCPY2D, srcMemoryType);
+	*kind = *type;
+	if (*kind == 1)
+		memcpy(host, (const char *)type + to_host, sizeof(void *));
+	else if (*kind == 4)
+		memcpy(host, (const char *)type + to_dev, sizeof(CUdeviceptr));
+	else
+		*host = 0;
+}
+
+void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		       CUresult r, int async, uint64_t stream, const CUmemorytype *src,
+		       const CUmemorytype *dst, uint64_t bytes)
+{
+	CUmemorytype sk = 0, dk = 0;
+	uint64_t sp = 0, dp = 0;
+	if (src && dst) {
+		read_side(src, &sk, &sp);
+		read_side(dst, &dk, &dp);
+	}
+	/* 1 HtoD, 2 DtoH, 3 DtoD (arrays count as device), 0 otherwise */
+	int s_host = sk == 1, d_host = dk == 1;
+	unsigned dir = s_host && !d_host && dk ? 1 : !s_host && sk && d_host ? 2
+		     : sk && dk && sk != 1 && dk != 1 && sk != 4 && dk != 4 ? 3 : 0;
+	uint64_t p[2];
+	int n = 0;
+	if (sp)
+		p[n++] = sp;
+	if (dp)
+		p[n++] = dp;
+	ft_cu_copy(t, kind, idx, ptsz, t0, r, dir, async, stream, bytes,
+		   n > 0 ? p[0] : 0, n > 1 ? p[1] : 0, n);
 }

@@ -48,6 +48,16 @@ void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t 
 void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes);
 
+/* 2-D/3-D copies: each side is described by its memory type, followed in
+ * the descriptor by the host pointer and the device pointer. */
+struct ft_cu_side {
+	CUmemorytype type;
+	const void *host;
+	CUdeviceptr device;
+};
+void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		       CUresult r, int async, uint64_t stream, const CUmemorytype *src,
+		       const CUmemorytype *dst, uint64_t bytes);
 void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
 		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer);
 
