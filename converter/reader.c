@@ -430,17 +430,20 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	if (!p->cmdline)
 		p->cmdline = xstrdup("");
 
-	/* clock rate from the longest span we have */
+	/* clock rate from the longest span we have; a short-lived process may
+	 * borrow a better rate from another process of its host (below) */
+	p->calib_span_ns = 0;
 	if (p->hdr.clock_kind == FT_CLOCK_MONO) {
 		p->ns_per_tick = 1.0;
-	} else if (last.mono_ns > p->base_ns + 1000000 && last.ticks > p->base_ticks) {
+		p->calib_span_ns = UINT64_MAX;
+	} else if (last.mono_ns > p->base_ns && last.ticks > p->base_ticks) {
 		p->ns_per_tick = (double)(last.mono_ns - p->base_ns) /
 				 (double)(last.ticks - p->base_ticks);
+		p->calib_span_ns = last.mono_ns - p->base_ns;
 	} else if (p->hdr.ticks_per_sec_guess) {
 		p->ns_per_tick = 1e9 / (double)p->hdr.ticks_per_sec_guess;
 	} else {
 		p->ns_per_tick = 1.0;
-		fprintf(err, "feedtrace: %s: no clock calibration; times are in raw ticks\n", path);
 	}
 	p->last_ns = last.mono_ns;
 	*out = p;
@@ -450,6 +453,32 @@ fail:
 	free(p->path);
 	free(p);
 	return -1;
+}
+
+/* Processes of one host share the TSC: a process whose own calibration
+ * span is short (it lived a few milliseconds) takes the rate of the process
+ * of its host with the longest span. Spans under 1 ms are not trusted. */
+static void borrow_clock_rates(struct ft_trace *tr, FILE *err)
+{
+	for (int i = 0; i < tr->nprocs; i++) {
+		struct ft_process *p = tr->procs[i];
+		if (p->calib_span_ns >= 10000000)
+			continue;
+		const struct ft_process *best = NULL;
+		for (int j = 0; j < tr->nprocs; j++) {
+			const struct ft_process *q = tr->procs[j];
+			if (q->hdr.clock_kind == p->hdr.clock_kind &&
+			    strcmp(q->hdr.host, p->hdr.host) == 0 &&
+			    q->calib_span_ns > p->calib_span_ns &&
+			    (!best || q->calib_span_ns > best->calib_span_ns))
+				best = q;
+		}
+		if (best && best->calib_span_ns >= 1000000)
+			p->ns_per_tick = best->ns_per_tick;
+		else if (p->calib_span_ns < 1000000 && !p->hdr.ticks_per_sec_guess && p->calib_span_ns < 20000)
+			fprintf(err, "feedtrace: %s: process too short to calibrate its clock; "
+				"times are approximate\n", p->path);
+	}
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -513,6 +542,7 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 		fprintf(err, "feedtrace: %s: no readable trace file\n", dir);
 		return -1;
 	}
+	borrow_clock_rates(tr, err);
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct ft_process {
 	/* clock: ns = base_ns + (ticks - base_ticks) * ns_per_tick */
 	uint64_t base_ticks, base_ns;
 	double ns_per_tick;
+	uint64_t calib_span_ns;      /* time between the calibration pairs used */
 	uint64_t last_ns;        /* latest clock pair or end */
 	/* strings: id -> text (id = offset/8+1 in the writer's arena) */
 	struct ft_strtab *strings;

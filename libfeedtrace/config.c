@@ -84,6 +84,10 @@ void ft_config_load(void)
 
 	const char *v = getenv("FEEDTRACE_DISABLE");
 	ft_cfg.disabled = v && strcmp(v, "1") == 0;
+	v = getenv("FEEDTRACE_REDACT");
+	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
+		ft_log("feedtrace: FEEDTRACE_REDACT=\"%.40s\" is neither 0 nor 1; using 1 (redact)", v);
+	ft_cfg.redact = v && strcmp(v, "0") != 0;
 	v = getenv("FEEDTRACE_QUIET");
 	ft_cfg.quiet = v && strcmp(v, "1") == 0;
 

@@ -38,6 +38,9 @@ void ft_strtab_init(void);
 size_t ft_strtab_pending(uint64_t *pos, const void **data);
 extern _Atomic uint64_t ft_strings_lost;
 
+extern uint64_t ft_redact_key;
+void ft_redact_text(const void *data, size_t n, char out[26]);
+
 /* output.c */
 int ft_output_open(void);
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,

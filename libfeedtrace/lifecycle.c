@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -112,7 +114,7 @@ void ft_before_exec(const char *path)
 	struct ft_thread *t = ft_enter(FT_G_PROC);
 	if (t) {
 		uint64_t now = ft_now();
-		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern(path), 0, 0);
+		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern_path(path), 0, 0);
 	}
 	ft_flush_lock(1000);
 	ft_flush_all_raw();
@@ -158,6 +160,21 @@ static void fork_child(void)
 	atomic_store(&ft_active, groups);
 }
 
+/* One key per run, shared with children through the environment. */
+static void redact_key_init(void)
+{
+	const char *v = getenv("FEEDTRACE_REDACT_KEY");
+	char buf[24];
+	if (v && strlen(v) == 16) {
+		ft_redact_key = strtoull(v, NULL, 16);
+		return;
+	}
+	if (syscall(SYS_getrandom, &ft_redact_key, sizeof ft_redact_key, 0) != sizeof ft_redact_key)
+		ft_redact_key = ft_mono_ns() ^ ((uint64_t)getpid() << 32);
+	snprintf(buf, sizeof buf, "%016llx", (unsigned long long)ft_redact_key);
+	setenv("FEEDTRACE_REDACT_KEY", buf, 1);
+}
+
 __attribute__((constructor(101))) static void ft_init(void)
 {
 	ft_tls_notrace = 1;
@@ -168,6 +185,8 @@ __attribute__((constructor(101))) static void ft_init(void)
 	}
 	ft_real_init();
 	ft_callsite_init();
+	if (ft_cfg.redact)
+		redact_key_init();
 	ft_clock_init();
 	ft_ring_init();
 	ft_strtab_init();

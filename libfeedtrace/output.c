@@ -167,12 +167,24 @@ static void write_process_chunk(void)
 	for (long i = 0; i < n; i++)
 		if (cmd[i] == 0)
 			pi.argc++;
+	if (ft_cfg.redact) {
+		/* the program's name stays; its arguments become one hash */
+		size_t first = strnlen(cmd, (size_t)n);
+		const char *base = strrchr(cmd, '/');
+		base = base ? base + 1 : cmd;
+		char hash[26], red[300];
+		ft_redact_text(cmd + first, (size_t)n - first, hash);
+		int k = snprintf(red, sizeof red, "%s%c%s", base, 0, hash);
+		memcpy(cmd, red, (size_t)k + 1);
+		n = k + 1;
+		pi.argc = 2;
+	}
 	pi.cmdline_len = (uint32_t)n;
 	char exe[4096];
 	long e = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
 	if (e > 0) {
 		exe[e] = 0;
-		pi.exe_id = ft_intern(exe);
+		pi.exe_id = ft_intern_path(exe);
 	}
 	struct iovec v[2] = { { &pi, sizeof pi }, { cmd, (size_t)n } };
 	ft_output_write_chunk(FT_CHUNK_PROCESS, FT_CODEC_RAW, (uint32_t)(sizeof pi + (size_t)n), v, 2);

@@ -137,6 +137,7 @@ static inline void ft_record_p(struct ft_thread *t, unsigned kind, uint64_t t0,
 
 /* ---- strings and fds (strtab.c) ---- */
 uint32_t ft_intern(const char *s);                /* 0 when it cannot */
+uint32_t ft_intern_path(const char *path);        /* ft_intern, or a hash (FEEDTRACE_REDACT) */
 uint32_t ft_fd_path(int fd);                      /* string id last opened at fd */
 void ft_fd_set(int fd, uint32_t path_id);
 

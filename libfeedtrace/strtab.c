@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "internal.h"
 
 #define ARENA_BYTES (64u << 20)
@@ -108,6 +109,36 @@ uint32_t ft_intern(const char *s)
 	}
 	atomic_fetch_add(&ft_strings_lost, 1);
 	return 0;
+}
+
+/* A path as recorded: itself, or with FEEDTRACE_REDACT=1 only a keyed hash
+ * of it ("redacted:" and 16 hex digits), so traces can leave the machine.
+ * The key is per run (FEEDTRACE_REDACT_KEY, else random at start-up and
+ * exported to children), so the same path hashes the same across the
+ * processes of a run but cannot be looked up in a table of common paths. */
+uint64_t ft_redact_key;
+
+void ft_redact_text(const void *data, size_t n, char out[26])
+{
+	uint64_t h = ft_redact_key ^ 1469598103934665603ull;
+	for (const unsigned char *p = data; n--; p++) {
+		h ^= *p;
+		h *= 1099511628211ull;
+		h ^= h >> 29;
+	}
+	memcpy(out, "redacted:", 9);
+	for (int i = 0; i < 16; i++)
+		out[9 + i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+	out[25] = 0;
+}
+
+uint32_t ft_intern_path(const char *path)
+{
+	if (!ft_cfg.redact || !path)
+		return ft_intern(path);
+	char text[26];
+	ft_redact_text(path, strlen(path), text);
+	return ft_intern(text);
 }
 
 size_t ft_strtab_pending(uint64_t *pos, const void **data)
