@@ -106,3 +106,15 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# examples/: C programs on the CUDA driver API, linked against the simulated
+# driver (build/simgpu, found through the rpath); FT_CUDA_PATH picks how they
+# reach it at run time (examples/cudrv.h, examples/README.md).
+EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+.PHONY: examples
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c examples/cudrv.h $(SIMGPU_OUT)/libcuda.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
+	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread

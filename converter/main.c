@@ -10,7 +10,10 @@ static void usage(FILE *out)
 {
 	fputs("usage: feedtrace COMMAND ...\n"
 	      "  run [-o DIR] -- CMD [ARGS...]   run CMD under the tracer\n"
-	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n",
+	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
+	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
+	      "  report DIR [--json]             the verdict, findings and call sites\n"
+	      "  diff BEFORE AFTER [--json] [-o FILE.pftrace]  compare two runs\n",
 	      out);
 }
 
@@ -22,6 +25,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "dump") == 0)
 		return ft_cmd_dump(argc - 2, argv + 2);
+	if (strcmp(argv[1], "convert") == 0)
+		return ft_cmd_convert(argc - 2, argv + 2);
+	if (strcmp(argv[1], "report") == 0)
+		return ft_cmd_report(argc - 2, argv + 2);
+	if (strcmp(argv[1], "diff") == 0)
+		return ft_cmd_diff(argc - 2, argv + 2);
 	if (strcmp(argv[1], "run") == 0)
 		return ft_cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||

@@ -1,6 +1,6 @@
 /*
  * run.c: `feedtrace run [-o DIR] -- CMD...`: runs CMD with the library
- * preloaded and FEEDTRACE_OUT set, waits, prints the trace summary, and
+ * preloaded and FEEDTRACE_OUT set, waits, prints the report (report.c), and
  * exits as CMD did (a signal death becomes 128 + signal number).
  */
 #include <errno.h>
@@ -103,10 +103,9 @@ int ft_cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	fprintf(stderr, "feedtrace: trace written to %s\n", abs_dir);
-	char *dump_argv[] = { abs_dir, NULL };
 	struct stat st;
 	if (stat(abs_dir, &st) == 0)
-		ft_cmd_summary(1, dump_argv);
+		ft_report_print(abs_dir, stderr);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

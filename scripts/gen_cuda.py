@@ -140,7 +140,9 @@ def body(i, r):
     out.append("\tif (!t)")
     out.append("\t\treturn real(%s);" % args)
     out.append("\tuint64_t t0 = ft_now();")
+    out.append("\tt->busy = 1;\t/* the driver's own locks and reads belong to this call */")
     out.append("\tCUresult r = real(%s);" % args)
+    out.append("\tt->busy = 0;")
     kind, p = event_kind(r["api"]), r["ptsz"]
     rec = r["rec"]
     if r["shape"] == "LAUNCH":

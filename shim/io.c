@@ -27,7 +27,7 @@ static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
 			       int fd, const char *path, int flags, int extra)
 {
 	uint64_t t1 = ft_now();
-	uint32_t id = ft_intern(path);
+	uint32_t id = ft_intern_path(path);
 	if (fd >= 0)
 		ft_fd_set(fd, id);
 	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,

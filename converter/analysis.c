@@ -1,0 +1,979 @@
+/*
+ * analysis.c: the diagnoses of docs/ANALYSES.md over one process's events
+ * in start-time order: per-thread time accounts, per-stream submission
+ * state (gaps, outstanding work), hidden-sync and lock groups, small-read
+ * bursts, per-ms counters, and the verdict. Memory grows with threads,
+ * streams, locks, call sites and files in one storm, never with events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "events.h"
+
+const char *const ft_cat_name[FT_CAT_N] = {
+	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_cpu" };
+const char *const ft_cat_label[FT_CAT_N] = {
+	"submitting", "waiting on GPU", "hidden sync", "file I/O", "locks",
+	"waiting for data", "other CPU" };
+const char *const ft_fkind_track[FT_FK_N] = {
+	"launch gaps", "hidden syncs", "small-read storms", "lock contention" };
+const char *const ft_fkind_slice[FT_FK_N] = {
+	"launch gap", "hidden sync", "small-read storm", "lock contention" };
+const char *const ft_fkind_key[FT_FK_N] = {
+	"launch_gap", "hidden_sync", "small_read_storm", "lock_contention" };
+const char *const ft_ctr_name[FT_CTR_N] = {
+	"kernel launches per ms", "bytes read per ms", "reads per ms",
+	"outstanding async work" };
+const char *const ft_storm_hist_label[FT_STORM_HIST] = {
+	"<512", "<1K", "<4K", "<16K", "<64K", "<256K", "<1M", ">=1M" };
+
+const char *ft_sync_word(unsigned s)
+{
+	static const char *const w[] = { "submit", "wait", "hidden sync", "poll", "other" };
+	return s < 5 ? w[s] : "unknown";
+}
+
+const char *ft_dir_word(unsigned d)
+{
+	static const char *const w[] = { "unified", "HtoD", "DtoH", "DtoD", "peer", "memset" };
+	return d < 6 ? w[d] : "unknown";
+}
+
+/* ---- options ---- */
+
+void ft_an_default_opts(struct ft_an_opts *o)
+{
+	o->gap_ns = 1000000;
+	o->storm_window_ns = 1000000000;
+	o->storm_reads = 1000;
+	o->small_read = 65536;
+	o->storm_ref_read = 1 << 20;
+	o->lock_min_ns = 0;
+	o->bin_ns = 1000000;
+}
+
+const char ft_an_opts_help[] =
+	"  --gap-ms MS          launch gap threshold (1)\n"
+	"  --storm-reads N      small reads within one window that make a storm (1000)\n"
+	"  --storm-window-ms MS storm window (1000)\n"
+	"  --small-read BYTES   reads asking for fewer bytes are small (65536)\n"
+	"  --lock-min-ms MS     report locks with at least this total wait (0)\n"
+	"  --bin-ms MS          counter bin (1)\n";
+
+int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
+{
+	static const struct { const char *name; int which; double scale; } opt[] = {
+		{ "--gap-ms", 0, 1e6 }, { "--storm-reads", 1, 1 },
+		{ "--storm-window-ms", 2, 1e6 }, { "--small-read", 3, 1 },
+		{ "--lock-min-ms", 4, 1e6 }, { "--bin-ms", 5, 1e6 },
+	};
+	for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++) {
+		if (strcmp(argv[*i], opt[k].name) != 0)
+			continue;
+		char *end;
+		double v = *i + 1 < argc ? strtod(argv[*i + 1], &end) : -1;
+		if (*i + 1 >= argc || *end || v < 0 || (k != 4 && v <= 0)) {
+			fprintf(stderr, "feedtrace: %s needs a positive number\n", opt[k].name);
+			return -1;
+		}
+		uint64_t x = (uint64_t)(v * opt[k].scale + 0.5);
+		switch (opt[k].which) {
+		case 0: o->gap_ns = x; break;
+		case 1: o->storm_reads = (uint32_t)x; break;
+		case 2: o->storm_window_ns = x; break;
+		case 3: o->small_read = (uint32_t)x; break;
+		case 4: o->lock_min_ns = x; break;
+		case 5: o->bin_ns = x ? x : 1; break;
+		}
+		*i += 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- per-kind facts, built once from events.def ---- */
+
+struct kfacts {
+	int cat, read, launch, mutex, cuda;
+	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
+	const struct ft_field *site, *py;
+};
+static struct kfacts kf[FT_EV_COUNT];
+static int kf_built;
+
+static void build_facts(void)
+{
+	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
+		const struct ft_kind_info *ki = ft_kind(k);
+		struct kfacts *f = &kf[k];
+		f->ret = ft_kind_field(ki, "ret");
+		f->req = ft_kind_field(ki, "req");
+		f->path = ft_kind_field(ki, "path");
+		f->fd = ft_kind_field(ki, "fd");
+		f->sync = ft_kind_field(ki, "sync");
+		f->stream = ft_kind_field(ki, "stream");
+		f->sym = ft_kind_field(ki, "sym");
+		f->handle = ft_kind_field(ki, "handle");
+		f->lock = ft_kind_field(ki, "lock");
+		f->site = ft_kind_field(ki, "site");
+		f->py = ft_kind_field(ki, "py");
+		f->cuda = ki->group == FT_G_CUDA && f->sync;
+		switch (ki->group) {
+		case FT_G_IO: f->cat = FT_CAT_IO; break;
+		case FT_G_LOCK: f->cat = FT_CAT_LOCK; break;
+		case FT_G_CUDA: f->cat = FT_CAT_SUBMIT; break;
+		default: f->cat = FT_CAT_CPU; break;
+		}
+		f->read = f->req && f->ret && ki->group == FT_G_IO;
+		f->mutex = f->lock != NULL;       /* mutex and rwlock records carry "lock" */
+		if (k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT)
+			f->cat = FT_CAT_DATA;
+		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
+			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
+	}
+	kf_built = 1;
+}
+
+static const struct kfacts *facts(unsigned kind)
+{
+	if (!kf_built)
+		build_facts();
+	return kind > 0 && kind < FT_EV_COUNT ? &kf[kind] : NULL;
+}
+
+void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
+{
+	const struct kfacts *f = facts(r->kind);
+	memset(o, 0, sizeof *o);
+	o->cat = FT_CAT_CPU;
+	if (!f)
+		return;
+	o->cat = f->cat;
+	o->read = f->read;
+	o->launch = f->launch;
+	if (f->cuda) {
+		o->cuda = 1;
+		o->sync = (unsigned)ft_field_raw(r, f->sync);
+		o->stream = f->stream ? ft_field_raw(r, f->stream) : 0;
+		switch (o->sync) {
+		case FT_SYNC_WAIT: case FT_SYNC_POLL: o->cat = FT_CAT_GPU_WAIT; break;
+		case FT_SYNC_HIDDEN: o->cat = FT_CAT_HIDDEN; break;
+		default: o->cat = FT_CAT_SUBMIT; break;
+		}
+	}
+}
+
+/* ---- a small u64 -> index map (open addressing) ---- */
+
+struct map {
+	uint64_t *key;
+	uint32_t *val;             /* index + 1; 0 = empty */
+	uint32_t cap, n;
+};
+
+static void *xcalloc(size_t n, size_t s)
+{
+	void *p = calloc(n ? n : 1, s);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static uint32_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+/* Returns the slot of key; *found says whether it is in use. */
+static uint32_t map_slot(const struct map *m, uint64_t key, int *found)
+{
+	uint32_t i = hash64(key) & (m->cap - 1);
+	while (m->val[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	*found = m->val[i] != 0;
+	return i;
+}
+
+/* index of key, or -1 when absent */
+static long map_get(const struct map *m, uint64_t key)
+{
+	int found;
+	if (!m->cap)
+		return -1;
+	uint32_t i = map_slot(m, key, &found);
+	return found ? (long)m->val[i] - 1 : -1;
+}
+
+static void map_put(struct map *m, uint64_t key, uint32_t idx)
+{
+	int found;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct map g = { 0 };
+		g.cap = m->cap ? m->cap * 2 : 64;
+		g.key = xcalloc(g.cap, sizeof *g.key);
+		g.val = xcalloc(g.cap, sizeof *g.val);
+		for (uint32_t i = 0; i < m->cap; i++)
+			if (m->val[i]) {
+				uint32_t j = map_slot(&g, m->key[i], &found);
+				g.key[j] = m->key[i];
+				g.val[j] = m->val[i];
+			}
+		g.n = m->n;
+		free(m->key);
+		free(m->val);
+		*m = g;
+	}
+	uint32_t i = map_slot(m, key, &found);
+	if (!found)
+		m->n++;
+	m->key[i] = key;
+	m->val[i] = idx + 1;
+}
+
+static void map_clear(struct map *m)
+{
+	if (m->cap) {
+		memset(m->val, 0, m->cap * sizeof *m->val);
+		m->n = 0;
+	}
+}
+
+static void map_free(struct map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+/* growable arrays of structs */
+#define GROW(arr, n, cap) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : 16; \
+		(arr) = xrealloc((arr), (size_t)(cap) * sizeof *(arr)); \
+	} } while (0)
+
+/* ---- state ---- */
+
+#define RECENT 256                 /* per-thread calls kept for gap attribution */
+
+struct recent { uint64_t start, end; int cat; };
+
+struct thread {
+	int32_t tid;
+	uint64_t first, last_end, events, launches;
+	uint64_t t[FT_CAT_N];
+	struct recent ring[RECENT];
+	uint32_t nring, ring_head;   /* entries, next write position */
+	uint64_t last_sub_end, last_sync_end;
+	int submitted;
+};
+
+struct stream {
+	uint64_t id;
+	uint64_t last_sub_end, last_sync_end;
+	int submitted;
+	uint64_t seq, done;          /* submissions, known complete */
+};
+
+struct group {                      /* hidden sync (site or sym+tid) or lock (addr) */
+	uint64_t key;
+	uint32_t sym, site;                 /* site: a py or native site string id */
+	int py;
+	int32_t tid;
+	unsigned kind;
+	uint64_t count, total, max, first, last_end;
+	int32_t tids[8];
+	int ntids, more_tids;
+};
+
+struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes; };
+
+struct ft_an {
+	const struct ft_process *p;
+	struct ft_an_opts o;
+	struct ft_an_sink sink;
+	struct thread *th; int nth, capth; struct map thmap; long last_th;
+	struct stream *st; int nst, capst; struct map stmap;
+	struct group *hid; int nhid, caphid; struct map hidmap;
+	struct group *lk; int nlk, caplk; struct map lkmap;
+	struct evrec { int stream; uint64_t seq; } *ev;  /* cuEventRecord: where, when */
+	int nev, capev; struct map evmap;
+	/* storm */
+	uint64_t *ring; uint32_t ring_n, ring_pos;
+	int in_burst, qualified;
+	struct ft_finding burst;
+	uint64_t burst_last_start;
+	struct file_acc *files; int nfiles, capfiles; struct map filemap;
+	/* counters */
+	uint64_t bin, out_total, out_max;
+	int64_t ctr[FT_CTR_N], shown[FT_CTR_N];
+	int have_bin;
+	/* run */
+	uint64_t first_ts, last_end;
+	struct ft_metrics m;
+};
+
+struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
+			const struct ft_an_sink *sink)
+{
+	struct ft_an *a = xcalloc(1, sizeof *a);
+	a->p = p;
+	if (o)
+		a->o = *o;
+	else
+		ft_an_default_opts(&a->o);
+	if (sink)
+		a->sink = *sink;
+	a->last_th = -1;
+	if (a->o.storm_reads < 1)
+		a->o.storm_reads = 1;
+	a->ring = xcalloc(a->o.storm_reads, sizeof *a->ring);
+	return a;
+}
+
+void ft_an_free(struct ft_an *a)
+{
+	if (!a)
+		return;
+	free(a->th); map_free(&a->thmap);
+	free(a->st); map_free(&a->stmap);
+	free(a->hid); map_free(&a->hidmap);
+	free(a->lk); map_free(&a->lkmap);
+	free(a->ev); map_free(&a->evmap);
+	free(a->ring);
+	free(a->files); map_free(&a->filemap);
+	free(a);
+}
+
+static struct thread *thread_of(struct ft_an *a, int32_t tid)
+{
+	if (a->last_th >= 0 && a->th[a->last_th].tid == tid)
+		return &a->th[a->last_th];
+	long i = map_get(&a->thmap, (uint64_t)(uint32_t)tid);
+	if (i < 0) {
+		GROW(a->th, a->nth, a->capth);
+		i = a->nth++;
+		memset(&a->th[i], 0, sizeof a->th[i]);
+		a->th[i].tid = tid;
+		map_put(&a->thmap, (uint64_t)(uint32_t)tid, (uint32_t)i);
+	}
+	a->last_th = i;
+	return &a->th[i];
+}
+
+static struct stream *stream_of(struct ft_an *a, uint64_t id)
+{
+	long i = map_get(&a->stmap, id);
+	if (i < 0) {
+		GROW(a->st, a->nst, a->capst);
+		i = a->nst++;
+		memset(&a->st[i], 0, sizeof a->st[i]);
+		a->st[i].id = id;
+		map_put(&a->stmap, id, (uint32_t)i);
+	}
+	return &a->st[i];
+}
+
+static struct group *group_of(struct group **arr, int *n, int *cap, struct map *m,
+			      uint64_t key)
+{
+	long i = map_get(m, key);
+	if (i < 0) {
+		GROW(*arr, *n, *cap);
+		i = (*n)++;
+		memset(&(*arr)[i], 0, sizeof (*arr)[i]);
+		(*arr)[i].key = key;
+		map_put(m, key, (uint32_t)i);
+	}
+	return &(*arr)[i];
+}
+
+static void group_add(struct group *g, int32_t tid, uint64_t ts, uint64_t end, uint64_t dur)
+{
+	if (!g->count || ts < g->first)
+		g->first = ts;
+	if (end > g->last_end)
+		g->last_end = end;
+	g->count++;
+	g->total += dur;
+	if (dur > g->max)
+		g->max = dur;
+	for (int i = 0; i < g->ntids; i++)
+		if (g->tids[i] == tid)
+			return;
+	if (g->ntids < 8)
+		g->tids[g->ntids++] = tid;
+	else
+		g->more_tids++;
+}
+
+/* ---- counters ---- */
+
+static void emit_ctr(struct ft_an *a, int which, uint64_t ts, int64_t v)
+{
+	if (a->shown[which] == v)
+		return;
+	a->shown[which] = v;
+	if (a->sink.counter)
+		a->sink.counter(a->sink.arg, which, ts, v);
+}
+
+static void close_bin(struct ft_an *a, uint64_t next_bin)
+{
+	uint64_t t = a->bin * a->o.bin_ns;
+	a->ctr[FT_CTR_OUTSTANDING] = (int64_t)a->out_max;
+	for (int c = 0; c < FT_CTR_N; c++)
+		emit_ctr(a, c, t, a->ctr[c]);
+	if (next_bin > a->bin + 1) {         /* idle bins in between: rates drop to 0 */
+		for (int c = 0; c < FT_CTR_OUTSTANDING; c++)
+			emit_ctr(a, c, t + a->o.bin_ns, 0);
+		emit_ctr(a, FT_CTR_OUTSTANDING, t + a->o.bin_ns, (int64_t)a->out_total);
+	}
+	memset(a->ctr, 0, sizeof a->ctr);
+	a->bin = next_bin;
+	a->out_max = a->out_total;
+}
+
+static void counters_at(struct ft_an *a, uint64_t ts)
+{
+	uint64_t b = ts / a->o.bin_ns;
+	if (!a->have_bin) {
+		a->have_bin = 1;
+		a->bin = b;
+	} else if (b > a->bin) {
+		close_bin(a, b);
+	}
+}
+
+static void outstanding_set(struct ft_an *a, struct stream *s, uint64_t done)
+{
+	if (done > s->seq)
+		done = s->seq;
+	if (done > s->done) {
+		a->out_total -= done - s->done;
+		s->done = done;
+	}
+}
+
+/* ---- launch gaps ---- */
+
+/* What thread t did in [g0, g1): overlap of its recent calls, the rest CPU. */
+static void attribute(const struct thread *t, uint64_t g0, uint64_t g1, uint64_t out[FT_CAT_N])
+{
+	memset(out, 0, FT_CAT_N * sizeof *out);
+	uint64_t covered_from = g1, traced = 0;
+	uint32_t n = t->nring;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct recent *r = &t->ring[(t->ring_head + RECENT - 1 - k) % RECENT];
+		if (r->end <= g0)
+			break;
+		uint64_t s = r->start > g0 ? r->start : g0, e = r->end < g1 ? r->end : g1;
+		if (e > s) {
+			out[r->cat] += e - s;
+			traced += e - s;
+		}
+		covered_from = r->start > g0 ? r->start : g0;
+		if (k + 1 == n && n == RECENT && r->start > g0)
+			covered_from = r->start;   /* older calls were evicted */
+	}
+	uint64_t gap = g1 - g0;
+	if (n == RECENT && covered_from > g0 && g1 > covered_from) {
+		/* extrapolate the evicted part with the covered part's mix */
+		double scale = (double)gap / (double)(g1 - covered_from);
+		traced = 0;
+		for (int c = 0; c < FT_CAT_N; c++) {
+			out[c] = (uint64_t)((double)out[c] * scale);
+			traced += out[c];
+		}
+	}
+	out[FT_CAT_CPU] += gap > traced ? gap - traced : 0;
+}
+
+static int cause_of(const uint64_t attr[FT_CAT_N])
+{
+	int best = FT_CAT_CPU;
+	for (int c = 0; c < FT_CAT_N; c++)
+		if (attr[c] > attr[best])
+			best = c;
+	return best;
+}
+
+static void report_gap(struct ft_an *a, int scope, uint64_t stream, struct thread *t,
+		       uint64_t g0, uint64_t g1, int after_sync, const struct ft_event *ev)
+{
+	struct ft_finding f;
+	memset(&f, 0, sizeof f);
+	f.kind = FT_FK_GAP;
+	f.pid = a->p->hdr.pid;
+	f.start = g0;
+	f.end = g1;
+	f.lost_ns = g1 - g0;
+	f.tid = t->tid;
+	f.scope = scope;
+	f.stream = stream;
+	f.after_sync = after_sync;
+	attribute(t, g0, g1, f.attr);
+	f.cause = cause_of(f.attr);
+	const struct ft_kind_info *k = ft_kind(ev->rec->kind);
+	f.next_call = k ? k->name : "";
+	if (scope == 0) {
+		a->m.gaps++;
+		a->m.gap_ns += g1 - g0;
+	}
+	if (a->sink.finding)
+		a->sink.finding(a->sink.arg, &f);
+}
+
+static void on_submit(struct ft_an *a, struct thread *t, const struct ft_event *ev,
+		      const struct ft_evinfo *in)
+{
+	struct stream *s = stream_of(a, in->stream);
+	uint64_t end = ev->ts_ns + ev->dur_ns;
+	uint64_t sg0 = 0, sg1 = 0;
+	if (s->submitted) {
+		int after_sync = s->last_sync_end >= s->last_sub_end;
+		uint64_t g0 = after_sync ? s->last_sync_end : s->last_sub_end;
+		if (ev->ts_ns > g0 && ev->ts_ns - g0 >= a->o.gap_ns) {
+			report_gap(a, 0, in->stream, t, g0, ev->ts_ns, after_sync, ev);
+			sg0 = g0, sg1 = ev->ts_ns;
+		}
+	}
+	if (t->submitted) {
+		int after_sync = t->last_sync_end >= t->last_sub_end;
+		uint64_t g0 = after_sync ? t->last_sync_end : t->last_sub_end;
+		if (ev->ts_ns > g0 && ev->ts_ns - g0 >= a->o.gap_ns &&
+		    !(g0 == sg0 && ev->ts_ns == sg1))
+			report_gap(a, 1, in->stream, t, g0, ev->ts_ns, after_sync, ev);
+	}
+	s->submitted = t->submitted = 1;
+	if (end > s->last_sub_end)
+		s->last_sub_end = end;
+	if (end > t->last_sub_end)
+		t->last_sub_end = end;
+	s->seq++;
+	a->out_total++;
+	a->m.submissions++;
+}
+
+/* a wait that leaves stream s (all streams for s == NULL) drained */
+static void drained(struct ft_an *a, struct stream *s, uint64_t end)
+{
+	for (int i = 0; i < a->nst; i++) {
+		struct stream *x = &a->st[i];
+		if (s && x != s)
+			continue;
+		if (end > x->last_sync_end)
+			x->last_sync_end = end;
+		outstanding_set(a, x, x->seq);
+	}
+}
+
+static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev,
+		    const struct ft_evinfo *in)
+{
+	const struct ft_rec *r = ev->rec;
+	const struct kfacts *f = facts(r->kind);
+	uint64_t end = ev->ts_ns + ev->dur_ns;
+	if (in->launch) {
+		a->m.launches++;
+		t->launches++;
+		a->ctr[FT_CTR_LAUNCHES]++;
+	}
+	if (in->sync == FT_SYNC_SUBMIT) {
+		on_submit(a, t, ev, in);
+	} else if (in->sync == FT_SYNC_WAIT || in->sync == FT_SYNC_HIDDEN) {
+		if (end > t->last_sync_end)
+			t->last_sync_end = end;
+		if (r->kind == FT_EV_CU_EVENT_SYNC && f->handle) {
+			long e = map_get(&a->evmap, ft_field_raw(r, f->handle));
+			if (e >= 0) {
+				struct stream *s = &a->st[a->ev[e].stream];
+				if (end > s->last_sync_end)
+					s->last_sync_end = end;
+				outstanding_set(a, s, a->ev[e].seq);
+			}
+		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0) {
+			drained(a, NULL, end);
+		} else if (r->kind != FT_EV_CU_STREAM_WAIT_EVENT) {
+			drained(a, stream_of(a, in->stream), end);
+		}
+		if (in->sync == FT_SYNC_HIDDEN) {
+			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
+			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
+			uint32_t site = py ? py : f->site ? (uint32_t)ft_field_raw(r, f->site) : 0;
+			/* by call site when recorded, else by (symbol, thread) */
+			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
+					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;
+			struct group *g = group_of(&a->hid, &a->nhid, &a->caphid, &a->hidmap, key);
+			g->sym = sym;
+			g->site = site;
+			g->py = py != 0;
+			g->tid = ev->tid;
+			g->kind = r->kind;
+			group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+			a->m.hidden++;
+			a->m.hidden_ns += ev->dur_ns;
+		} else {
+			a->m.syncs++;
+			a->m.sync_ns += ev->dur_ns;
+		}
+	} else if (r->kind == FT_EV_CU_EVENT_RECORD && f->handle) {
+		struct stream *s = stream_of(a, in->stream);
+		uint64_t h = ft_field_raw(r, f->handle);
+		long e = map_get(&a->evmap, h);
+		if (e < 0) {
+			GROW(a->ev, a->nev, a->capev);
+			e = a->nev++;
+			map_put(&a->evmap, h, (uint32_t)e);
+		}
+		a->ev[e].stream = (int)(s - a->st);
+		a->ev[e].seq = s->seq;
+	}
+	if (a->out_total > a->out_max)
+		a->out_max = a->out_total;
+}
+
+/* ---- small-read storms ---- */
+
+static int hist_bucket(uint64_t n)
+{
+	static const uint64_t lim[] = { 512, 1024, 4096, 16384, 65536, 262144, 1048576 };
+	for (int i = 0; i < 7; i++)
+		if (n < lim[i])
+			return i;
+	return 7;
+}
+
+static void close_burst(struct ft_an *a)
+{
+	struct ft_finding *f = &a->burst;
+	if (a->in_burst && a->qualified) {
+		f->files = (uint64_t)a->nfiles;
+		f->reads_needed = 0;
+		for (int i = 0; i < a->nfiles; i++) {
+			struct file_acc *x = &a->files[i];
+			f->reads_needed += (x->bytes + a->o.storm_ref_read - 1) / a->o.storm_ref_read;
+			/* top files by reads (insertion into a short sorted list) */
+			int j = f->ntop < FT_STORM_TOP ? f->ntop++ : FT_STORM_TOP;
+			while (j > 0 && f->top_reads[j - 1] < x->reads) {
+				if (j < FT_STORM_TOP) {
+					f->top_reads[j] = f->top_reads[j - 1];
+					f->top_file[j] = f->top_file[j - 1];
+				}
+				j--;
+			}
+			if (j < FT_STORM_TOP) {
+				const char *path = ft_string(a->p, x->path);
+				f->top_reads[j] = x->reads;
+				f->top_file[j] = path ? path : "(unknown file)";
+			}
+		}
+		a->m.storms++;
+		if (a->sink.finding)
+			a->sink.finding(a->sink.arg, f);
+	}
+	a->in_burst = a->qualified = 0;
+	a->nfiles = 0;
+	map_clear(&a->filemap);
+}
+
+static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t path,
+			  int32_t fd, uint64_t got)
+{
+	struct ft_finding *f = &a->burst;
+	uint64_t end = ev->ts_ns + ev->dur_ns;
+	if (a->in_burst && ev->ts_ns >= a->burst_last_start + a->o.storm_window_ns)
+		close_burst(a);
+	if (!a->in_burst) {
+		memset(f, 0, sizeof *f);
+		f->kind = FT_FK_STORM;
+		f->pid = a->p->hdr.pid;
+		f->start = ev->ts_ns;
+		f->tid = ev->tid;
+		a->in_burst = 1;
+	}
+	if (ev->ts_ns > a->burst_last_start)
+		a->burst_last_start = ev->ts_ns;
+	if (ev->ts_ns < f->start)
+		f->start = ev->ts_ns;
+	if (end > f->end)
+		f->end = end;
+	f->reads++;
+	f->bytes += got;
+	f->lost_ns += ev->dur_ns;
+	f->hist[hist_bucket(got)]++;
+	uint64_t key = path ? path : (uint64_t)1 << 40 | (uint32_t)fd;
+	long i = map_get(&a->filemap, key);
+	if (i < 0) {
+		GROW(a->files, a->nfiles, a->capfiles);
+		i = a->nfiles++;
+		a->files[i] = (struct file_acc){ key, path, fd, 0, 0 };
+		map_put(&a->filemap, key, (uint32_t)i);
+	}
+	a->files[i].reads++;
+	a->files[i].bytes += got;
+	/* N small reads within one window? */
+	uint32_t n = a->o.storm_reads;
+	a->ring[a->ring_pos] = ev->ts_ns;
+	a->ring_pos = (a->ring_pos + 1) % n;
+	if (a->ring_n < n)
+		a->ring_n++;
+	if (a->ring_n == n && ev->ts_ns - a->ring[a->ring_pos] < a->o.storm_window_ns)
+		a->qualified = 1;   /* ring[ring_pos] is the read n-1 before this one */
+}
+
+/* ---- the event ---- */
+
+void ft_an_event(struct ft_an *a, const struct ft_event *ev)
+{
+	const struct ft_rec *r = ev->rec;
+	const struct kfacts *f = facts(r->kind);
+	struct ft_evinfo in;
+	uint64_t end = ev->ts_ns + ev->dur_ns;
+	ft_an_info(r, &in);
+	struct thread *t = thread_of(a, ev->tid);
+	if (!a->m.events++ || ev->ts_ns < a->first_ts)
+		a->first_ts = ev->ts_ns;
+	if (end > a->last_end)
+		a->last_end = end;
+	counters_at(a, ev->ts_ns);
+	if (!t->events)
+		t->first = ev->ts_ns;
+	t->events++;
+	if (end > t->last_end)
+		t->last_end = end;
+	if (!f)
+		return;                          /* a kind this reader does not know */
+	/* calls recorded inside this one (a driver's own waits) were written
+	 * first: take their time back, it is this call's */
+	while (t->nring) {
+		uint32_t last = (t->ring_head + RECENT - 1) % RECENT;
+		struct recent *n = &t->ring[last];
+		if (n->start < ev->ts_ns || n->end > end)
+			break;
+		t->t[n->cat] -= n->end - n->start;
+		t->ring_head = last;
+		t->nring--;
+	}
+	t->t[in.cat] += ev->dur_ns;
+	if (in.cuda)
+		on_cuda(a, t, ev, &in);
+	if (in.read) {
+		int64_t ret = ft_field_signed(r, f->ret);
+		uint64_t req = ft_field_raw(r, f->req);
+		uint64_t got = ret > 0 ? (uint64_t)ret : 0;
+		a->m.reads++;
+		a->m.read_bytes += got;
+		a->ctr[FT_CTR_READS]++;
+		a->ctr[FT_CTR_READ_BYTES] += (int64_t)got;
+		if (req < a->o.small_read) {
+			a->m.small_reads++;
+			a->m.small_read_bytes += got;
+			on_small_read(a, ev, f->path ? (uint32_t)ft_field_raw(r, f->path) : 0,
+				      f->fd ? (int32_t)ft_field_signed(r, f->fd) : -1, got);
+		}
+	}
+	if (f->mutex) {
+		uint64_t addr = ft_field_raw(r, f->lock);
+		struct group *g = group_of(&a->lk, &a->nlk, &a->caplk, &a->lkmap, addr);
+		if (!g->count)
+			g->kind = r->kind;
+		group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+		a->m.lock_waits++;
+		a->m.lock_ns += ev->dur_ns;
+	}
+	if (in.cat == FT_CAT_DATA) {
+		a->m.sem_waits++;
+		a->m.sem_ns += ev->dur_ns;
+	}
+	struct recent *rc = &t->ring[t->ring_head];
+	rc->start = ev->ts_ns;
+	rc->end = end;
+	rc->cat = in.cat;
+	t->ring_head = (t->ring_head + 1) % RECENT;
+	if (t->nring < RECENT)
+		t->nring++;
+}
+
+/* ---- the end ---- */
+
+static int group_cmp(const void *x, const void *y)
+{
+	const struct group *a = x, *b = y;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
+{
+	qsort(g, (size_t)n, sizeof *g, group_cmp);
+	for (int i = 0; i < n; i++) {
+		if (kind == FT_FK_LOCK && g[i].total < a->o.lock_min_ns)
+			continue;
+		struct ft_finding f;
+		memset(&f, 0, sizeof f);
+		f.kind = kind;
+		f.pid = a->p->hdr.pid;
+		f.start = g[i].first;
+		f.end = g[i].last_end;
+		f.lost_ns = g[i].total;
+		f.tid = g[i].tid;
+		f.count = g[i].count;
+		f.total_ns = g[i].total;
+		f.max_ns = g[i].max;
+		f.threads = g[i].ntids + g[i].more_tids;
+		f.site = "";
+		if (kind == FT_FK_HIDDEN && g[i].site) {
+			const char *st = g[i].py ? ft_string(a->p, g[i].site)
+						 : ft_site_text(a->p, g[i].site);
+			f.site = st ? st : "";
+		}
+		if (kind == FT_FK_HIDDEN) {
+			const char *s = ft_string(a->p, g[i].sym);
+			const struct ft_kind_info *k = ft_kind(g[i].kind);
+			f.symbol = s ? s : k ? k->name : "";
+		} else {
+			const struct ft_kind_info *k = ft_kind(g[i].kind);
+			f.symbol = k ? k->name : "";
+			f.addr = g[i].key;
+			f.tid = g[i].tids[0];
+			a->m.locks++;
+		}
+		if (a->sink.finding)
+			a->sink.finding(a->sink.arg, &f);
+	}
+}
+
+static void verdict(struct ft_an *a, struct ft_verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	int busiest = -1;
+	for (int i = 0; i < a->nth; i++) {
+		if (a->th[i].launches) {
+			v->by_launch = 1;
+			if (v->nfeeders < 8)
+				v->feeder[v->nfeeders] = a->th[i].tid;
+			v->nfeeders++;
+		}
+		if (busiest < 0 || a->th[i].events > a->th[busiest].events)
+			busiest = i;
+	}
+	for (int i = 0; i < a->nth; i++) {
+		struct thread *t = &a->th[i];
+		if (v->by_launch ? !t->launches : i != busiest)
+			continue;
+		uint64_t wall = t->last_end - t->first, traced = 0;
+		for (int c = 0; c < FT_CAT_N; c++)
+			if (c != FT_CAT_CPU)
+				traced += t->t[c], v->t[c] += t->t[c];
+		v->t[FT_CAT_CPU] += t->t[FT_CAT_CPU] + (wall > traced ? wall - traced - t->t[FT_CAT_CPU] : 0);
+		v->wall_ns += wall > traced ? wall : traced;
+	}
+	if (!v->by_launch && busiest >= 0) {
+		v->nfeeders = 1;
+		v->feeder[0] = a->th[busiest].tid;
+	}
+	double w = v->wall_ns ? (double)v->wall_ns : 1.0;
+	double sh[FT_CAT_N];
+	for (int c = 0; c < FT_CAT_N; c++)
+		sh[c] = (double)v->t[c] / w;
+	double data = sh[FT_CAT_IO] + sh[FT_CAT_DATA], sync = sh[FT_CAT_HIDDEN];
+	double locks = sh[FT_CAT_LOCK], sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU];
+	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
+	if (!v->nfeeders) {
+		v->limit = "none";
+		snprintf(v->sentence, sizeof v->sentence, "No events were recorded.");
+		return;
+	}
+	if (!v->by_launch) {
+		if (data >= locks && data >= 0.2) {
+			v->limit = "data delivery";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded; the busiest thread is limited by data delivery: "
+				 "%.0f%% of its time is file I/O and %.0f%% waiting for data.",
+				 100 * sh[FT_CAT_IO], 100 * sh[FT_CAT_DATA]);
+		} else if (locks >= 0.2) {
+			v->limit = "locks";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded; the busiest thread is limited by locks: "
+				 "%.0f%% of its time is spent waiting on locks.", 100 * locks);
+		} else {
+			v->limit = "none";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded and no feed is limiting: the busiest thread "
+				 "spends %.0f%% of its time on untraced CPU work.", 100 * sh[FT_CAT_CPU]);
+		}
+		return;
+	}
+	double gpu = sh[FT_CAT_GPU_WAIT];
+	double best = data;
+	v->limit = "data delivery";
+	if (sync > best) best = sync, v->limit = "synchronization";
+	if (locks > best) best = locks, v->limit = "locks";
+	if (sub > best) best = sub, v->limit = "work submission";
+	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
+		v->limit = "GPU-bound";
+	if (!strcmp(v->limit, "GPU-bound"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
+			 "else.", who, 100 * gpu);
+	else if (!strcmp(v->limit, "data delivery"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by data delivery: %s %.0f%% of the time in file "
+			 "I/O and %.0f%% waiting for data.", who, 100 * sh[FT_CAT_IO], 100 * sh[FT_CAT_DATA]);
+	else if (!strcmp(v->limit, "synchronization"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
+			 "hidden syncs the program did not ask for.", who, 100 * sync);
+	else if (!strcmp(v->limit, "locks"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks.",
+			 who, 100 * locks);
+	else
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "
+			 "CPU between launches and %.0f%% submitting, while the GPU waits for work.",
+			 who, 100 * sh[FT_CAT_CPU], 100 * sh[FT_CAT_SUBMIT]);
+}
+
+void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
+{
+	close_burst(a);
+	if (a->have_bin)
+		close_bin(a, a->bin + 2);        /* the last bin, then rates back to 0 */
+	emit_groups(a, a->hid, a->nhid, FT_FK_HIDDEN);
+	emit_groups(a, a->lk, a->nlk, FT_FK_LOCK);
+	const struct ft_process *p = a->p;
+	uint64_t lost = 0;
+	for (int i = 0; i < p->nthreads; i++)
+		lost += p->threads[i].lost;
+	if (p->has_end && p->end.lost > lost)
+		lost = p->end.lost;
+	a->m.dropped = lost;
+	a->m.threads = (uint64_t)a->nth;
+	uint64_t start = p->base_ns, stop = a->last_end;
+	if (a->m.events && a->first_ts < start)
+		start = a->first_ts;
+	if (p->last_ns > stop)
+		stop = p->last_ns;
+	a->m.wall_ns = stop > start ? stop - start : 0;
+	if (m)
+		*m = a->m;
+	if (v)
+		verdict(a, v);
+}

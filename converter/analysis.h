@@ -1,0 +1,134 @@
+/*
+ * analysis.h: the diagnoses (docs/ANALYSES.md): launch gaps, hidden syncs,
+ * small-read storms, lock contention, per-ms counters and the verdict,
+ * computed in one streaming pass over a process's time-ordered events.
+ */
+#ifndef FT_ANALYSIS_H
+#define FT_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reader.h"
+
+/* where a thread's time goes (verdict shares, gap attribution) */
+enum ft_cat {
+	FT_CAT_SUBMIT,      /* CUDA submissions and other driver calls */
+	FT_CAT_GPU_WAIT,    /* explicit synchronize calls and polls */
+	FT_CAT_HIDDEN,      /* hidden syncs */
+	FT_CAT_IO,          /* file I/O */
+	FT_CAT_LOCK,        /* mutex, rwlock and condition waits */
+	FT_CAT_DATA,        /* semaphore waits: waiting for a batch */
+	FT_CAT_CPU,         /* untraced CPU time (and process calls) */
+	FT_CAT_N
+};
+extern const char *const ft_cat_name[FT_CAT_N];   /* "submit", "gpu_wait", ... */
+extern const char *const ft_cat_label[FT_CAT_N];  /* "submitting", ... */
+
+/* CUDA call classes (events.def) */
+enum { FT_SYNC_SUBMIT, FT_SYNC_WAIT, FT_SYNC_HIDDEN, FT_SYNC_POLL, FT_SYNC_OTHER };
+const char *ft_sync_word(unsigned sync);          /* "submit", "wait", ... */
+const char *ft_dir_word(unsigned dir);            /* "HtoD", ... */
+
+struct ft_an_opts {
+	uint64_t gap_ns;          /* launch gap threshold (1 ms) */
+	uint64_t storm_window_ns; /* storm window (1 s) */
+	uint32_t storm_reads;     /* small reads per window (1000) */
+	uint32_t small_read;      /* a small read asks for fewer bytes (65536) */
+	uint64_t storm_ref_read;  /* reference read size for reads_needed (1 MiB) */
+	uint64_t lock_min_ns;     /* report locks waited on at least this long in total (0) */
+	uint64_t bin_ns;          /* counter bin (1 ms) */
+};
+void ft_an_default_opts(struct ft_an_opts *o);
+/* Parses one analysis option at argv[*i] (advancing *i past its value).
+ * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
+int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i);
+extern const char ft_an_opts_help[];
+
+enum ft_fkind { FT_FK_GAP, FT_FK_HIDDEN, FT_FK_STORM, FT_FK_LOCK, FT_FK_N };
+extern const char *const ft_fkind_track[FT_FK_N];  /* "launch gaps", ... */
+extern const char *const ft_fkind_slice[FT_FK_N];  /* "launch gap", ... */
+extern const char *const ft_fkind_key[FT_FK_N];    /* "launch_gap", ... (JSON) */
+
+#define FT_STORM_TOP 5
+#define FT_STORM_HIST 8           /* read sizes: <512, <1K, <4K, <16K, <64K, <256K, <1M, more */
+extern const char *const ft_storm_hist_label[FT_STORM_HIST];
+
+struct ft_finding {
+	int kind;                 /* enum ft_fkind */
+	int32_t pid;
+	uint64_t start, end;      /* CLOCK_MONOTONIC ns */
+	uint64_t lost_ns;         /* the time it cost (ranking) */
+	int32_t tid;              /* gap: thread that ended it; hidden: the thread */
+	/* launch gap */
+	int scope;                /* 0 stream, 1 submitting thread */
+	uint64_t stream;
+	int after_sync;           /* the gap began when a sync returned */
+	uint64_t attr[FT_CAT_N];  /* what the submitting thread did meanwhile */
+	int cause;                /* enum ft_cat: the largest share of attr */
+	const char *next_call;    /* the submission that ended it */
+	/* hidden sync, lock contention */
+	const char *symbol;       /* exact driver symbol; lock: the call */
+	const char *site;         /* call site ("" until call sites are recorded) */
+	uint64_t count, total_ns, max_ns;
+	uint64_t addr;            /* lock address */
+	int threads;              /* distinct threads that waited */
+	/* small-read storm */
+	uint64_t reads, bytes, files, reads_needed;
+	uint64_t hist[FT_STORM_HIST];
+	const char *top_file[FT_STORM_TOP];
+	uint64_t top_reads[FT_STORM_TOP];
+	int ntop;
+};
+
+/* run-level numbers, also what `diff` compares */
+struct ft_metrics {
+	uint64_t wall_ns, events, threads, dropped;
+	uint64_t launches, submissions, syncs, sync_ns;
+	uint64_t gaps, gap_ns;            /* stream-scope launch gaps */
+	uint64_t hidden, hidden_ns;
+	uint64_t reads, read_bytes, small_reads, small_read_bytes, storms;
+	uint64_t lock_waits, lock_ns, locks;
+	uint64_t sem_waits, sem_ns;
+};
+
+struct ft_verdict {
+	int nfeeders;
+	int32_t feeder[8];        /* the GPU-feeding threads (first 8) */
+	int by_launch;            /* feeders chosen because they launch kernels */
+	uint64_t wall_ns;         /* summed over the feeders */
+	uint64_t t[FT_CAT_N];     /* time per category, summed over the feeders */
+	const char *limit;        /* "work submission", "data delivery", "synchronization",
+	                             "locks", "GPU-bound", "none" */
+	char sentence[256];
+};
+
+struct ft_an_sink {
+	void (*finding)(void *arg, const struct ft_finding *f);
+	void (*counter)(void *arg, int which, uint64_t ts, int64_t value);
+	void *arg;
+};
+enum { FT_CTR_LAUNCHES, FT_CTR_READ_BYTES, FT_CTR_READS, FT_CTR_OUTSTANDING, FT_CTR_N };
+extern const char *const ft_ctr_name[FT_CTR_N];
+
+struct ft_an;
+struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
+			const struct ft_an_sink *sink);
+/* events in start-time order (ft_merge_events) */
+void ft_an_event(struct ft_an *a, const struct ft_event *ev);
+/* flushes open windows and grouped findings to the sink, computes the verdict */
+void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v);
+void ft_an_free(struct ft_an *a);
+
+/* Per-record facts the converter needs as well. */
+struct ft_evinfo {
+	int cat;                  /* enum ft_cat */
+	int cuda;                 /* a CUDA record: sync and stream are valid */
+	unsigned sync;
+	uint64_t stream;
+	int launch;               /* a kernel (or graph) launch */
+	int read;                 /* a read-kind call */
+};
+void ft_an_info(const struct ft_rec *r, struct ft_evinfo *out);
+
+#endif

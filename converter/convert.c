@@ -1,0 +1,536 @@
+/*
+ * convert.c: `feedtrace convert DIR [-o FILE.pftrace]`. Streams each
+ * process through the merge (merge.c) and the analyses (analysis.c) and
+ * writes tracks, slices, counters, findings and flows with pftrace.c.
+ * Memory: the merge window plus per-thread, per-stream and per-lane state.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "dump.h"
+#include "events.h"
+
+#define MAX_LANES 32
+#define REC_MAX (8 * FT_SLOT_SIZE)
+
+struct lanes {                      /* same-named tracks so slices never overlap */
+	const char *name;
+	uint64_t uuid[MAX_LANES], last_end[MAX_LANES];
+	int n;
+};
+
+struct held {                        /* a slice not yet written */
+	int has;
+	int32_t tid;
+	uint64_t ts, end, next_start;    /* next_start: the thread's next call (0 unknown) */
+	unsigned char rec[REC_MAX];
+};
+
+struct cthread { int32_t tid; uint64_t uuid; struct held h; };
+struct cstream { uint64_t id; struct held h; };
+
+struct conv {
+	pf_writer *w;
+	const struct ft_conv_opts *o;
+	struct ft_conv_stats *st;
+	struct ft_process *p;
+	struct ft_an *an;
+	int32_t pid;
+	uint64_t proc_uuid, ctr_uuid[FT_CTR_N];
+	struct lanes syncs, fl[FT_FK_N];
+	struct cthread *th; int nth, capth, last_th;
+	struct cstream *sm; int nsm, capsm;
+	/* progress */
+	int iproc, nproc;
+	uint64_t next_check;
+	struct timespec last_shown;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static uint64_t shifted(const struct conv *c, uint64_t ts)
+{
+	return (uint64_t)((int64_t)ts + c->o->ts_shift);
+}
+
+/* A lane of l free over [start, end), declared on first use; 0 if none. */
+static uint64_t lane(struct conv *c, struct lanes *l, uint64_t start, uint64_t end)
+{
+	int i;
+	for (i = 0; i < l->n; i++)
+		if (l->last_end[i] <= start)
+			break;
+	if (i == l->n) {
+		if (l->n == MAX_LANES) {
+			c->st->lane_overflow++;
+			return 0;
+		}
+		l->uuid[l->n] = pf_child_track(c->w, c->proc_uuid, l->name);
+		l->last_end[l->n] = 0;
+		l->n++;
+	}
+	if (end > l->last_end[i])
+		l->last_end[i] = end;
+	return l->uuid[i];
+}
+
+/* ---- raw calls ---- */
+
+static int call_args(const struct conv *c, const struct ft_rec *r, pf_arg *a)
+{
+	const struct ft_kind_info *k = ft_kind(r->kind);
+	int n = 0;
+	if (!k)
+		return 0;
+	int cuda = k->group == FT_G_CUDA;
+	for (int i = 0; i < k->nfields; i++) {
+		const struct ft_field *f = &k->f[i];
+		if (!f->name)
+			continue;
+		uint64_t v = ft_field_raw(r, f);
+		if (cuda && !strcmp(f->name, "sync")) {
+			a[n++] = PF_ARG_STR("sync", ft_sync_word((unsigned)v));
+			continue;
+		}
+		if (cuda && !strcmp(f->name, "dir")) {
+			a[n++] = PF_ARG_STR("dir", ft_dir_word((unsigned)v));
+			continue;
+		}
+		switch (f->type) {
+		case FT_F_I32: case FT_F_I64:
+			a[n++] = PF_ARG_INT(f->name, ft_field_signed(r, f));
+			break;
+		case FT_F_U32: case FT_F_U64:
+			a[n++] = PF_ARG_UINT(f->name, v);
+			break;
+		case FT_F_X32: case FT_F_PTR:
+			a[n++] = PF_ARG_PTR(f->name, v);
+			break;
+		case FT_F_STR: {
+			const char *s = !strcmp(f->name, "site") ? ft_site_text(c->p, (uint32_t)v)
+								 : ft_string(c->p, (uint32_t)v);
+			a[n++] = PF_ARG_STR(f->name, s ? s : "");
+			break;
+		}
+		}
+	}
+	return n;
+}
+
+static const char *call_name(const struct ft_rec *r, char *buf, size_t cap)
+{
+	const struct ft_kind_info *k = ft_kind(r->kind);
+	if (k)
+		return k->name;
+	snprintf(buf, cap, "kind %u", r->kind);
+	return buf;
+}
+
+/* Writes one complete slice; flow != 0 attaches a flow id (terminating or not). */
+static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t end,
+			const struct ft_rec *r, uint64_t flow, int terminating)
+{
+	pf_arg args[FT_MAX_FIELDS];
+	char nb[32];
+	int n = call_args(c, r, args);
+	if (!track)
+		return;
+	if (end < ts)
+		end = ts;
+	if (flow)
+		pf_slice_begin_flow(c->w, track, shifted(c, ts), call_name(r, nb, sizeof nb),
+				    args, n, &flow, 1, terminating);
+	else
+		pf_slice_begin(c->w, track, shifted(c, ts), call_name(r, nb, sizeof nb), args, n);
+	pf_slice_end(c->w, track, shifted(c, end));
+	c->st->slices++;
+}
+
+static struct cthread *cthread_of(struct conv *c, int32_t tid)
+{
+	if (c->last_th >= 0 && c->th[c->last_th].tid == tid)
+		return &c->th[c->last_th];
+	for (int i = 0; i < c->nth; i++)
+		if (c->th[i].tid == tid)
+			return &c->th[c->last_th = i];
+	if (c->nth == c->capth) {
+		c->capth = c->capth ? c->capth * 2 : 16;
+		c->th = xrealloc(c->th, (size_t)c->capth * sizeof *c->th);
+	}
+	struct cthread *t = &c->th[c->nth];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	const char *name = ft_thread_name(c->p, tid);
+	char nb[48];
+	if (!name || !*name) {
+		snprintf(nb, sizeof nb, "thread %d", tid);
+		name = nb;
+	}
+	t->uuid = tid > 0 ? pf_thread_track(c->w, c->pid, (int64_t)tid + c->o->pid_add, name)
+			  : c->proc_uuid;
+	c->last_th = c->nth++;
+	return t;
+}
+
+static struct cstream *cstream_of(struct conv *c, uint64_t id)
+{
+	for (int i = 0; i < c->nsm; i++)
+		if (c->sm[i].id == id)
+			return &c->sm[i];
+	if (c->nsm == c->capsm) {
+		c->capsm = c->capsm ? c->capsm * 2 : 8;
+		c->sm = xrealloc(c->sm, (size_t)c->capsm * sizeof *c->sm);
+	}
+	struct cstream *s = &c->sm[c->nsm++];
+	memset(s, 0, sizeof *s);
+	s->id = id;
+	return s;
+}
+
+/* A held submission written after later slices of its thread: keep its end
+ * strictly before the thread's next call so the two sort apart. */
+static void write_held(struct conv *c, struct held *h, uint64_t flow)
+{
+	if (!h->has)
+		return;
+	struct cthread *t = cthread_of(c, h->tid);
+	uint64_t end = h->end;
+	if (h->next_start && end >= h->next_start && h->next_start > h->ts)
+		end = h->next_start - 1;
+	write_slice(c, t->uuid, h->ts, end, (const struct ft_rec *)h->rec, flow, 0);
+	h->has = 0;
+}
+
+/* The thread's previous call is complete: clamp it to the next call's start
+ * and write it, or hold it as its stream's last submission. */
+static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
+{
+	struct held *h = &t->h;
+	if (!h->has)
+		return;
+	if (next_start && h->end > next_start)
+		h->end = next_start;
+	h->next_start = next_start;
+	struct ft_evinfo in;
+	ft_an_info((const struct ft_rec *)h->rec, &in);
+	if (in.cuda && in.sync == FT_SYNC_SUBMIT) {
+		struct cstream *s = cstream_of(c, in.stream);
+		write_held(c, &s->h, 0);            /* the older one waited for nothing */
+		s->h = *h;
+		h->has = 0;
+		return;
+	}
+	write_slice(c, t->uuid, h->ts, h->end, (const struct ft_rec *)h->rec, 0, 0);
+	h->has = 0;
+}
+
+static void hold(struct held *h, const struct ft_event *ev)
+{
+	size_t n = (size_t)ev->rec->nslots * FT_SLOT_SIZE;
+	h->has = 1;
+	h->tid = ev->tid;
+	h->ts = ev->ts_ns;
+	h->end = ev->ts_ns + ev->dur_ns;
+	h->next_start = 0;
+	memcpy(h->rec, ev->rec, n < REC_MAX ? n : REC_MAX);
+	if (n > REC_MAX)                         /* longer than any known kind */
+		((struct ft_rec *)h->rec)->kind = 0;
+}
+
+/* A sync call: on the process's sync lanes; a hidden sync also gets a flow
+ * from the last submission on its stream. */
+static void sync_slice(struct conv *c, const struct ft_event *ev, const struct ft_evinfo *in)
+{
+	uint64_t end = ev->ts_ns + ev->dur_ns;
+	uint64_t track = lane(c, &c->syncs, ev->ts_ns, end);
+	uint64_t flow = 0;
+	if (in->sync == FT_SYNC_HIDDEN) {
+		struct cstream *s = NULL;
+		for (int i = 0; i < c->nsm; i++)
+			if (c->sm[i].id == in->stream)
+				s = &c->sm[i];
+		/* a submission still waiting on its own thread may be newer */
+		for (int i = 0; i < c->nth; i++) {
+			struct held *h = &c->th[i].h;
+			struct ft_evinfo hi;
+			if (!h->has || c->th[i].tid == ev->tid)
+				continue;
+			ft_an_info((const struct ft_rec *)h->rec, &hi);
+			if (hi.cuda && hi.sync == FT_SYNC_SUBMIT && hi.stream == in->stream &&
+			    h->ts <= ev->ts_ns && (!s || !s->h.has || h->ts > s->h.ts)) {
+				settle(c, &c->th[i], 0);
+				s = cstream_of(c, in->stream);
+			}
+		}
+		if (s && s->h.has && track) {
+			flow = pf_new_flow_id(c->w);
+			write_held(c, &s->h, flow);
+			c->st->flows++;
+		}
+	}
+	if (track)
+		write_slice(c, track, ev->ts_ns, end, ev->rec, flow, 1);
+}
+
+/* ---- analysis output ---- */
+
+static void on_counter(void *arg, int which, uint64_t ts, int64_t v)
+{
+	struct conv *c = arg;
+	static const int unit[FT_CTR_N] = { PF_UNIT_COUNT, PF_UNIT_SIZE_BYTES, PF_UNIT_COUNT,
+					    PF_UNIT_COUNT };
+	if (!c->ctr_uuid[which])
+		c->ctr_uuid[which] = pf_counter_track(c->w, c->proc_uuid, ft_ctr_name[which],
+						      unit[which]);
+	pf_counter(c->w, c->ctr_uuid[which], shifted(c, ts), v);
+}
+
+static void on_finding(void *arg, const struct ft_finding *f)
+{
+	struct conv *c = arg;
+	pf_arg a[40];
+	int n = 0;
+	char key[FT_STORM_TOP][16];
+	a[n++] = PF_ARG_UINT("lost_ns", f->lost_ns);
+	switch (f->kind) {
+	case FT_FK_GAP:
+		a[n++] = PF_ARG_STR("scope", f->scope ? "thread" : "stream");
+		a[n++] = PF_ARG_PTR("stream", f->stream);
+		a[n++] = PF_ARG_INT("tid", f->tid);
+		a[n++] = PF_ARG_BOOL("after_sync", f->after_sync);
+		a[n++] = PF_ARG_STR("cause", ft_cat_label[f->cause]);
+		a[n++] = PF_ARG_STR("next_call", f->next_call);
+		for (int k = 0; k < FT_CAT_N; k++)
+			if (k != FT_CAT_GPU_WAIT && k != FT_CAT_HIDDEN)
+				a[n++] = PF_ARG_UINT(ft_cat_name[k], f->attr[k]);
+		a[n++] = PF_ARG_UINT("sync", f->attr[FT_CAT_GPU_WAIT] + f->attr[FT_CAT_HIDDEN]);
+		break;
+	case FT_FK_HIDDEN:
+	case FT_FK_LOCK:
+		if (f->kind == FT_FK_LOCK)
+			a[n++] = PF_ARG_PTR("lock", f->addr);
+		a[n++] = PF_ARG_STR(f->kind == FT_FK_LOCK ? "call" : "symbol", f->symbol);
+		a[n++] = PF_ARG_STR("site", f->site);
+		a[n++] = PF_ARG_INT("tid", f->tid);
+		a[n++] = PF_ARG_UINT("count", f->count);
+		a[n++] = PF_ARG_UINT("total_ns", f->total_ns);
+		a[n++] = PF_ARG_UINT("max_ns", f->max_ns);
+		a[n++] = PF_ARG_UINT("threads", (uint64_t)f->threads);
+		break;
+	case FT_FK_STORM:
+		a[n++] = PF_ARG_UINT("reads", f->reads);
+		a[n++] = PF_ARG_UINT("bytes", f->bytes);
+		a[n++] = PF_ARG_UINT("files", f->files);
+		a[n++] = PF_ARG_UINT("time_ns", f->lost_ns);
+		a[n++] = PF_ARG_UINT("reads_needed_1MiB", f->reads_needed);
+		for (int k = 0; k < FT_STORM_HIST; k++)
+			if (f->hist[k])
+				a[n++] = PF_ARG_UINT(ft_storm_hist_label[k], f->hist[k]);
+		for (int k = 0; k < f->ntop; k++) {
+			snprintf(key[k], sizeof key[k], "file%d", k + 1);
+			a[n++] = PF_ARG_STR(key[k], f->top_file[k]);
+		}
+		break;
+	}
+	uint64_t track = lane(c, &c->fl[f->kind], f->start, f->end);
+	if (!track)
+		return;
+	pf_slice(c->w, track, shifted(c, f->start), f->end - f->start, ft_fkind_slice[f->kind], a, n);
+	c->st->findings++;
+}
+
+/* ---- the stream of events ---- */
+
+static void progress(struct conv *c, int done)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = (double)(now.tv_sec - c->last_shown.tv_sec) +
+		    (double)(now.tv_nsec - c->last_shown.tv_nsec) / 1e9;
+	if (!done && dt < 0.25)
+		return;
+	c->last_shown = now;
+	fprintf(stderr, "\rfeedtrace convert: process %d/%d (pid %d): %llu events%s",
+		c->iproc + 1, c->nproc, c->p->hdr.pid, (unsigned long long)c->st->events,
+		done ? "\n" : "");
+}
+
+static int on_event(const struct ft_event *ev, void *arg)
+{
+	struct conv *c = arg;
+	struct ft_evinfo in;
+	ft_an_event(c->an, ev);
+	ft_an_info(ev->rec, &in);
+	struct cthread *t = cthread_of(c, ev->tid);
+	settle(c, t, ev->ts_ns);
+	if (in.cuda && (in.sync == FT_SYNC_WAIT || in.sync == FT_SYNC_HIDDEN ||
+			in.sync == FT_SYNC_POLL))
+		sync_slice(c, ev, &in);
+	hold(&t->h, ev);
+	if (++c->st->events >= c->next_check && c->o->progress) {
+		c->next_check = c->st->events + 65536;
+		progress(c, 0);
+	}
+	return 0;
+}
+
+static void conv_process(struct conv *c, FILE *err)
+{
+	struct ft_process *p = c->p;
+	char name[512];
+	snprintf(name, sizeof name, "%s%s", c->o->label ? c->o->label : "",
+		 *p->cmdline ? p->cmdline : p->exe);
+	c->pid = p->hdr.pid + c->o->pid_add;
+	c->proc_uuid = pf_process_track(c->w, c->pid, name, NULL);
+	c->syncs.name = "syncs";
+	for (int k = 0; k < FT_FK_N; k++)
+		c->fl[k].name = ft_fkind_track[k];
+	struct ft_an_sink sink = { on_finding, on_counter, c };
+	c->an = ft_an_new(p, &c->o->an, &sink);
+	struct ft_merge_stats ms;
+	ft_merge_events(p, &c->o->mg, on_event, c, err, &ms);
+	for (int i = 0; i < c->nth; i++)
+		settle(c, &c->th[i], 0);
+	for (int i = 0; i < c->nsm; i++)
+		write_held(c, &c->sm[i].h, 0);
+	struct ft_metrics m;
+	ft_an_finish(c->an, &m, NULL);
+	ft_an_free(c->an);
+	c->st->late += ms.late;
+	if (ms.peak_bytes > c->st->peak_bytes)
+		c->st->peak_bytes = ms.peak_bytes;
+	c->st->dropped += m.dropped;
+	if (m.dropped)
+		fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",
+			p->path, p->hdr.pid, (unsigned long long)m.dropped);
+	if (p->has_end && p->end.threads_untraced)
+		fprintf(err, "feedtrace: %s: pid %d: %llu threads were not traced (memory bound)\n",
+			p->path, p->hdr.pid, (unsigned long long)p->end.threads_untraced);
+	if (c->o->progress)
+		progress(c, 1);
+}
+
+void ft_conv_clock(pf_writer *w, const struct ft_trace *tr)
+{
+	uint64_t t0 = tr->start_ns, real = 0;
+	for (int i = 0; i < tr->nprocs; i++)
+		if (tr->procs[i]->base_ns == t0 && tr->procs[i]->hdr.start_real_ns)
+			real = tr->procs[i]->hdr.start_real_ns - (tr->procs[i]->hdr.start_mono_ns - t0);
+	/* BOOTTIME and MONOTONIC differ only by suspended time: equal here */
+	pf_clock_snapshot(w, t0, real, t0);
+	pf_set_clock(w, PF_CLOCK_MONOTONIC);
+}
+
+void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
+		   FILE *err, struct ft_conv_stats *st)
+{
+	for (int i = 0; i < tr->nprocs; i++) {
+		struct conv c;
+		memset(&c, 0, sizeof c);
+		c.w = w;
+		c.o = o;
+		c.st = st;
+		c.p = tr->procs[i];
+		c.last_th = -1;
+		c.iproc = i;
+		c.nproc = tr->nprocs;
+		conv_process(&c, err);
+		free(c.th);
+		free(c.sm);
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n%s"
+		"  --reorder-ms MS      merge window across threads (1000)\n"
+		"  --quiet              no progress line\n", ft_an_opts_help);
+}
+
+int ft_cmd_convert(int argc, char **argv)
+{
+	struct ft_conv_opts o;
+	memset(&o, 0, sizeof o);
+	ft_an_default_opts(&o.an);
+	o.progress = isatty(2);
+	const char *dir = NULL, *out = NULL;
+	for (int i = 0; i < argc; i++) {
+		int r = ft_an_parse_opt(&o.an, argc, argv, &i);
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
+			o.mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
+		} else if (!strcmp(argv[i], "--quiet")) {
+			o.progress = 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "feedtrace convert: unknown option %s\n", argv[i]);
+			usage();
+			return 2;
+		} else if (!dir) {
+			dir = argv[i];
+		} else {
+			usage();
+			return 2;
+		}
+	}
+	if (!dir) {
+		usage();
+		return 2;
+	}
+	char def[4096];
+	if (!out) {
+		size_t l = strlen(dir);
+		while (l > 1 && dir[l - 1] == '/')
+			l--;
+		snprintf(def, sizeof def, "%.*s.pftrace", (int)l, dir);
+		out = def;
+	}
+	struct ft_trace tr;
+	if (ft_trace_open(dir, &tr, stderr) != 0) {
+		fprintf(stderr, "feedtrace convert: nothing to convert\n");
+		return 1;
+	}
+	pf_writer *w = pf_open(out);
+	if (!w) {
+		perror(out);
+		ft_trace_close(&tr);
+		return 1;
+	}
+	struct ft_conv_stats st;
+	memset(&st, 0, sizeof st);
+	ft_conv_clock(w, &tr);
+	ft_conv_trace(w, &tr, &o, stderr, &st);
+	pf_stats ps;
+	pf_get_stats(w, &ps);
+	int rc = pf_close(w) ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "feedtrace convert: %s: write failed\n", out);
+	fprintf(stderr, "feedtrace convert: %s: %d processes, %llu events, %llu slices, "
+		"%llu findings, %llu flows, %llu bytes%s\n", out, tr.nprocs,
+		(unsigned long long)st.events, (unsigned long long)st.slices,
+		(unsigned long long)st.findings, (unsigned long long)st.flows,
+		(unsigned long long)ps.bytes, tr.errors ? " (damaged input: see above)" : "");
+	if (st.dropped)
+		fprintf(stderr, "feedtrace convert: %llu events were dropped while recording\n",
+			(unsigned long long)st.dropped);
+	if (st.lane_overflow)
+		fprintf(stderr, "feedtrace convert: %llu slices left out: more than %d overlapping\n",
+			(unsigned long long)st.lane_overflow, MAX_LANES);
+	ft_trace_close(&tr);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/*
+ * convert.h: a trace directory into a Perfetto timeline (convert.c): raw
+ * calls as slices, syncs on their own tracks, per-ms counters, findings and
+ * flows from hidden syncs to the submission they waited on.
+ */
+#ifndef FT_CONVERT_H
+#define FT_CONVERT_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+#include "merge.h"
+#include "pftrace.h"
+#include "reader.h"
+
+struct ft_conv_opts {
+	struct ft_an_opts an;
+	struct ft_merge_opts mg;
+	int progress;            /* progress line on stderr */
+	const char *label;       /* prefix of process names ("before: "), or NULL */
+	int64_t ts_shift;        /* added to every timestamp */
+	int32_t pid_add;         /* added to every pid and tid (two runs in one trace) */
+};
+
+struct ft_conv_stats {
+	uint64_t events, slices, findings, flows, dropped, late, lane_overflow;
+	size_t peak_bytes;
+};
+
+/* Writes the clock snapshot for tr (once per output, before any event). */
+void ft_conv_clock(pf_writer *w, const struct ft_trace *tr);
+/* Converts every process of tr into w. */
+void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
+		   FILE *err, struct ft_conv_stats *st);
+int ft_cmd_convert(int argc, char **argv);
+
+#endif

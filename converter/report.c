@@ -1,0 +1,526 @@
+/*
+ * report.c: `feedtrace report DIR [--json]`: analyses every process (merge.c,
+ * analysis.c) and prints the verdict, the findings ranked by time lost and
+ * the top call sites in 80 columns, or the same as JSON
+ * (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+#include "report.h"
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* ---- building ---- */
+
+static void keep(void *arg, const struct ft_finding *f)
+{
+	struct ft_report *r = arg;
+	if (f->kind == FT_FK_GAP && f->scope == 0 && r->ngaps >= FT_REPORT_MAX_GAPS) {
+		/* replace the shortest kept stream gap if this one is longer */
+		int min = -1;
+		for (int i = 0; i < r->nf; i++)
+			if (r->f[i].kind == FT_FK_GAP && r->f[i].scope == 0 &&
+			    (min < 0 || r->f[i].lost_ns < r->f[min].lost_ns))
+				min = i;
+		r->gaps_left_out++;
+		if (min >= 0 && r->f[min].lost_ns < f->lost_ns)
+			r->f[min] = *f;
+		return;
+	}
+	if (f->kind == FT_FK_GAP && f->scope == 1 && r->ngaps >= FT_REPORT_MAX_GAPS) {
+		r->gaps_left_out++;
+		return;
+	}
+	if (r->nf == r->capf) {
+		r->capf = r->capf ? r->capf * 2 : 64;
+		r->f = xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
+	}
+	r->f[r->nf++] = *f;
+	if (f->kind == FT_FK_GAP)
+		r->ngaps++;
+}
+
+struct feed { struct ft_an *an; };
+
+static int feed(const struct ft_event *ev, void *arg)
+{
+	ft_an_event(((struct feed *)arg)->an, ev);
+	return 0;
+}
+
+static int by_lost(const void *x, const void *y)
+{
+	const struct ft_finding *a = x, *b = y;
+	if (a->lost_ns != b->lost_ns)
+		return a->lost_ns > b->lost_ns ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
+{
+	const uint64_t *s = (const uint64_t *)m;
+	uint64_t *d = (uint64_t *)t;
+	for (size_t i = 0; i < sizeof *m / sizeof *s; i++)
+		d[i] += s[i];
+}
+
+int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opts *o,
+		    const struct ft_merge_opts *mg, FILE *err)
+{
+	memset(r, 0, sizeof *r);
+	r->dir = dir;
+	if (ft_trace_open(dir, &r->tr, err) != 0)
+		return -1;
+	r->nprocs = r->tr.nprocs;
+	r->procs = xrealloc(NULL, (size_t)r->nprocs * sizeof *r->procs);
+	uint64_t first = 0, last = 0;
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_process *p = r->tr.procs[i];
+		struct ft_rep_proc *rp = &r->procs[i];
+		struct ft_an_sink sink = { keep, NULL, r };
+		struct feed fd = { ft_an_new(p, o, &sink) };
+		ft_merge_events(p, mg, feed, &fd, err, NULL);
+		ft_an_finish(fd.an, &rp->m, &rp->v);
+		ft_an_free(fd.an);
+		rp->pid = p->hdr.pid;
+		rp->ppid = p->hdr.ppid;
+		rp->cmdline = *p->cmdline ? p->cmdline : p->exe;
+		if ((uint64_t)p->nthreads > rp->m.threads)
+			rp->m.threads = (uint64_t)p->nthreads;
+		add_metrics(&r->total, &rp->m);
+		if (rp->m.dropped)
+			fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",
+				p->path, p->hdr.pid, (unsigned long long)rp->m.dropped);
+		const struct ft_rep_proc *best = &r->procs[r->main];
+		if (rp->m.launches > best->m.launches ||
+		    (rp->m.launches == best->m.launches && rp->m.events > best->m.events))
+			r->main = i;
+		uint64_t b = p->base_ns, e = p->base_ns + rp->m.wall_ns;
+		if (!first || b < first)
+			first = b;
+		if (e > last)
+			last = e;
+	}
+	r->total.wall_ns = last - first;       /* the run: first start to last end */
+	qsort(r->f, (size_t)r->nf, sizeof *r->f, by_lost);
+	return 0;
+}
+
+void ft_report_free(struct ft_report *r)
+{
+	free(r->procs);
+	free(r->f);
+	ft_trace_close(&r->tr);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- formatting helpers ---- */
+
+void ft_fmt_ns(char *buf, size_t cap, uint64_t ns)
+{
+	if (ns >= 10000000000ull)
+		snprintf(buf, cap, "%.0f s", (double)ns / 1e9);
+	else if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
+}
+
+/* s in at most width columns: its tail after "..." when longer */
+const char *ft_fit(const char *s, int width)
+{
+	int n = (int)strlen(s);
+	static char buf[4][128];
+	static int k;
+	if (n <= width || width < 4 || width > 120)
+		return s;
+	char *b = buf[k++ & 3];
+	snprintf(b, 128, "...%s", s + n - (width - 3));
+	return b;
+}
+
+void ft_fmt_count(char *buf, size_t cap, uint64_t n)
+{
+	char t[32];
+	int len = snprintf(t, sizeof t, "%llu", (unsigned long long)n), o = 0;
+	for (int i = 0; i < len && (size_t)o + 2 < cap; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = t[i];
+	}
+	buf[o] = 0;
+}
+
+static void fmt_bytes(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= 1ull << 30)
+		snprintf(buf, cap, "%.1f GiB", (double)b / (1ull << 30));
+	else if (b >= 1 << 20)
+		snprintf(buf, cap, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, cap, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(buf, cap, "%llu B", (unsigned long long)b);
+}
+
+/* one line of evidence for a finding */
+void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
+{
+	char a[32], b[32];
+	switch (f->kind) {
+	case FT_FK_GAP:
+		ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
+		if (f->scope == 0)
+			snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
+				 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
+				 f->tid, ft_cat_label[f->cause], a);
+		else
+			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
+				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
+		break;
+	case FT_FK_HIDDEN:
+		ft_fmt_ns(a, sizeof a, f->max_ns);
+		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
+			 *f->site ? " at " : "", (int)strcspn(f->site, "\n;"), f->site,
+			 (unsigned long long)f->count, a, f->tid);
+		break;
+	case FT_FK_STORM:
+		fmt_bytes(a, sizeof a, f->bytes);
+		ft_fmt_count(b, sizeof b, f->reads);
+		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of 1 MiB would do)",
+			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
+		break;
+	case FT_FK_LOCK:
+		ft_fmt_ns(a, sizeof a, f->max_ns);
+		snprintf(buf, cap, "%s 0x%llx x%llu (max %s), %d thread%s", f->symbol,
+			 (unsigned long long)f->addr, (unsigned long long)f->count, a, f->threads,
+			 f->threads == 1 ? "" : "s");
+		break;
+	default:
+		snprintf(buf, cap, "?");
+	}
+}
+
+/* prints s wrapped at 78 columns with the given indent; the first line
+ * starts at column col0 (already printed) */
+static void wrap_from(FILE *out, const char *s, int indent, int col0)
+{
+	int col = col0 > indent ? col0 - indent : 0;
+	while (*s) {
+		int w = (int)strcspn(s, " ");
+		if (col && col + 1 + w > 78 - indent) {
+			fputc('\n', out);
+			col = 0;
+		}
+		if (!col)
+			fprintf(out, "%*s", indent, "");
+		else
+			fputc(' ', out), col++;
+		fwrite(s, 1, (size_t)w, out);
+		col += w;
+		s += w;
+		while (*s == ' ')
+			s++;
+	}
+	fputc('\n', out);
+}
+
+static void wrap(FILE *out, const char *s, int indent)
+{
+	wrap_from(out, s, indent, 0);
+}
+
+/* ---- text ---- */
+
+void ft_report_text(const struct ft_report *r, FILE *out)
+{
+	char a[48], b[48], c[48], line[256];
+	const struct ft_metrics *t = &r->total;
+	ft_fmt_count(a, sizeof a, t->events);
+	ft_fmt_ns(b, sizeof b, t->wall_ns);
+	fprintf(out, "feedtrace report: %s\n", ft_fit(r->dir, 60));
+	fprintf(out, "  %d process%s, %llu thread%s, %s events over %s", r->nprocs,
+		r->nprocs == 1 ? "" : "es", (unsigned long long)t->threads,
+		t->threads == 1 ? "" : "s", a, b);
+	if (t->dropped)
+		fprintf(out, "; %llu DROPPED", (unsigned long long)t->dropped);
+	if (r->tr.errors)
+		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
+	fputs("\n\n", out);
+
+	const struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v = &mp->v;
+	snprintf(line, sizeof line, "Verdict: pid %d (%.30s), %s %d", mp->pid, mp->cmdline,
+		 v->by_launch ? (v->nfeeders > 1 ? "feeding threads" : "feeding thread")
+			      : "busiest thread", v->nfeeders ? v->feeder[0] : 0);
+	fputs(line, out);
+	for (int i = 1; i < v->nfeeders && i < 8; i++)
+		fprintf(out, ", %d", v->feeder[i]);
+	fputc('\n', out);
+	wrap(out, v->sentence, 2);
+	int col = 0;
+	for (int k = 0; k < FT_CAT_N; k++) {
+		double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
+		int n = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);
+		if (col + n + 3 > 78) {
+			fputc('\n', out);
+			col = 0;
+		}
+		col += fprintf(out, "%s%s", col ? "   " : "  ", line);
+	}
+	fputs("\n\n", out);
+
+	fprintf(out, "Findings, by time lost (%d", r->nf);
+	if (r->gaps_left_out)
+		fprintf(out, "; %llu shorter launch gaps left out", (unsigned long long)r->gaps_left_out);
+	fputs(")\n", out);
+	if (!r->nf)
+		fputs("  none\n", out);
+	for (int i = 0; i < r->nf && i < 20; i++) {
+		const struct ft_finding *f = &r->f[i];
+		ft_fmt_ns(a, sizeof a, f->lost_ns);
+		ft_finding_label(f, line, sizeof line);
+		snprintf(b, sizeof b, "%s", ft_fkind_slice[f->kind]);
+		if (r->nprocs > 1)
+			snprintf(c, sizeof c, "%d", f->pid);
+		else
+			c[0] = 0;
+		int col = fprintf(out, "%3d %9s  %-16s %s%s", i + 1, a, b, c, *c ? " " : "");
+		wrap_from(out, line, 31, col);
+	}
+	if (r->nf > 20)
+		fprintf(out, "  ... %d more (--json lists them all)\n", r->nf - 20);
+	if (t->gaps) {
+		ft_fmt_ns(a, sizeof a, t->gap_ns);
+		fprintf(out, "  launch gaps in all: %llu on streams, %s\n",
+			(unsigned long long)t->gaps, a);
+	}
+	fputc('\n', out);
+
+	fputs("Top call sites (hidden syncs and contended locks)\n", out);
+	int shown = 0;
+	for (int i = 0; i < r->nf && shown < 10; i++) {
+		const struct ft_finding *f = &r->f[i];
+		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+			continue;
+		if (!shown++)
+			fprintf(out, "  %8s %9s %9s  %s\n", "calls", "total", "max", "site");
+		ft_fmt_ns(a, sizeof a, f->total_ns);
+		ft_fmt_ns(b, sizeof b, f->max_ns);
+		ft_fmt_count(c, sizeof c, f->count);
+		if (*f->site)                   /* first frame of a native stack */
+			snprintf(line, sizeof line, "%.*s (%s)", (int)strcspn(f->site, "\n;"),
+				 f->site, f->symbol);
+		else if (f->kind == FT_FK_HIDDEN)
+			snprintf(line, sizeof line, "%s in thread %d", f->symbol, f->tid);
+		else
+			snprintf(line, sizeof line, "%s on lock 0x%llx", f->symbol,
+				 (unsigned long long)f->addr);
+		fprintf(out, "  %8s %9s %9s  %.48s\n", c, a, b, line);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+}
+
+/* ---- JSON ---- */
+
+static void json_metrics(FILE *out, const struct ft_metrics *m)
+{
+	fprintf(out, "{\"wall_ns\":%llu,\"events\":%llu,\"threads\":%llu,\"dropped\":%llu,"
+		"\"launches\":%llu,\"submissions\":%llu,\"syncs\":%llu,\"sync_ns\":%llu,"
+		"\"launch_gaps\":%llu,\"launch_gap_ns\":%llu,\"hidden_syncs\":%llu,"
+		"\"hidden_sync_ns\":%llu,\"reads\":%llu,\"read_bytes\":%llu,\"small_reads\":%llu,"
+		"\"small_read_bytes\":%llu,\"storms\":%llu,\"lock_waits\":%llu,\"lock_wait_ns\":%llu,"
+		"\"contended_locks\":%llu,\"sem_waits\":%llu,\"sem_wait_ns\":%llu,\"steps\":null}",
+		(unsigned long long)m->wall_ns, (unsigned long long)m->events,
+		(unsigned long long)m->threads, (unsigned long long)m->dropped,
+		(unsigned long long)m->launches, (unsigned long long)m->submissions,
+		(unsigned long long)m->syncs, (unsigned long long)m->sync_ns,
+		(unsigned long long)m->gaps, (unsigned long long)m->gap_ns,
+		(unsigned long long)m->hidden, (unsigned long long)m->hidden_ns,
+		(unsigned long long)m->reads, (unsigned long long)m->read_bytes,
+		(unsigned long long)m->small_reads, (unsigned long long)m->small_read_bytes,
+		(unsigned long long)m->storms, (unsigned long long)m->lock_waits,
+		(unsigned long long)m->lock_ns, (unsigned long long)m->locks,
+		(unsigned long long)m->sem_waits, (unsigned long long)m->sem_ns);
+}
+
+static void json_verdict(FILE *out, const struct ft_rep_proc *p)
+{
+	const struct ft_verdict *v = &p->v;
+	fprintf(out, "{\"pid\":%d,\"feeding_threads\":[", p->pid);
+	for (int i = 0; i < v->nfeeders && i < 8; i++)
+		fprintf(out, "%s%d", i ? "," : "", v->feeder[i]);
+	fprintf(out, "],\"feeders_launch_kernels\":%s,\"wall_ns\":%llu,\"time_ns\":{",
+		v->by_launch ? "true" : "false", (unsigned long long)v->wall_ns);
+	for (int k = 0; k < FT_CAT_N; k++)
+		fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k], (unsigned long long)v->t[k]);
+	fputs("},\"share\":{", out);
+	for (int k = 0; k < FT_CAT_N; k++)
+		fprintf(out, "%s\"%s\":%.4f", k ? "," : "", ft_cat_name[k],
+			v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0);
+	fprintf(out, "},\"limit\":\"%s\",\"sentence\":", v->limit ? v->limit : "none");
+	ft_json_string(out, v->sentence);
+	fputc('}', out);
+}
+
+static void json_finding(FILE *out, const struct ft_finding *f)
+{
+	fprintf(out, "{\"kind\":\"%s\",\"pid\":%d,\"start_ns\":%llu,\"end_ns\":%llu,\"lost_ns\":%llu",
+		ft_fkind_key[f->kind], f->pid, (unsigned long long)f->start,
+		(unsigned long long)f->end, (unsigned long long)f->lost_ns);
+	switch (f->kind) {
+	case FT_FK_GAP:
+		fprintf(out, ",\"scope\":\"%s\",\"stream\":\"0x%llx\",\"tid\":%d,\"after_sync\":%s,"
+			"\"cause\":\"%s\",\"next_call\":\"%s\",\"attribution_ns\":{",
+			f->scope ? "thread" : "stream", (unsigned long long)f->stream, f->tid,
+			f->after_sync ? "true" : "false", ft_cat_name[f->cause], f->next_call);
+		for (int k = 0; k < FT_CAT_N; k++)
+			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
+				(unsigned long long)f->attr[k]);
+		fputc('}', out);
+		break;
+	case FT_FK_HIDDEN:
+	case FT_FK_LOCK:
+		fputs(f->kind == FT_FK_LOCK ? ",\"call\":" : ",\"symbol\":", out);
+		ft_json_string(out, f->symbol);
+		fputs(",\"site\":", out);
+		ft_json_string(out, f->site);
+		if (f->kind == FT_FK_LOCK)
+			fprintf(out, ",\"lock\":\"0x%llx\"", (unsigned long long)f->addr);
+		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu,\"threads\":%d",
+			f->tid, (unsigned long long)f->count, (unsigned long long)f->total_ns,
+			(unsigned long long)f->max_ns, f->threads);
+		break;
+	case FT_FK_STORM:
+		fprintf(out, ",\"reads\":%llu,\"bytes\":%llu,\"files\":%llu,\"time_ns\":%llu,"
+			"\"reads_needed_1MiB\":%llu,\"read_sizes\":{",
+			(unsigned long long)f->reads, (unsigned long long)f->bytes,
+			(unsigned long long)f->files, (unsigned long long)f->lost_ns,
+			(unsigned long long)f->reads_needed);
+		for (int k = 0; k < FT_STORM_HIST; k++)
+			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_storm_hist_label[k],
+				(unsigned long long)f->hist[k]);
+		fputs("},\"top_files\":[", out);
+		for (int k = 0; k < f->ntop; k++) {
+			fprintf(out, "%s{\"path\":", k ? "," : "");
+			ft_json_string(out, f->top_file[k]);
+			fprintf(out, ",\"reads\":%llu}", (unsigned long long)f->top_reads[k]);
+		}
+		fputc(']', out);
+		break;
+	}
+	fputc('}', out);
+}
+
+void ft_report_json(const struct ft_report *r, FILE *out)
+{
+	fputs("{\"schema\":\"feedtrace-report/1\",\"dir\":", out);
+	ft_json_string(out, r->dir);
+	fprintf(out, ",\"damaged\":%llu,\"metrics\":", (unsigned long long)r->tr.errors);
+	json_metrics(out, &r->total);
+	fputs(",\"verdict\":", out);
+	json_verdict(out, &r->procs[r->main]);
+	fputs(",\"processes\":[", out);
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct ft_rep_proc *p = &r->procs[i];
+		fprintf(out, "%s{\"pid\":%d,\"ppid\":%d,\"cmdline\":", i ? "," : "", p->pid, p->ppid);
+		ft_json_string(out, p->cmdline);
+		fputs(",\"metrics\":", out);
+		json_metrics(out, &p->m);
+		fputs(",\"verdict\":", out);
+		json_verdict(out, p);
+		fputc('}', out);
+	}
+	fprintf(out, "],\"launch_gaps_left_out\":%llu,\"findings\":[",
+		(unsigned long long)r->gaps_left_out);
+	for (int i = 0; i < r->nf; i++) {
+		if (i)
+			fputc(',', out);
+		json_finding(out, &r->f[i]);
+	}
+	fputs("],\"call_sites\":[", out);
+	int n = 0;
+	for (int i = 0; i < r->nf; i++) {
+		const struct ft_finding *f = &r->f[i];
+		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+			continue;
+		fprintf(out, "%s{\"kind\":\"%s\",\"pid\":%d,\"site\":", n++ ? "," : "",
+			ft_fkind_key[f->kind], f->pid);
+		ft_json_string(out, f->site);
+		fputs(",\"symbol\":", out);
+		ft_json_string(out, f->symbol);
+		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu}", f->tid,
+			(unsigned long long)f->count, (unsigned long long)f->total_ns,
+			(unsigned long long)f->max_ns);
+	}
+	fputs("]}\n", out);
+}
+
+/* ---- commands ---- */
+
+int ft_report_print(const char *dir, FILE *out)
+{
+	struct ft_report r;
+	struct ft_an_opts o;
+	ft_an_default_opts(&o);
+	if (ft_report_build(&r, dir, &o, NULL, stderr) != 0)
+		return 1;
+	ft_report_text(&r, out);
+	ft_report_free(&r);
+	return 0;
+}
+
+int ft_cmd_report(int argc, char **argv)
+{
+	struct ft_an_opts o;
+	struct ft_merge_opts mg = { 0, 0 };
+	const char *dir = NULL;
+	int json = 0;
+	ft_an_default_opts(&o);
+	for (int i = 0; i < argc; i++) {
+		int k = ft_an_parse_opt(&o, argc, argv, &i);
+		if (k < 0)
+			return 2;
+		if (k)
+			continue;
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc)
+			mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
+		else if (argv[i][0] == '-' || dir) {
+			fprintf(stderr, "usage: feedtrace report DIR [--json] [options]\n%s", ft_an_opts_help);
+			return 2;
+		} else
+			dir = argv[i];
+	}
+	if (!dir) {
+		fprintf(stderr, "usage: feedtrace report DIR [--json] [options]\n%s", ft_an_opts_help);
+		return 2;
+	}
+	struct ft_report r;
+	if (ft_report_build(&r, dir, &o, &mg, stderr) != 0) {
+		fprintf(stderr, "feedtrace report: nothing to report\n");
+		return 1;
+	}
+	if (json)
+		ft_report_json(&r, stdout);
+	else
+		ft_report_text(&r, stdout);
+	ft_report_free(&r);
+	return 0;
+}

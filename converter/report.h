@@ -1,0 +1,51 @@
+/*
+ * report.h: a run's diagnosis (report.c): every process analysed, the
+ * verdict, findings ranked by time lost, call sites; printed as 80-column
+ * text or as JSON (docs/REPORT-SCHEMA.md). diff.c compares two of them.
+ */
+#ifndef FT_REPORT_H
+#define FT_REPORT_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+#include "merge.h"
+#include "reader.h"
+
+#define FT_REPORT_MAX_GAPS 1000   /* launch gaps kept (the longest); all are counted */
+
+struct ft_rep_proc {
+	int32_t pid, ppid;
+	const char *cmdline;
+	struct ft_metrics m;
+	struct ft_verdict v;
+};
+
+struct ft_report {
+	const char *dir;
+	struct ft_trace tr;       /* open: findings point into its string tables */
+	struct ft_rep_proc *procs;
+	int nprocs, main;         /* main: the process the verdict is about */
+	struct ft_metrics total;
+	struct ft_finding *f;     /* sorted by lost_ns, largest first */
+	int nf, capf, ngaps;
+	uint64_t gaps_left_out;
+};
+
+/* 0 on success; -1 when nothing usable was found (messages on err) */
+int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opts *o,
+		    const struct ft_merge_opts *mg, FILE *err);
+void ft_report_free(struct ft_report *r);
+void ft_report_text(const struct ft_report *r, FILE *out);
+void ft_report_json(const struct ft_report *r, FILE *out);
+/* `feedtrace run`: the text report of dir on out */
+int ft_report_print(const char *dir, FILE *out);
+int ft_cmd_report(int argc, char **argv);
+
+/* helpers shared with diff.c */
+void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);
+void ft_fmt_count(char *buf, size_t cap, uint64_t n);
+const char *ft_fit(const char *s, int width);
+void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
+
+#endif

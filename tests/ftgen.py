@@ -1,0 +1,128 @@
+"""ftgen.py: writes synthetic feedtrace trace files (docs/FORMAT.md, version 1)
+for converter tests: exact, hand-planted events of any kind in events.def,
+including CUDA records before the CUDA hooks exist. Events are given in any
+order; each thread's are written in time order, in EVENTS chunks flushed
+every `flush_ns` of trace time, as the recorder does.
+
+    w = TraceFile(path, pid=100, cmdline=["prog", "arg"])
+    w.thread(100, "main")
+    w.event(100, "CU_LAUNCH_KERNEL", ts, dur, sym="cuLaunchKernel", sync=0, stream=0x10)
+    w.close()
+"""
+import os
+import re
+import struct
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIZES = {"i32": 4, "u32": 4, "x32": 4, "str": 4, "u64": 8, "i64": 8, "ptr": 8}
+PACK = {"i32": "<i", "u32": "<I", "x32": "<I", "str": "<I", "u64": "<Q", "i64": "<q", "ptr": "<Q"}
+
+
+def load_kinds(path=os.path.join(ROOT, "libfeedtrace", "events.def")):
+    """{ID: (number, name, nslots, [(field, type, offset)])} in events.def order."""
+    kinds = {}
+    for line in open(path):
+        m = re.match(r'\s*EV\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*\w+\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*\)', line)
+        if not m:
+            continue
+        fields, off = [], 16
+        for spec in m.group(4).split():
+            name, typ = spec.split(":")
+            if SIZES[typ] == 8:
+                off = (off + 7) & ~7
+            fields.append((name, typ, off))
+            off += SIZES[typ]
+        kinds[m.group(1)] = (len(kinds) + 1, m.group(2), int(m.group(3)), fields)
+    return kinds
+
+
+KINDS = load_kinds()
+
+
+def fnv(b):
+    h = 2166136261
+    for x in b:
+        h = ((h ^ x) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def chunk(ctype, payload, codec=0):
+    head = struct.pack("<IHHIII", 0x4B435446, ctype, codec, len(payload), len(payload), fnv(payload))
+    return head + struct.pack("<I", fnv(head)) + payload
+
+
+class TraceFile:
+    def __init__(self, path, pid, cmdline=("prog",), start_ns=1_000_000_000_000, ppid=1,
+                 flush_ns=200_000_000, real_ns=1_700_000_000_000_000_000, version=1):
+        self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
+        self.strings, self.threads, self.events = {}, [], []
+        self.cmdline = list(cmdline)
+        hdr = struct.pack("<8sHHIiiIIQQQQII64s", b"FEEDTRC\n", version, 256, 2, pid, ppid, 0, 15,
+                          start_ns, start_ns, real_ns, 0, 16384, 0, b"testhost")
+        self.header = hdr + b"\0" * (256 - len(hdr))
+
+    def string(self, s):
+        if s not in self.strings:
+            self.strings[s] = len(self.strings) + 1
+        return self.strings[s]
+
+    def thread(self, tid, name, main=False):
+        self.threads.append((tid, name, main))
+
+    def event(self, tid, kind, ts, dur, **fields):
+        """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text."""
+        num, _name, nslots, layout = KINDS[kind]
+        rec = bytearray(32 * nslots)
+        struct.pack_into("<QIHBB", rec, 0, ts, dur, num, nslots, 0)
+        for fname, typ, off in layout:
+            if fname in fields:
+                v = fields.pop(fname)
+                if typ == "str":
+                    v = self.string(v) if v else 0
+                struct.pack_into(PACK[typ], rec, off, v)
+        assert not fields, "unknown fields %s for %s" % (list(fields), kind)
+        self.events.append((ts, tid, bytes(rec)))
+
+    def chunks(self, lost=None):
+        """The file's chunks, in write order, as (type, payload) pairs."""
+        out = []
+        args = b"".join(a.encode() + b"\0" for a in self.cmdline)
+        strs = b""
+        for s, i in sorted(self.strings.items(), key=lambda x: x[1]):
+            b = s.encode() + b"\0"
+            strs += struct.pack("<II", i, len(b)) + b + b"\0" * (-len(b) % 8)
+        if strs:
+            out.append((2, strs))
+        out.append((5, struct.pack("<IIII", len(self.cmdline), len(args), 0, 0) + args))
+        for tid, name, main in self.threads:
+            out.append((3, struct.pack("<iI24s", tid, 1 if main else 0, name.encode()[:23])))
+        # per-thread time order, flushed by rounds of flush_ns
+        per = {}
+        for ts, tid, rec in sorted(self.events, key=lambda e: e[0]):
+            per.setdefault(tid, []).append((ts, rec))
+        last = max((e[0] for e in self.events), default=self.start)
+        first_slot = {}
+        rnd = self.start
+        while rnd <= last + self.flush_ns:
+            rnd += self.flush_ns
+            for tid in sorted(per):
+                recs = [r for ts, r in per[tid] if ts < rnd]
+                per[tid] = [(ts, r) for ts, r in per[tid] if ts >= rnd]
+                if not recs:
+                    continue
+                body = b"".join(recs)
+                n = len(body) // 32
+                lt = (lost or {}).get(tid, 0)
+                out.append((1, struct.pack("<iIQQQ", tid, n, first_slot.get(tid, 0), lt, 0) + body))
+                first_slot[tid] = first_slot.get(tid, 0) + n
+        out.append((4, struct.pack("<QQQQ", last + 1000, last + 1000, 0, 0)))
+        nrec = len(self.events)
+        out.append((6, struct.pack("<IiQQQQQ", 1, 0, nrec, sum((lost or {}).values()),
+                                   len(self.threads), 0, 0)))
+        return out
+
+    def close(self, lost=None, chunks=None):
+        with open(self.path, "wb") as f:
+            f.write(self.header)
+            for ctype, payload in (chunks if chunks is not None else self.chunks(lost)):
+                f.write(chunk(ctype, payload))
