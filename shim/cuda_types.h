@@ -29,6 +29,8 @@ typedef int CUlibraryOption;
 typedef int CUdriverProcAddressQueryResult;
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;
 typedef struct ncclComm *ncclComm_t;
+typedef struct CUexecAffinityParam_st CUexecAffinityParam;
+typedef struct CUctxCreateParams_st CUctxCreateParams;
 
 typedef struct CUlaunchConfig_st {
 	unsigned int gridDimX, gridDimY, gridDimZ;
