@@ -535,6 +535,8 @@ static void report_gap(struct ft_an *a, int scope, uint64_t stream, struct threa
 	if (scope == 0) {
 		a->m.gaps++;
 		a->m.gap_ns += g1 - g0;
+		if (after_sync)
+			a->m.idle_ns += g1 - g0;        /* the GPU is known to be idle */
 	}
 	if (a->sink.finding)
 		a->sink.finding(a->sink.arg, &f);
@@ -821,7 +823,8 @@ static int group_cmp(const void *x, const void *y)
 
 static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 {
-	qsort(g, (size_t)n, sizeof *g, group_cmp);
+	if (n > 1)                      /* g is NULL when there are none */
+		qsort(g, (size_t)n, sizeof *g, group_cmp);
 	for (int i = 0; i < n; i++) {
 		if (kind == FT_FK_LOCK && g[i].total < a->o.lock_min_ns)
 			continue;
@@ -927,6 +930,13 @@ static void verdict(struct ft_an *a, struct ft_verdict *v)
 	if (locks > best) best = locks, v->limit = "locks";
 	if (sub > best) best = sub, v->limit = "work submission";
 	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
+		v->limit = "GPU-bound";
+	/* Waiting for data or locks only starves the GPU if the GPU then runs
+	 * dry: with the GPU known idle (a stream gap after a sync) for under 5%
+	 * of the run, the feed kept up and the GPU is the limit. */
+	double idle = a->m.wall_ns ? (double)a->m.idle_ns / (double)a->m.wall_ns : 0;
+	if ((!strcmp(v->limit, "data delivery") || !strcmp(v->limit, "locks")) &&
+	    gpu >= 0.2 && idle < 0.05)
 		v->limit = "GPU-bound";
 	if (!strcmp(v->limit, "GPU-bound"))
 		snprintf(v->sentence, sizeof v->sentence,

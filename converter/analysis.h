@@ -86,6 +86,7 @@ struct ft_metrics {
 	uint64_t wall_ns, events, threads, dropped;
 	uint64_t launches, submissions, syncs, sync_ns;
 	uint64_t gaps, gap_ns;            /* stream-scope launch gaps */
+	uint64_t idle_ns;                 /* of which after a sync: the GPU known idle */
 	uint64_t hidden, hidden_ns;
 	uint64_t reads, read_bytes, small_reads, small_read_bytes, storms;
 	uint64_t lock_waits, lock_ns, locks;

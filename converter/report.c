@@ -112,7 +112,8 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
-	qsort(r->f, (size_t)r->nf, sizeof *r->f, by_lost);
+	if (r->nf > 1)                  /* r->f is NULL when there are none */
+		qsort(r->f, (size_t)r->nf, sizeof *r->f, by_lost);
 	return 0;
 }
 
@@ -239,6 +240,25 @@ static void wrap_from(FILE *out, const char *s, int indent, int col0)
 	fputc('\n', out);
 }
 
+
+/* "python3 train.py --fixed" from "/usr/bin/python3 train.py --fixed":
+ * the program's base name and its arguments, cut to fit with "...". */
+static void short_command(const char *cmdline, char *out, size_t cap)
+{
+	const char *end = strchr(cmdline, ' ');
+	const char *base = cmdline;
+	for (const char *p = cmdline; *p && (!end || p < end); p++)
+		if (*p == '/')
+			base = p + 1;
+	size_t n = strlen(base);
+	if (n < cap) {
+		memcpy(out, base, n + 1);
+		return;
+	}
+	memcpy(out, base, cap - 4);
+	memcpy(out + cap - 4, "...", 4);
+}
+
 static void wrap(FILE *out, const char *s, int indent)
 {
 	wrap_from(out, s, indent, 0);
@@ -264,7 +284,9 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
-	snprintf(line, sizeof line, "Verdict: pid %d (%.30s), %s %d", mp->pid, mp->cmdline,
+	char cmd[40];
+	short_command(mp->cmdline, cmd, sizeof cmd);
+	snprintf(line, sizeof line, "Verdict: pid %d (%s), %s %d", mp->pid, cmd,
 		 v->by_launch ? (v->nfeeders > 1 ? "feeding threads" : "feeding thread")
 			      : "busiest thread", v->nfeeders ? v->feeder[0] : 0);
 	fputs(line, out);
