@@ -68,6 +68,11 @@ static int is_wrapper(void *p)
 	return 0;
 }
 
+int ft_cu_is_wrapper(void *p)
+{
+	return is_wrapper(p);
+}
+
 /* Entry i now calls p; returns the wrapper, or p if i already calls another.
  * A driver that hands out our own wrapper (its exports are interposed by
  * ours) gets it back unchanged: that wrapper finds its real function itself. */

@@ -10,12 +10,16 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <string.h>
 
 #include "cuda_shim.h"
 
 #define FT_HIDDEN __attribute__((visibility("hidden")))
+/* A sanitizer's runtime calls dlsym (ours) while it initialises, before
+ * its shadow memory exists: the boot path must not be instrumented. */
+#define FT_NO_SAN __attribute__((no_sanitize("address", "thread", "undefined")))
 
 FT_HIDDEN void *(*ft_real_dlsym)(void *, const char *);
 FT_HIDDEN void *(*ft_real_dlvsym)(void *, const char *, const char *);
@@ -30,7 +34,7 @@ struct elf_find {
 	void *found;
 };
 
-static uint32_t gnu_hash(const char *s)
+FT_NO_SAN static uint32_t gnu_hash(const char *s)
 {
 	uint32_t h = 5381;
 	for (; *s; s++)
@@ -38,13 +42,13 @@ static uint32_t gnu_hash(const char *s)
 	return h;
 }
 
-static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+FT_NO_SAN static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
 {
 	/* glibc relocates some d_ptr entries in place; others stay vaddrs */
 	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
 }
 
-static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
+FT_NO_SAN static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct elf_find *q = arg;
 	(void)size;
@@ -96,15 +100,17 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static void *libc_symbol(const char *name)
+FT_NO_SAN static void *libc_symbol(const char *name)
 {
-	struct elf_find q = { (const void *)&dlclose, name, NULL };
+	/* an address in libc: not dlclose, which a sanitizer runtime (or any
+	 * interposer loaded first) wraps; nobody wraps this one */
+	struct elf_find q = { (const void *)&gnu_get_libc_version, name, NULL };
 	dl_iterate_phdr(find_in_object, &q);
 	return q.found;
 }
 
 /* Called by the stubs (and ft_real_init) before the first pass-through. */
-FT_HIDDEN void ft_dl_boot(void)
+FT_HIDDEN FT_NO_SAN void ft_dl_boot(void)
 {
 	if (!ft_real_dlvsym)
 		ft_real_dlvsym = (void *(*)(void *, const char *, const char *))libc_symbol("dlvsym");
@@ -112,12 +118,27 @@ FT_HIDDEN void ft_dl_boot(void)
 		ft_real_dlsym = (void *(*)(void *, const char *))libc_symbol("dlsym");
 }
 
+int ft_cu_is_wrapper(void *p);
+
+/* A global look-up (RTLD_DEFAULT, the main program's handle) finds our own
+ * exported wrapper first; answer what it would find without us: the next
+ * definition after this library, if any, behind its wrapper. */
+static void *cuda_lookup(const char *name, void *p)
+{
+	if (ft_cu_is_wrapper(p)) {
+		p = ft_real_dlsym(RTLD_NEXT, name);
+		if (!p)
+			return NULL;
+	}
+	return ft_cu_bind_dlsym(name, p);
+}
+
 /* Not RTLD_NEXT: the caller's address does not matter. */
 FT_HIDDEN void *ft_dlsym_other(void *handle, const char *name)
 {
 	void *p = ft_real_dlsym(handle, name);
 	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
-		return ft_cu_bind_dlsym(name, p);
+		return cuda_lookup(name, p);
 	return p;
 }
 
@@ -125,7 +146,7 @@ FT_HIDDEN void *ft_dlvsym_other(void *handle, const char *name, const char *vers
 {
 	void *p = ft_real_dlvsym(handle, name, version);
 	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
-		return ft_cu_bind_dlsym(name, p);
+		return cuda_lookup(name, p);
 	return p;
 }
 
