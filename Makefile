@@ -28,6 +28,9 @@ LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/callsite.c
+# The library exports its wrappers only (shim/*.c mark them); everything
+# else is hidden, so internal calls and globals need no PLT or GOT.
+LIB_CFLAGS = -fvisibility=hidden
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
 CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
@@ -51,7 +54,7 @@ all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
 
 # CUDA wrappers: generated from one table (shim/cuda.tsv)
 $(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py
@@ -60,7 +63,7 @@ $(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py
 
 $(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ishim -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -Ishim -c $< -o $@
 
 # With the toolkit present, every wrapper's parameters are checked against cuda.h.
 $(BUILD)/gen/cuda_checked: $(CUDA_GEN)
@@ -118,3 +121,34 @@ $(BUILD)/examples/%: examples/%.c examples/cudrv.h $(SIMGPU_OUT)/libcuda.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
 	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread
+
+# ---- faults (tests/test_faults.py runs in `make test`; docs/RELIABILITY.md, "Faults")
+#   make stress-faults   the long versions: 10 M reads, 200 kill -9, 100 000
+#                        threads, 1000 forks, full disks and size limits
+.PHONY: stress-faults
+stress-faults: deps
+	@$(MAKE) --no-print-directory all $(TEST_PROGS)
+	$(PYTHON) -m pytest -q -s tests/stress/stress_faults.py
+
+stress: stress-faults
+
+# ---- sanitizers and fuzzing (docs/RELIABILITY.md, scripts/sanitize.sh, scripts/fuzz.sh)
+#   make test-asan, test-ubsan, test-tsan   the whole suite against build/SAN
+#   make test-asan-ubsan                    ASan and UBSan in one build (for CI)
+#   make fuzz-short                         50 s of the reader/converter fuzzer
+#   make stress-fuzz                        an hour of it (FUZZ_SECONDS=3600)
+#   make stress                             every long test: add prerequisites
+.PHONY: test-asan test-ubsan test-tsan test-asan-ubsan sanitize-progs fuzz-short \
+        stress-fuzz stress
+test-asan test-ubsan test-tsan test-asan-ubsan: deps
+	@scripts/sanitize.sh $(@:test-%=%)
+
+sanitize-progs: $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
+
+FUZZ_SECONDS ?= 3600
+fuzz-short: deps
+	@scripts/fuzz.sh run 50
+stress-fuzz: deps
+	@scripts/fuzz.sh run $(FUZZ_SECONDS)
+
+stress: stress-fuzz

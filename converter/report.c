@@ -284,7 +284,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
-	char cmd[40];
+	char cmd[31];                   /* the line stays within 80 columns */
 	short_command(mp->cmdline, cmd, sizeof cmd);
 	snprintf(line, sizeof line, "Verdict: pid %d (%s), %s %d", mp->pid, cmd,
 		 v->by_launch ? (v->nfeeders > 1 ? "feeding threads" : "feeding thread")

@@ -138,8 +138,21 @@ static inline void ft_record_p(struct ft_thread *t, unsigned kind, uint64_t t0,
 /* ---- strings and fds (strtab.c) ---- */
 uint32_t ft_intern(const char *s);                /* 0 when it cannot */
 uint32_t ft_intern_path(const char *path);        /* ft_intern, or a hash (FEEDTRACE_REDACT) */
-uint32_t ft_fd_path(int fd);                      /* string id last opened at fd */
-void ft_fd_set(int fd, uint32_t path_id);
+#define FT_FD_SLOTS 65536
+extern _Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
+
+/* string id of the path last opened at fd, 0 if unknown */
+static inline uint32_t ft_fd_path(int fd)
+{
+	return (unsigned)fd < FT_FD_SLOTS ?
+		atomic_load_explicit(&ft_fd_paths[fd], memory_order_relaxed) : 0;
+}
+
+static inline void ft_fd_set(int fd, uint32_t path_id)
+{
+	if ((unsigned)fd < FT_FD_SLOTS)
+		atomic_store_explicit(&ft_fd_paths[fd], path_id, memory_order_relaxed);
+}
 
 /* ---- lifecycle (lifecycle.c) ---- */
 extern int ft_pid;                                 /* pid the tracer set up for */

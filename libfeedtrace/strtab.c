@@ -17,7 +17,6 @@
 #define ARENA_BYTES (64u << 20)
 #define TABLE_SLOTS (1u << 18)
 #define MAX_STRING 4095
-#define FD_SLOTS 65536
 
 struct table_slot {
 	_Atomic uint64_t hash;
@@ -28,7 +27,7 @@ struct table_slot {
 static unsigned char *arena;            /* MAP_NORESERVE: pages on first touch */
 static _Atomic uint64_t arena_used;
 static struct table_slot *table;
-static _Atomic uint32_t fd_paths[FD_SLOTS];
+_Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
 _Atomic uint64_t ft_strings_lost;
 
 static void *map_zeroed(size_t bytes)
@@ -160,16 +159,4 @@ size_t ft_strtab_pending(uint64_t *pos, const void **data)
 	*pos = p;
 	*data = arena + start;
 	return (size_t)(p - start);
-}
-
-uint32_t ft_fd_path(int fd)
-{
-	return (unsigned)fd < FD_SLOTS ?
-		atomic_load_explicit(&fd_paths[fd], memory_order_relaxed) : 0;
-}
-
-void ft_fd_set(int fd, uint32_t path_id)
-{
-	if ((unsigned)fd < FD_SLOTS)
-		atomic_store_explicit(&fd_paths[fd], path_id, memory_order_relaxed);
 }

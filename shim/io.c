@@ -10,6 +10,9 @@
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
+/* every non-static function below is a wrapper: exported */
+#pragma GCC visibility push(default)
+
 static inline uint32_t sat32(uint64_t v)
 {
 	return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
@@ -165,11 +168,13 @@ int close(int fd)
 	if (!t)
 		return REAL(close)(fd);
 	uint32_t path = ft_fd_path(fd);
+	/* forget the path before the fd is free: once closed, another thread
+	 * may open the same number, and clearing after would erase its path */
+	ft_fd_set(fd, 0);
 	uint64_t t0 = ft_now();
 	int r = REAL(close)(fd);
 	int e = errno;
 	uint64_t t1 = ft_now();
-	ft_fd_set(fd, 0);
 	ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
 	errno = e;
 	return r;
@@ -306,11 +311,11 @@ int fclose(FILE *f)
 		return REAL(fclose)(f);
 	int fd = fileno(f);
 	uint32_t path = ft_fd_path(fd);
+	ft_fd_set(fd, 0);               /* before the fd is free (see close) */
 	uint64_t t0 = ft_now();
 	int r = REAL(fclose)(f);
 	int e = errno;
 	uint64_t t1 = ft_now();
-	ft_fd_set(fd, 0);
 	ft_record4(t, FT_EV_FCLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
 	errno = e;
 	return r;
@@ -378,3 +383,5 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 	errno = e;
 	return p;
 }
+
+#pragma GCC visibility pop

@@ -10,6 +10,9 @@
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
+/* every non-static function below is a wrapper: exported */
+#pragma GCC visibility push(default)
+
 static inline void record_lock(struct ft_thread *t, unsigned kind, uint64_t t0,
 			       const void *lock, int r)
 {
@@ -209,3 +212,5 @@ int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abst)
 	record_sem(t, FT_EV_SEM_CLOCKWAIT, t0, s, r);
 	return r;
 }
+
+#pragma GCC visibility pop

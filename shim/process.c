@@ -15,6 +15,9 @@
 #include "../libfeedtrace/internal.h"
 #include "../libfeedtrace/lifecycle.h"
 
+/* every non-static function below is a wrapper: exported */
+#pragma GCC visibility push(default)
+
 pid_t fork(void)
 {
 	struct ft_thread *t = ft_enter(FT_G_PROC);
@@ -222,3 +225,5 @@ sighandler_t signal(int sig, sighandler_t handler)
 		return SIG_ERR;
 	return old.sa_handler;
 }
+
+#pragma GCC visibility pop
