@@ -75,7 +75,7 @@ void ft_config_load(void)
 {
 	memset(&ft_cfg, 0, sizeof ft_cfg);
 	ft_cfg.hooks = FT_G_ALL;
-	ft_cfg.ring_kb = 512;
+	ft_cfg.ring_kb = 1024;
 	ft_cfg.flush_ms = 200;
 	ft_cfg.mem_mb = 512;
 	ft_cfg.zstd_level = 1;
@@ -83,12 +83,16 @@ void ft_config_load(void)
 	ft_cfg.python_frames = 1;
 
 	const char *v = getenv("FEEDTRACE_DISABLE");
+	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
+		ft_log("feedtrace: FEEDTRACE_DISABLE=\"%.40s\" is neither 0 nor 1; using 0 (tracing)", v);
 	ft_cfg.disabled = v && strcmp(v, "1") == 0;
 	v = getenv("FEEDTRACE_REDACT");
 	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
 		ft_log("feedtrace: FEEDTRACE_REDACT=\"%.40s\" is neither 0 nor 1; using 1 (redact)", v);
 	ft_cfg.redact = v && strcmp(v, "0") != 0;
 	v = getenv("FEEDTRACE_QUIET");
+	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
+		ft_log("feedtrace: FEEDTRACE_QUIET=\"%.40s\" is neither 0 nor 1; using 0", v);
 	ft_cfg.quiet = v && strcmp(v, "1") == 0;
 
 	v = getenv("FEEDTRACE_OUT");

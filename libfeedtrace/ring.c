@@ -59,7 +59,7 @@ static void ring_reset(struct ft_thread *t)
 	t->named = 0;
 	t->busy = 0;
 	t->limit = t->mask + 1;
-	t->check_at = (t->mask + 1) / 2;
+	t->check_at = (t->mask + 1) / 4;
 }
 
 static struct ft_thread *claim_slot(void)
@@ -138,19 +138,19 @@ static void thread_exited(void *arg)
 }
 
 /* The ring passed its check point: look at tail again, wake the flusher
- * when half full. Called with t->busy set. */
+ * when a quarter full. Called with t->busy set. */
 void ft_ring_full(struct ft_thread *t)
 {
 	uint64_t cap = t->mask + 1;
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
 	t->limit = tail + cap;
-	if (t->head_local - tail >= cap / 2) {
+	if (t->head_local - tail >= cap / 4) {
 		ft_flusher_wake();
 		t->check_at = t->head_local + cap / 8;
 		if (t->check_at > t->limit)
 			t->check_at = t->limit;
 	} else {
-		t->check_at = tail + cap / 2;
+		t->check_at = tail + cap / 4;
 	}
 }
 
@@ -184,7 +184,7 @@ void ft_ring_after_fork_child(void)
 		atomic_store(&me->head, head);
 		atomic_store(&me->tail, head);
 		me->limit = head + me->mask + 1;
-		me->check_at = head + (me->mask + 1) / 2;
+		me->check_at = head + (me->mask + 1) / 4;
 		me->tid = (int32_t)syscall(SYS_gettid);
 	}
 	atomic_store(&ft_threads_untraced, 0);

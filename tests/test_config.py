@@ -87,7 +87,7 @@ def test_bad_value_one_line_default_kept(mix, tmp_path, var, val):
     hooks, = struct.unpack_from("<I", hdr, 28)
     ring_slots, = struct.unpack_from("<I", hdr, 64)
     assert hooks == 0x0F                      # all groups
-    assert ring_slots == 512 * 1024 // 32     # FEEDTRACE_BUF_KB default 512
+    assert ring_slots == 1024 * 1024 // 32    # FEEDTRACE_BUF_KB default 1024
 
 
 def test_overlong_out_uses_default_dir(mix, tmp_path):
