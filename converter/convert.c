@@ -87,45 +87,103 @@ static uint64_t lane(struct conv *c, struct lanes *l, uint64_t start, uint64_t e
 
 /* ---- raw calls ---- */
 
-static int call_args(const struct conv *c, const struct ft_rec *r, pf_arg *a)
+/* How each field of a kind becomes an argument, worked out once per kind
+ * (the field table's names and types do not change). */
+enum { AP_INT, AP_UINT, AP_PTR, AP_STR, AP_SITE, AP_SYNC, AP_DIR };
+struct argplan {
+	const char *name;
+	unsigned char how, off, size;
+};
+struct kplan {
+	int built, n;
+	struct argplan a[FT_MAX_FIELDS];
+};
+static struct kplan kplans[FT_EV_COUNT];
+
+static const struct kplan *kplan_of(unsigned kind)
 {
-	const struct ft_kind_info *k = ft_kind(r->kind);
-	int n = 0;
+	const struct ft_kind_info *k = ft_kind(kind);
 	if (!k)
-		return 0;
+		return NULL;
+	struct kplan *p = &kplans[kind];
+	if (p->built)
+		return p;
 	int cuda = k->group == FT_G_CUDA;
 	for (int i = 0; i < k->nfields; i++) {
 		const struct ft_field *f = &k->f[i];
 		if (!f->name)
 			continue;
-		uint64_t v = ft_field_raw(r, f);
-		if (cuda && !strcmp(f->name, "sync")) {
-			a[n++] = PF_ARG_STR("sync", ft_sync_word((unsigned)v));
-			continue;
+		struct argplan *a = &p->a[p->n++];
+		a->name = f->name;
+		a->off = (unsigned char)f->off;
+		a->size = (unsigned char)f->size;
+		if (cuda && !strcmp(f->name, "sync"))
+			a->how = AP_SYNC;
+		else if (cuda && !strcmp(f->name, "dir"))
+			a->how = AP_DIR;
+		else switch (f->type) {
+		case FT_F_I32: case FT_F_I64: a->how = AP_INT; break;
+		case FT_F_U32: case FT_F_U64: a->how = AP_UINT; break;
+		case FT_F_X32: case FT_F_PTR: a->how = AP_PTR; break;
+		default: a->how = !strcmp(f->name, "site") ? AP_SITE : AP_STR; break;
 		}
-		if (cuda && !strcmp(f->name, "dir")) {
-			a[n++] = PF_ARG_STR("dir", ft_dir_word((unsigned)v));
-			continue;
+	}
+	p->built = 1;
+	return p;
+}
+
+/* The record's fields as arguments: names are the field table's, string
+ * values the reader's string table or literals, all of which outlive the
+ * writer (pf_event.stable). */
+static int call_args(const struct conv *c, const struct ft_rec *r, pf_arg *a)
+{
+	const struct kplan *k = kplan_of(r->kind);
+	if (!k)
+		return 0;
+	const unsigned char *b = (const unsigned char *)r;
+	for (int i = 0; i < k->n; i++) {
+		const struct argplan *f = &k->a[i];
+		uint64_t v;
+		if (f->size == 8) {
+			memcpy(&v, b + f->off, 8);
+		} else {
+			uint32_t u;
+			memcpy(&u, b + f->off, 4);
+			v = u;
 		}
-		switch (f->type) {
-		case FT_F_I32: case FT_F_I64:
-			a[n++] = PF_ARG_INT(f->name, ft_field_signed(r, f));
+		pf_arg *o = &a[i];
+		o->name = f->name;
+		switch (f->how) {
+		case AP_SYNC:
+			o->kind = PF_STRING;
+			o->v.s = ft_sync_word((unsigned)v);
 			break;
-		case FT_F_U32: case FT_F_U64:
-			a[n++] = PF_ARG_UINT(f->name, v);
+		case AP_DIR:
+			o->kind = PF_STRING;
+			o->v.s = ft_dir_word((unsigned)v);
 			break;
-		case FT_F_X32: case FT_F_PTR:
-			a[n++] = PF_ARG_PTR(f->name, v);
+		case AP_INT:
+			o->kind = PF_INT;
+			o->v.i = f->size == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
 			break;
-		case FT_F_STR: {
-			const char *s = !strcmp(f->name, "site") ? ft_site_text(c->p, (uint32_t)v)
-								 : ft_string(c->p, (uint32_t)v);
-			a[n++] = PF_ARG_STR(f->name, s ? s : "");
+		case AP_UINT:
+			o->kind = PF_UINT;
+			o->v.u = v;
+			break;
+		case AP_PTR:
+			o->kind = PF_POINTER;
+			o->v.u = v;
+			break;
+		default: {
+			const char *s = f->how == AP_SITE ? ft_site_text(c->p, (uint32_t)v)
+							  : ft_string(c->p, (uint32_t)v);
+			o->kind = PF_STRING;
+			o->v.s = s ? s : "";
 			break;
 		}
 		}
 	}
-	return n;
+	return k->n;
 }
 
 static const char *call_name(const struct ft_rec *r, char *buf, size_t cap)
@@ -143,16 +201,22 @@ static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t en
 {
 	pf_arg args[FT_MAX_FIELDS];
 	char nb[32];
-	int n = call_args(c, r, args);
 	if (!track)
 		return;
+	int n = call_args(c, r, args);
 	if (end < ts)
 		end = ts;
-	if (flow)
-		pf_slice_begin_flow(c->w, track, shifted(c, ts), call_name(r, nb, sizeof nb),
-				    args, n, &flow, 1, terminating);
-	else
-		pf_slice_begin(c->w, track, shifted(c, ts), call_name(r, nb, sizeof nb), args, n);
+	pf_event ev = { .type = PF_SLICE_BEGIN, .track = track, .ts = shifted(c, ts),
+			.name = call_name(r, nb, sizeof nb), .args = args, .nargs = n,
+			.stable = ft_kind(r->kind) != NULL };
+	if (flow && terminating) {
+		ev.term_flow_ids = &flow;
+		ev.nterm_flow_ids = 1;
+	} else if (flow) {
+		ev.flow_ids = &flow;
+		ev.nflow_ids = 1;
+	}
+	pf_emit(c->w, &ev);
 	pf_slice_end(c->w, track, shifted(c, end));
 	c->st->slices++;
 }

@@ -138,6 +138,10 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	uint64_t lost = 0;
 	for (int i = 0; i < p->nthreads; i++)
 		lost += p->threads[i].lost;
+	/* the END record also counts records drained but never written
+	 * (output disk full): the larger count is the loss */
+	if (p->has_end && p->end.lost > lost)
+		lost = p->end.lost;
 	if (c->json) {
 		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"host\":", p->hdr.pid, p->hdr.ppid);
 		ft_json_string(out, p->hdr.host);

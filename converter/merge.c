@@ -14,7 +14,8 @@
 struct block {
 	struct block *next;
 	uint32_t used;
-	unsigned char data[BLOCK_DATA];
+	/* entries hold struct ft_rec (8-byte fields) at 16-byte steps */
+	_Alignas(8) unsigned char data[BLOCK_DATA];
 };
 
 struct fifo {
@@ -31,12 +32,18 @@ struct merger {
 	void *arg;
 	struct fifo *q;
 	int nq, capq, last;
-	int *heap, nheap;
+	struct hent *heap;       /* fifos by head timestamp, the key kept here */
+	int nheap;
 	struct block *free;
 	size_t bytes;
 	uint64_t max_ts, last_out;
 	int stop;
 	struct ft_merge_stats st;
+};
+
+struct hent {
+	uint64_t key;            /* head_ts of q[qi]: no trip to the fifo's block */
+	int qi;
 };
 
 /* entry: u64 ts_ns, u64 dur_ns, record (nslots * 32 bytes) */
@@ -59,16 +66,16 @@ static void *xmalloc(size_t n)
 
 static uint64_t key(struct merger *m, int h)
 {
-	return head_ts(&m->q[m->heap[h]]);
+	return m->heap[h].key;
 }
 
 static void heap_swap(struct merger *m, int a, int b)
 {
-	int t = m->heap[a];
+	struct hent t = m->heap[a];
 	m->heap[a] = m->heap[b];
 	m->heap[b] = t;
-	m->q[m->heap[a]].heap_pos = a;
-	m->q[m->heap[b]].heap_pos = b;
+	m->q[m->heap[a].qi].heap_pos = a;
+	m->q[m->heap[b].qi].heap_pos = b;
 }
 
 static void sift_up(struct merger *m, int i)
@@ -123,7 +130,7 @@ static struct fifo *fifo_of(struct merger *m, int32_t tid)
 /* Delivers the oldest buffered event. */
 static void release_one(struct merger *m)
 {
-	int qi = m->heap[0];
+	int qi = m->heap[0].qi;
 	struct fifo *f = &m->q[qi];
 	unsigned char *e = f->head->data + f->off;
 	const struct ft_rec *r = (const struct ft_rec *)(e + 16);
@@ -150,6 +157,7 @@ static void release_one(struct merger *m)
 		m->free = b;
 	}
 	if (f->head) {
+		m->heap[0].key = head_ts(f);
 		sift_down(m, 0);
 	} else {                                 /* thread drained: leave the heap */
 		heap_swap(m, 0, m->nheap - 1);
@@ -189,7 +197,8 @@ static int on_event(const struct ft_event *ev, void *arg)
 		m->st.peak_bytes = m->bytes;
 	if (f->heap_pos < 0) {                   /* first buffered event of the thread */
 		f->heap_pos = m->nheap;
-		m->heap[m->nheap++] = (int)(f - m->q);
+		m->heap[m->nheap].key = ev->ts_ns;
+		m->heap[m->nheap++].qi = (int)(f - m->q);
 		sift_up(m, f->heap_pos);
 	}
 	if (ev->ts_ns > m->max_ts)

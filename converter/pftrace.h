@@ -80,6 +80,11 @@ typedef struct pf_event {
     int is_double;                  /* counters: which value to write */
     int64_t ivalue;
     double dvalue;
+    /* Non-zero: name, the args' names and their PF_STRING values stay
+     * unchanged at their addresses until pf_close() (literals, a string
+     * table that outlives the writer), so interning finds them by address
+     * alone. Otherwise each lookup also compares the text. */
+    int stable;
 } pf_event;
 
 typedef struct pf_stats {

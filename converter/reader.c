@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "events.h"
 #include "reader.h"
 
 struct strent {
@@ -39,6 +40,18 @@ static char *xstrdup(const char *s)
 		exit(2);
 	}
 	return d;
+}
+
+/* The mapping's pages in [from, to) are read no more for now: let them go,
+ * so that resident memory does not grow with the file (they are read
+ * again from the file if touched; the mapping is read-only). */
+static void drop_pages(const struct ft_process *p, uint64_t from, uint64_t to)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	from = (from + pg - 1) / pg * pg;
+	to = to / pg * pg;
+	if (to > from)
+		madvise(p->map + from, (size_t)(to - from), MADV_DONTNEED);
 }
 
 /* ---- chunk framing ---- */
@@ -187,6 +200,8 @@ static int strent_cmp(const void *a, const void *b)
 struct ft_strtab {
 	struct strent *e;
 	uint32_t n, cap;
+	uint32_t *index;         /* id -> position in e + 1 (0 none), when dense enough */
+	uint32_t max_id;
 };
 
 static const char *strtab_find(const struct ft_strtab *t, uint32_t id);
@@ -206,6 +221,10 @@ static const char *strtab_find(const struct ft_strtab *t, uint32_t id)
 {
 	if (!t || id == 0)
 		return NULL;
+	if (t->index) {
+		uint32_t i = id <= t->max_id ? t->index[id] : 0;
+		return i ? t->e[i - 1].s : NULL;
+	}
 	uint32_t lo = 0, hi = t->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -215,6 +234,23 @@ static const char *strtab_find(const struct ft_strtab *t, uint32_t id)
 			hi = mid;
 	}
 	return lo < t->n && t->e[lo].id == id ? t->e[lo].s : NULL;
+}
+
+/* A direct id -> entry index, looked up for every string field of every
+ * event, when ids are dense enough (the recorder's ids are arena offsets
+ * / 8, a few per string). The sorted array stays for the binary search
+ * otherwise; with duplicate ids both find the first. */
+static void strtab_index(struct ft_strtab *t)
+{
+	uint32_t max = t->e[t->n - 1].id;
+	if ((uint64_t)max > 64 * (uint64_t)t->n + 4096)
+		return;
+	t->index = calloc((size_t)max + 1, sizeof *t->index);
+	if (!t->index)
+		return;
+	t->max_id = max;
+	for (uint32_t i = t->n; i-- > 0;)
+		t->index[t->e[i].id] = i + 1;
 }
 
 static void add_strings(struct ft_process *p, struct ft_strtab **tp, const unsigned char *d,
@@ -274,6 +310,11 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks)
 {
 	double d = ((double)(int64_t)(ticks - p->base_ticks)) * p->ns_per_tick;
+	/* a damaged tick count or rate must not overflow the conversion */
+	if (!(d > -9.2e18))
+		d = -9.2e18;
+	else if (d > 9.2e18)
+		d = 9.2e18;
 	return p->base_ns + (uint64_t)(int64_t)d;
 }
 
@@ -282,7 +323,8 @@ uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r)
 	double d = (double)r->dur;
 	if (r->flags & FT_RF_DUR_COARSE)
 		d *= (double)(1u << FT_DUR_SHIFT);
-	return (uint64_t)(d * p->ns_per_tick + 0.5);
+	d = d * p->ns_per_tick + 0.5;
+	return d < 1.8e19 ? (uint64_t)d : UINT64_MAX;   /* d >= 0: a rate is > 0 */
 }
 
 /* ---- opening ---- */
@@ -421,8 +463,10 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 
 	struct ft_strtab *tabs[2] = { p->strings, p->symbols };
 	for (int k = 0; k < 2; k++)
-		if (tabs[k] && tabs[k]->n)
+		if (tabs[k] && tabs[k]->n) {
 			qsort(tabs[k]->e, tabs[k]->n, sizeof *tabs[k]->e, strent_cmp);
+			strtab_index(tabs[k]);
+		}
 	if (p->exe[0] == '#') {
 		const char *e = ft_string(p, (uint32_t)strtoul(p->exe + 1, NULL, 10));
 		snprintf(p->exe, sizeof p->exe, "%s", e ? e : "");
@@ -446,6 +490,7 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		p->ns_per_tick = 1.0;
 	}
 	p->last_ns = last.mono_ns;
+	drop_pages(p, 0, p->size);
 	*out = p;
 	return 0;
 fail:
@@ -558,6 +603,7 @@ void ft_trace_close(struct ft_trace *tr)
 			for (uint32_t j = 0; j < t->n; j++)
 				free((void *)t->e[j].s);
 			free(t->e);
+			free(t->index);
 			free(t);
 		}
 		free(p->threads);
@@ -578,8 +624,13 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	unsigned char *buf = NULL, *tmp = NULL;
 	size_t cap = 0, tcap = 0;
 	int stop = 0;
+	uint64_t dropped = 0;
 	p->records = 0;
 	while (!stop && next_chunk(p, &off, &h, &payload, err, 0)) {
+		if (off - dropped >= (8u << 20)) {      /* every 8 MiB read */
+			drop_pages(p, dropped, off - h.stored_size - sizeof h);
+			dropped = off - h.stored_size - sizeof h;
+		}
 		if (h.type != FT_CHUNK_EVENTS)
 			continue;
 		uint64_t at = off - h.stored_size - sizeof h;
@@ -605,7 +656,9 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 		for (uint32_t i = 0; i < pre.nslots && !stop;) {
 			const struct ft_rec *r = &slots[i];
 			unsigned k = r->nslots;
-			if (k == 0 || i + k > pre.nslots) {
+			const struct ft_kind_info *ki = ft_kind(r->kind);
+			if (k == 0 || i + k > pre.nslots || (ki && k < ki->nslots)) {
+				/* fields are read by the kind's layout: never past the record */
 				fprintf(err, "feedtrace: %s: offset %llu: record %u has a bad slot count; rest of chunk skipped\n",
 					p->path, (unsigned long long)at, i);
 				break;
@@ -623,5 +676,6 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	}
 	free(buf);
 	free(tmp);
+	drop_pages(p, 0, p->size);
 	return stop;
 }
