@@ -259,16 +259,17 @@ static void drain_ring(struct ft_thread *t)
 		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
 		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw,
 					     ft_cfg.zstd_level);
+		int w;
 		if (ZSTD_isError(z)) {
 			struct iovec v[2] = { { &pre, sizeof pre },
 					      { stage, n * FT_SLOT_SIZE } };
-			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW, (uint32_t)raw, v, 2);
+			w = ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW, (uint32_t)raw, v, 2);
 		} else {
 			struct iovec v = { packed, z };
-			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_ZSTD_SHUFFLE,
-					      (uint32_t)raw, &v, 1);
+			w = ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_ZSTD_SHUFFLE,
+						  (uint32_t)raw, &v, 1);
 		}
-		atomic_fetch_add(&ft_records_written, n);
+		atomic_fetch_add(w == 0 ? &ft_records_written : &ft_records_unwritten, n);
 		atomic_store_explicit(&t->tail, tail + n, memory_order_release);
 		if (tail + n == head)
 			return;
@@ -417,9 +418,9 @@ void ft_flush_all_raw(void)
 				{ &t->ring[first], k * FT_SLOT_SIZE },
 				{ &t->ring[0], (n - k) * FT_SLOT_SIZE },
 			};
-			ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW,
-					      (uint32_t)(sizeof pre + n * FT_SLOT_SIZE), v, 3);
-			atomic_fetch_add(&ft_records_written, n);
+			int w = ft_output_write_chunk(FT_CHUNK_EVENTS, FT_CODEC_RAW,
+						      (uint32_t)(sizeof pre + n * FT_SLOT_SIZE), v, 3);
+			atomic_fetch_add(w == 0 ? &ft_records_written : &ft_records_unwritten, n);
 			atomic_store(&t->tail, tail + n);
 			if (n == 0)
 				break;
@@ -442,7 +443,8 @@ void ft_write_end(int reason, int status)
 	e.reason = (uint32_t)reason;
 	e.status = status;
 	e.records = atomic_load(&ft_records_written);
-	e.lost = atomic_load(&ft_lost_recycled);
+	/* lost: dropped at full rings, and drained but not written (disk full) */
+	e.lost = atomic_load(&ft_lost_recycled) + atomic_load(&ft_records_unwritten);
 	unsigned hw = atomic_load(&ft_threads_hw);
 	for (unsigned i = 0; i < hw; i++)
 		e.lost += atomic_load(&ft_threads[i].lost);
@@ -450,5 +452,5 @@ void ft_write_end(int reason, int status)
 	e.threads_untraced = atomic_load(&ft_threads_untraced);
 	e.strings_lost = atomic_load(&ft_strings_lost);
 	struct iovec v = { &e, sizeof e };
-	ft_output_write_chunk(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
+	ft_output_write_last(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
 }

@@ -138,7 +138,7 @@ struct ft_end_info {                     /* 48 bytes */
 	uint32_t reason;                 /* enum ft_end_reason */
 	int32_t  status;                 /* exit status or signal number */
 	uint64_t records;                /* records written to this file */
-	uint64_t lost;                   /* records dropped (full rings, busy) */
+	uint64_t lost;                   /* records dropped (full rings, busy, unwritable output) */
 	uint64_t threads;                /* threads that recorded */
 	uint64_t threads_untraced;       /* threads refused a ring (limits) */
 	uint64_t strings_lost;           /* strings that did not fit the table */

@@ -45,8 +45,11 @@ void ft_redact_text(const void *data, size_t n, char out[26]);
 int ft_output_open(void);
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 			  const struct iovec *iov, int iovcnt);
+int ft_output_write_last(unsigned type, unsigned codec, uint32_t raw_size,
+			 const struct iovec *iov, int iovcnt);
 extern int ft_out_fd;
 extern _Atomic uint64_t ft_records_written;
+extern _Atomic uint64_t ft_records_unwritten;
 
 /* flusher.c */
 int ft_flusher_start(void);

@@ -165,10 +165,12 @@ static void redact_key_init(void)
 {
 	const char *v = getenv("FEEDTRACE_REDACT_KEY");
 	char buf[24];
-	if (v && strlen(v) == 16) {
+	if (v && strlen(v) == 16 && strspn(v, "0123456789abcdefABCDEF") == 16) {
 		ft_redact_key = strtoull(v, NULL, 16);
 		return;
 	}
+	if (v)
+		ft_log("feedtrace: FEEDTRACE_REDACT_KEY=\"%.40s\" is not 16 hex digits; using a new key", v);
 	if (syscall(SYS_getrandom, &ft_redact_key, sizeof ft_redact_key, 0) != sizeof ft_redact_key)
 		ft_redact_key = ft_mono_ns() ^ ((uint64_t)getpid() << 32);
 	snprintf(buf, sizeof buf, "%016llx", (unsigned long long)ft_redact_key);

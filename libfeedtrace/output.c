@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,11 @@
 
 int ft_out_fd = -1;
 _Atomic uint64_t ft_records_written;
+_Atomic uint64_t ft_records_unwritten;  /* records whose chunk could not be written */
 static _Atomic int out_broken;
 static _Atomic uint64_t bytes_lost;
+static uint64_t good_end;               /* file size up to the last whole chunk */
+static int opening;                     /* writing the header: its caller says why */
 static char out_path[4400];
 
 static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
@@ -52,15 +56,65 @@ static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
 	return total;
 }
 
+/* A write past RLIMIT_FSIZE raises SIGXFSZ in the writing thread, and its
+ * default action kills the process. The flusher blocks every signal, but
+ * the header (constructor, fork child) and the exit paths (_exit, exec,
+ * destructor, fatal signals) write from the program's own threads: block
+ * SIGXFSZ around each of our writes and take back the one it raised. */
+#define XFSZ_BIT (1ull << (SIGXFSZ - 1))
+
+static long guarded_write(int fd, const struct iovec *iov, int iovcnt)
+{
+	uint64_t block = XFSZ_BIT, old = 0, pending = 0;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof block);
+	syscall(SYS_rt_sigpending, &pending, sizeof pending);
+	long r = sys_write_all(fd, iov, iovcnt);
+	int e = errno;
+	if (r < 0 && e == EFBIG && !(pending & XFSZ_BIT)) {
+		struct timespec zero = { 0, 0 };
+		syscall(SYS_rt_sigtimedwait, &block, NULL, &zero, sizeof block);
+	}
+	if (!(old & XFSZ_BIT))
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+	errno = e;
+	return r;
+}
+
+/* A failed write may have left part of a chunk: cut the file back to the
+ * last whole chunk, so that what was written reads without damage and
+ * the space is free again for the END record. */
+static void cut_back(void)
+{
+	syscall(SYS_ftruncate, ft_out_fd, (long)good_end);
+	syscall(SYS_lseek, ft_out_fd, (long)good_end, SEEK_SET);
+}
+
+static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
+		       const struct iovec *iov, int iovcnt, int even_broken);
+
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 			  const struct iovec *iov, int iovcnt)
+{
+	return write_chunk(type, codec, raw_size, iov, iovcnt, 0);
+}
+
+/* The END record is tried even after a failed write: cut_back() may have
+ * made room for it, and it carries the count of what was lost. */
+int ft_output_write_last(unsigned type, unsigned codec, uint32_t raw_size,
+			 const struct iovec *iov, int iovcnt)
+{
+	return write_chunk(type, codec, raw_size, iov, iovcnt, 1);
+}
+
+static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
+		       const struct iovec *iov, int iovcnt, int even_broken)
 {
 	struct ft_chunk_header h;
 	struct iovec all[8];
 	uint64_t stored = 0;
 	uint32_t ph = 2166136261u;
 
-	if (ft_out_fd < 0 || atomic_load(&out_broken) || iovcnt > 7)
+	if (ft_out_fd < 0 || (atomic_load(&out_broken) && !even_broken) || iovcnt > 7)
 		return -1;
 	for (int i = 0; i < iovcnt; i++) {
 		const unsigned char *p = iov[i].iov_base;
@@ -80,14 +134,16 @@ int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	h.header_hash = ft_hash32(&h, offsetof(struct ft_chunk_header, header_hash));
 	all[0].iov_base = &h;
 	all[0].iov_len = sizeof h;
-	if (sys_write_all(ft_out_fd, all, iovcnt + 1) < 0) {
+	if (guarded_write(ft_out_fd, all, iovcnt + 1) < 0) {
 		int e = errno;
 		atomic_fetch_add(&bytes_lost, stored + sizeof h);
-		if (!atomic_exchange(&out_broken, 1))
-			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output",
+		cut_back();
+		if (!atomic_exchange(&out_broken, 1) && !opening)
+			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output, losses counted",
 			       out_path, strerror(e));
 		return -1;
 	}
+	good_end += sizeof h + stored;
 	return 0;
 }
 
@@ -140,8 +196,9 @@ static int write_header(void)
 	h.ring_slots = ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE;
 	gethostname(h.host, sizeof h.host - 1);
 	struct iovec v = { &h, sizeof h };
-	if (sys_write_all(ft_out_fd, &v, 1) < 0)
+	if (guarded_write(ft_out_fd, &v, 1) < 0)
 		return -1;
+	good_end = sizeof h;
 	struct iovec cv = { &c, sizeof c };
 	return ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &cv, 1);
 }
@@ -244,8 +301,17 @@ int ft_output_open(void)
 	snprintf(out_path, sizeof out_path, "%s/%s", ft_cfg.out_dir, name);
 	ft_out_fd = fd;
 	atomic_store(&out_broken, 0);
-	if (write_header() != 0) {
+	atomic_store(&ft_records_unwritten, 0);
+	good_end = 0;
+	opening = 1;
+	int hr = write_header();
+	opening = 0;
+	if (hr != 0) {
+		/* no header, no trace: leave no unreadable file behind */
 		ft_log("feedtrace: writing %s failed (%s); not tracing", out_path, strerror(errno));
+		syscall(SYS_close, fd);
+		ft_out_fd = -1;
+		syscall(SYS_unlinkat, AT_FDCWD, out_path, 0);
 		return -1;
 	}
 	write_process_chunk();

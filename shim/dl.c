@@ -42,6 +42,14 @@ FT_NO_SAN static uint32_t gnu_hash(const char *s)
 	return h;
 }
 
+/* not strcmp: a sanitizer's strcmp is not ready while it initialises */
+FT_NO_SAN static int same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
 FT_NO_SAN static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
 {
 	/* glibc relocates some d_ptr entries in place; others stay vaddrs */
@@ -88,7 +96,7 @@ FT_NO_SAN static int find_in_object(struct dl_phdr_info *info, size_t size, void
 		return 1;
 	for (;; i++) {
 		uint32_t ch = chain[i - symoffset];
-		if ((ch | 1) == (h | 1) && strcmp(strtab + symtab[i].st_name, q->name) == 0 &&
+		if ((ch | 1) == (h | 1) && same_name(strtab + symtab[i].st_name, q->name) &&
 		    symtab[i].st_shndx != SHN_UNDEF &&
 		    (!versym || !(versym[i] & 0x8000))) {   /* the default version */
 			q->found = (void *)(info->dlpi_addr + symtab[i].st_value);
@@ -133,19 +141,25 @@ static void *cuda_lookup(const char *name, void *p)
 	return ft_cu_bind_dlsym(name, p);
 }
 
+/* not strncmp: sanitizers look up their real functions through here */
+FT_NO_SAN static int is_nccl(const char *n)
+{
+	return n[0] == 'n' && n[1] == 'c' && n[2] == 'c' && n[3] == 'l';
+}
+
 /* Not RTLD_NEXT: the caller's address does not matter. */
-FT_HIDDEN void *ft_dlsym_other(void *handle, const char *name)
+FT_HIDDEN FT_NO_SAN void *ft_dlsym_other(void *handle, const char *name)
 {
 	void *p = ft_real_dlsym(handle, name);
-	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
+	if (p && name && ((name[0] == 'c' && name[1] == 'u') || is_nccl(name)))
 		return cuda_lookup(name, p);
 	return p;
 }
 
-FT_HIDDEN void *ft_dlvsym_other(void *handle, const char *name, const char *version)
+FT_HIDDEN FT_NO_SAN void *ft_dlvsym_other(void *handle, const char *name, const char *version)
 {
 	void *p = ft_real_dlvsym(handle, name, version);
-	if (p && name && ((name[0] == 'c' && name[1] == 'u') || strncmp(name, "nccl", 4) == 0))
+	if (p && name && ((name[0] == 'c' && name[1] == 'u') || is_nccl(name)))
 		return cuda_lookup(name, p);
 	return p;
 }

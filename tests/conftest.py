@@ -17,6 +17,23 @@ LIB = os.path.join(BUILD, "libfeedtrace.so")
 TOOL = os.path.join(BUILD, "feedtrace")
 PROGS = os.path.join(BUILD, "tests")
 PYTHON = "/usr/bin/python3"   # Debian's: the one that has torch and numpy
+# Sanitizer runs (scripts/sanitize.sh): FT_SANITIZER names the sanitizer
+# (asan, ubsan, tsan, asan-ubsan); FT_PRELOAD_PREFIX is its runtime, which
+# must be preloaded before a sanitized libfeedtrace.so in a program that
+# is not sanitized itself (python3).
+SANITIZER = os.environ.get("FT_SANITIZER", "")
+PRELOAD_PREFIX = os.environ.get("FT_PRELOAD_PREFIX", "")
+
+
+def preload(*libs):
+    """An LD_PRELOAD value: the sanitizer runtime (if any), then libs."""
+    return " ".join([PRELOAD_PREFIX] + list(libs or [LIB])).strip()
+
+
+def skip_under(sanitizers, reason):
+    """Marks a test that cannot work under the given sanitizers."""
+    return pytest.mark.skipif(any(s in SANITIZER.split("-") for s in sanitizers),
+                              reason="under %s: %s" % (SANITIZER, reason))
 
 
 def prog(name):
@@ -92,7 +109,7 @@ def traced(tmp_path):
         for k in list(e):
             if k.startswith("FEEDTRACE_"):
                 del e[k]
-        e["LD_PRELOAD"] = LIB
+        e["LD_PRELOAD"] = preload()
         e["FEEDTRACE_OUT"] = outdir
         if env:
             e.update(env)
