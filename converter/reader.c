@@ -16,6 +16,7 @@
 
 #include "events.h"
 #include "reader.h"
+#include "../libfeedtrace/shuffle.h"
 
 struct strent {
 	uint32_t id;
@@ -119,21 +120,6 @@ static int next_chunk(struct ft_process *p, uint64_t *off, struct ft_chunk_heade
 	return 0;
 }
 
-/* Undo the recorder's delta + byte transposition of slots. */
-static void unshuffle(const unsigned char *in, unsigned char *out, uint64_t nslots)
-{
-	uint64_t prev = 0;
-	for (uint64_t i = 0; i < nslots; i++) {
-		unsigned char *slot = out + i * FT_SLOT_SIZE;
-		for (unsigned b = 0; b < FT_SLOT_SIZE; b++)
-			slot[b] = in[b * nslots + i];
-		uint64_t d;
-		memcpy(&d, slot, 8);
-		prev += d;
-		memcpy(slot, &prev, 8);
-	}
-}
-
 /* Decodes a chunk's payload into *buf (grown as needed). Returns the raw
  * size, or -1 with *why set. */
 static long decode(const struct ft_chunk_header *h, const unsigned char *payload,
@@ -179,7 +165,7 @@ static long decode(const struct ft_chunk_header *h, const unsigned char *payload
 				return -1;
 			}
 			memcpy(*buf, dst, pre);
-			unshuffle(dst + pre, *buf + pre, (n - pre) / FT_SLOT_SIZE);
+			ft_unshuffle_slots(dst + pre, *buf + pre, (n - pre) / FT_SLOT_SIZE);
 		}
 		return (long)n;
 	}

@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "internal.h"
+#include "shuffle.h"
 
 static pthread_t flusher;
 static _Atomic int flusher_running;
@@ -198,24 +199,6 @@ static uint64_t whole_records(struct ft_thread *t, uint64_t tail, uint64_t avail
 	return n ? n : avail < max ? avail : max;
 }
 
-/* Reversible transform that lets zstd see columns: delta the first 8 bytes
- * of consecutive slots (the timestamps), then transpose bytes 32 ways. */
-static void shuffle_slots(const unsigned char *in, unsigned char *out, uint64_t nslots)
-{
-	uint64_t prev = 0;
-	for (uint64_t i = 0; i < nslots; i++) {
-		unsigned char slot[FT_SLOT_SIZE];
-		memcpy(slot, in + i * FT_SLOT_SIZE, FT_SLOT_SIZE);
-		uint64_t ts;
-		memcpy(&ts, slot, 8);
-		uint64_t d = ts - prev;
-		prev = ts;
-		memcpy(slot, &d, 8);
-		for (unsigned b = 0; b < FT_SLOT_SIZE; b++)
-			out[b * nslots + i] = slot[b];
-	}
-}
-
 /* Copies [tail, tail+n) of t's ring into dst, unwrapping. */
 static void copy_out(struct ft_thread *t, uint64_t tail, uint64_t n, unsigned char *dst)
 {
@@ -254,7 +237,7 @@ static void drain_ring(struct ft_thread *t)
 		struct ft_events_prefix pre;
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
-		shuffle_slots(stage, shuffled + sizeof pre, n);
+		ft_shuffle_slots(stage, shuffled + sizeof pre, n);
 		memcpy(shuffled, &pre, sizeof pre);
 		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
 		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw,
