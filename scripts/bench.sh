@@ -1,0 +1,58 @@
+#!/bin/sh
+# scripts/bench.sh: feedtrace benchmarks; rewrites docs/BENCHMARKS.md.
+# Run by `make bench` after the library and tool are built. Installs the
+# peers it compares with (scripts/deps.sh bench), builds the benchmark
+# programs from tests/bench/ into build/bench/, then runs
+# scripts/bench_run.py, which does the measuring and writes the report.
+#
+#   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
+#                                       the report says it was quick)
+#   BENCH_OUT=path                      write the report elsewhere
+#   BENCH_ONLY=cuda,train,...           run some sections only and print
+#                                       their figures as JSON (debugging;
+#                                       the report is not written)
+set -e
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+CC=${CC:-cc}
+
+scripts/deps.sh bench
+
+if [ ! -x "$BUILD/libfeedtrace.so" ] || [ ! -x "$BUILD/feedtrace" ]; then
+	echo "bench: $BUILD/libfeedtrace.so or $BUILD/feedtrace missing; run make first" >&2
+	exit 1
+fi
+
+# Only the programs this script runs (gen_events is built by
+# scripts/bench_convert.sh, which bench_run.py calls). -O2, no -pg /
+# -finstrument-functions: what a user runs.
+mkdir -p "$BUILD/bench"
+for prog in micro cudabench; do
+	$CC -O2 -g -Wall -Wextra -D_GNU_SOURCE -o "$BUILD/bench/$prog" "tests/bench/$prog.c" -lpthread -ldl
+done
+# The simulated CUDA driver (a test double, tests/simgpu/) for the CUDA
+# figures; `make bench` does not build it by itself.
+${MAKE:-make} --no-print-directory -s BUILD="$BUILD" simgpu
+
+# LTTng needs its session daemon; start one if none runs, stop it after.
+STARTED_SESSIOND=""
+if command -v lttng-sessiond >/dev/null 2>&1; then
+	if ! lttng list >/dev/null 2>&1; then
+		if lttng-sessiond --daemonize >/dev/null 2>&1; then
+			STARTED_SESSIOND=1
+			sleep 1
+		fi
+	fi
+fi
+stop_sessiond() {
+	if [ -n "$STARTED_SESSIOND" ]; then
+		pid=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null || true)
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+	fi
+}
+trap stop_sessiond EXIT
+
+"$PYTHON" scripts/bench_run.py --root "$ROOT" --build "$BUILD" \
+	--out "${BENCH_OUT:-docs/BENCHMARKS.md}" ${BENCH_ONLY:+--only "$BENCH_ONLY"}
