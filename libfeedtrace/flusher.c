@@ -145,16 +145,24 @@ static void write_strings(void)
 	const void *data;
 	size_t n;
 	while ((n = ft_strtab_pending(&strings_pos, &data)) > 0) {
-		/* one chunk at most 4 MiB: split at entry boundaries */
+		/* chunks of about 256 KiB, split at entry boundaries, one zstd
+		 * frame each (paths repeat their directories: they compress well) */
 		const unsigned char *p = data;
 		while (n > 0) {
 			size_t take = 0;
-			while (take < n && take < (4u << 20)) {
+			while (take < n && take < (256u << 10)) {
 				const struct ft_string_entry *e = (const void *)(p + take);
 				take += sizeof *e + ((e->len + 7) & ~7u);
 			}
-			struct iovec v = { (void *)p, take };
-			ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)take, &v, 1);
+			size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, p, take,
+						     ft_cfg.zstd_level);
+			if (ZSTD_isError(z) || z >= take) {
+				struct iovec v = { (void *)p, take };
+				ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)take, &v, 1);
+			} else {
+				struct iovec v = { packed, z };
+				ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_ZSTD, (uint32_t)take, &v, 1);
+			}
 			write_symbols(p, take);
 			p += take;
 			n -= take;
