@@ -88,8 +88,11 @@ $(BUILD)/tests/%: tests/progs/%.c
 deps:
 	@scripts/deps.sh
 
+# every test: the suite, then the suite again against an ASan+UBSan build
+# (docs/RELIABILITY.md); the last line is pytest's summary of that run
 test: deps
 	@$(MAKE) --no-print-directory test-only
+	@$(MAKE) --no-print-directory test-asan-ubsan
 
 test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
 	$(PYTHON) -m pytest -q tests
@@ -99,7 +102,7 @@ demo: deps
 	@scripts/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(TEST_PROGS)
+	@$(MAKE) --no-print-directory all $(TEST_PROGS) simgpu
 	@scripts/bench.sh
 
 install: all
@@ -152,3 +155,10 @@ stress-fuzz: deps
 	@scripts/fuzz.sh run $(FUZZ_SECONDS)
 
 stress: stress-fuzz
+
+# TSan: its runtime calls sigaction (feedtrace's wrapper) while it initialises,
+# before instrumented code can run: the signal path is built uninstrumented.
+ifneq ($(findstring -fsanitize=thread,$(SANFLAGS)),)
+TSAN_PLAIN = $(BUILD)/obj/shim/process.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/libfeedtrace/lifecycle.o
+$(TSAN_PLAIN): CFLAGS := $(filter-out -fsanitize=thread,$(CFLAGS))
+endif

@@ -455,7 +455,8 @@ static void conv_process(struct conv *c, FILE *err)
 	char name[512];
 	snprintf(name, sizeof name, "%s%s", c->o->label ? c->o->label : "",
 		 *p->cmdline ? p->cmdline : p->exe);
-	c->pid = p->hdr.pid + c->o->pid_add;
+	/* a damaged pid must not overflow: wrap it */
+	c->pid = (int32_t)((uint32_t)p->hdr.pid + (uint32_t)c->o->pid_add);
 	c->proc_uuid = pf_process_track(c->w, c->pid, name, NULL);
 	c->syncs.name = "syncs";
 	for (int k = 0; k < FT_FK_N; k++)

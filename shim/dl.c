@@ -113,7 +113,22 @@ FT_NO_SAN static void *libc_symbol(const char *name)
 	/* an address in libc: not dlclose, which a sanitizer runtime (or any
 	 * interposer loaded first) wraps; nobody wraps this one */
 	struct elf_find q = { (const void *)&gnu_get_libc_version, name, NULL };
-	dl_iterate_phdr(find_in_object, &q);
+	/* libc's program headers from its mapped ELF header (dladdr), not by
+	 * dl_iterate_phdr, which TSan wraps and cannot run before it is ready */
+	Dl_info di;
+	if (!dladdr(q.inside, &di) || !di.dli_fbase)
+		return NULL;
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)di.dli_fbase;
+	struct dl_phdr_info info = { 0 };
+	info.dlpi_phdr = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	info.dlpi_phnum = eh->e_phnum;
+	info.dlpi_addr = (ElfW(Addr))di.dli_fbase;
+	for (int i = 0; i < info.dlpi_phnum; i++)
+		if (info.dlpi_phdr[i].p_type == PT_LOAD) {      /* the lowest: base */
+			info.dlpi_addr -= info.dlpi_phdr[i].p_vaddr;
+			break;
+		}
+	find_in_object(&info, sizeof info, &q);
 	return q.found;
 }
 

@@ -31,7 +31,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, LIB, ROOT, prog, untraced
+from conftest import BUILD, LIB, ROOT, prog, skip_under, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 TSV = os.path.join(ROOT, "tests", "data", "cudart13-getprocaddress.tsv")
@@ -249,6 +249,7 @@ def test_calls_through_wrappers(traced):
     assert int(cu[3]["args"]["ptr"], 16) < 1 << 32
 
 
+@skip_under(["asan", "tsan"], "the sanitizer runtime interposes libc names too")
 def test_dlsym_non_cuda_names_unchanged(traced):
     plain = run_plain([REPLAY, "dlsym"]).stdout.splitlines()
     run = traced([REPLAY, "dlsym"], env=sim_env())
@@ -284,6 +285,7 @@ def next_lib(tmp_path_factory):
     return out
 
 
+@skip_under(["asan", "tsan"], "the sanitizer runtime's read comes next, not libc's")
 @pytest.mark.parametrize("order", ["feedtrace-first", "next-first"])
 def test_rtld_next_from_another_library(traced, next_lib, tmp_path, order):
     data = tmp_path / "data.bin"
