@@ -12,7 +12,6 @@
 #include "format.h"
 
 int ft_clock_kind = FT_CLOCK_MONO;
-static struct ft_clock_pair first_pair;
 
 /* The kernel picks "tsc" as clocksource only when the TSC is invariant and
  * synchronised across CPUs: the same guarantee we need. */
@@ -35,7 +34,6 @@ void ft_clock_init(void)
 	if (kernel_trusts_tsc())
 		ft_clock_kind = FT_CLOCK_TSC;
 #endif
-	ft_clock_sample(&first_pair);
 }
 
 /* One pair: ticks read between two MONOTONIC reads, stamped at their middle. */
@@ -48,17 +46,4 @@ void ft_clock_sample(struct ft_clock_pair *out)
 	out->mono_ns = m0 + (m1 - m0) / 2;
 	out->real_ns = ft_real_ns();
 	out->reserved = 0;
-}
-
-/* Rate from the start-up pair to now; good once some milliseconds passed. */
-uint64_t ft_clock_guess_hz(void)
-{
-	if (ft_clock_kind != FT_CLOCK_TSC)
-		return 1000000000u;
-	struct ft_clock_pair now;
-	ft_clock_sample(&now);
-	uint64_t dns = now.mono_ns - first_pair.mono_ns;
-	if (dns < 1000000)
-		return 0;       /* too early to tell */
-	return (uint64_t)((double)(now.ticks - first_pair.ticks) * 1e9 / (double)dns);
 }

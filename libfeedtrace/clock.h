@@ -41,6 +41,5 @@ static inline uint64_t ft_now(void)
 struct ft_clock_pair;
 void ft_clock_init(void);
 void ft_clock_sample(struct ft_clock_pair *out);
-uint64_t ft_clock_guess_hz(void);
 
 #endif

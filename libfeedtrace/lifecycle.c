@@ -122,11 +122,6 @@ void ft_before_exec(const char *path)
 	ft_flush_unlock();
 }
 
-void ft_after_failed_exec(void)
-{
-	/* The file stays open and the flusher runs: recording simply goes on. */
-}
-
 static void fork_prepare(void)
 {
 	if (ready)

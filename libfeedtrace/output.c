@@ -24,7 +24,6 @@ int ft_out_fd = -1;
 _Atomic uint64_t ft_records_written;
 _Atomic uint64_t ft_records_unwritten;  /* records whose chunk could not be written */
 static _Atomic int out_broken;
-static _Atomic uint64_t bytes_lost;
 static uint64_t good_end;               /* file size up to the last whole chunk */
 static int opening;                     /* writing the header: its caller says why */
 static char out_path[4400];
@@ -136,7 +135,6 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	all[0].iov_len = sizeof h;
 	if (guarded_write(ft_out_fd, all, iovcnt + 1) < 0) {
 		int e = errno;
-		atomic_fetch_add(&bytes_lost, stored + sizeof h);
 		cut_back();
 		if (!atomic_exchange(&out_broken, 1) && !opening)
 			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output, losses counted",
@@ -316,9 +314,4 @@ int ft_output_open(void)
 	}
 	write_process_chunk();
 	return 0;
-}
-
-uint64_t ft_output_bytes_lost(void)
-{
-	return atomic_load(&bytes_lost);
 }

@@ -158,6 +158,5 @@ static inline void ft_fd_set(int fd, uint32_t path_id)
 extern int ft_pid;                                 /* pid the tracer set up for */
 void ft_finish_now(int reason, int status);        /* async-signal-safe commit */
 void ft_before_exec(const char *path);
-void ft_after_failed_exec(void);
 
 #endif

@@ -91,41 +91,31 @@ void exit(int status)
 int execve(const char *path, char *const argv[], char *const envp[])
 {
 	ft_before_exec(path);
-	int r = REAL(execve)(path, argv, envp);
-	ft_after_failed_exec();
-	return r;
+	return REAL(execve)(path, argv, envp);   /* on failure: recording goes on */
 }
 
 int execv(const char *path, char *const argv[])
 {
 	ft_before_exec(path);
-	int r = REAL(execv)(path, argv);
-	ft_after_failed_exec();
-	return r;
+	return REAL(execv)(path, argv);
 }
 
 int execvp(const char *file, char *const argv[])
 {
 	ft_before_exec(file);
-	int r = REAL(execvp)(file, argv);
-	ft_after_failed_exec();
-	return r;
+	return REAL(execvp)(file, argv);
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	ft_before_exec(file);
-	int r = REAL(execvpe)(file, argv, envp);
-	ft_after_failed_exec();
-	return r;
+	return REAL(execvpe)(file, argv, envp);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	ft_before_exec("(fexecve)");
-	int r = REAL(fexecve)(fd, argv, envp);
-	ft_after_failed_exec();
-	return r;
+	return REAL(fexecve)(fd, argv, envp);
 }
 
 /* execl*: glibc builds argv and calls its internal execve, which no
