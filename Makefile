@@ -5,6 +5,8 @@
 #   make bench      benchmarks, rewrites docs/BENCHMARKS.md
 #   make install PREFIX=/usr/local
 
+.DEFAULT_GOAL := all
+
 BUILD   ?= build
 PREFIX  ?= /usr/local
 CC      ?= cc
@@ -23,11 +25,15 @@ CUDA_CFLAGS = -I$(CUDA_HOME)/include
 endif
 endif
 
+# CPython 3.11's headers are optional too: with them the frame layout that
+# shim/callsite.c reads (shim/pyframe.h) is checked against CPython's own.
+PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
+
 LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dl.c shim/cuda.c shim/callsite.c
+           shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
@@ -37,7 +43,8 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 READER_SRCS = converter/reader.c converter/events.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/analysis.c converter/merge.c \
-              converter/report.c converter/diff.c
+              converter/report.c converter/diff.c converter/ranges.c \
+              converter/steps.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
@@ -73,9 +80,16 @@ ifneq ($(CUDA_CFLAGS),)
 endif
 	@touch $@
 
+$(BUILD)/gen/pyframe_checked: shim/pyframe.h shim/pyframe_check.c
+	@mkdir -p $(dir $@)
+ifneq ($(PY311_INC),)
+	$(CC) -std=gnu11 -fsyntax-only -I$(PY311_INC) shim/pyframe_check.c
+endif
+	@touch $@
+
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
 # from inside the library too, and the library only calls real_* pointers.
-$(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked
+$(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyframe_checked
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)

@@ -166,6 +166,24 @@ void ft_fmt_count(char *buf, size_t cap, uint64_t n)
 	buf[o] = 0;
 }
 
+/* The innermost frame of a call site, for 80 columns: a Python frame
+ * ("dir/file.py:57 in step") without its directory; *n is its length. */
+static const char *site_brief(const char *site, int *n)
+{
+	size_t len = strcspn(site, "\n;");
+	const char *colon = memchr(site, ':', len);
+	if (colon && colon - site > 3 && !memcmp(colon - 3, ".py", 3)) {
+		const char *base = site;
+		for (const char *p = site; p < colon; p++)
+			if (*p == '/')
+				base = p + 1;
+		len -= (size_t)(base - site);
+		site = base;
+	}
+	*n = (int)len;
+	return site;
+}
+
 static void fmt_bytes(char *buf, size_t cap, uint64_t b)
 {
 	if (b >= 1ull << 30)
@@ -193,12 +211,14 @@ void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
 			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
 				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
 		break;
-	case FT_FK_HIDDEN:
+	case FT_FK_HIDDEN: {
+		int n;
+		const char *site = site_brief(f->site, &n);
 		ft_fmt_ns(a, sizeof a, f->max_ns);
 		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
-			 *f->site ? " at " : "", (int)strcspn(f->site, "\n;"), f->site,
-			 (unsigned long long)f->count, a, f->tid);
+			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->tid);
 		break;
+	}
 	case FT_FK_STORM:
 		fmt_bytes(a, sizeof a, f->bytes);
 		ft_fmt_count(b, sizeof b, f->reads);
@@ -344,9 +364,10 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_fmt_ns(a, sizeof a, f->total_ns);
 		ft_fmt_ns(b, sizeof b, f->max_ns);
 		ft_fmt_count(c, sizeof c, f->count);
-		if (*f->site)                   /* first frame of a native stack */
-			snprintf(line, sizeof line, "%.*s (%s)", (int)strcspn(f->site, "\n;"),
-				 f->site, f->symbol);
+		int n;
+		const char *site = site_brief(f->site, &n);
+		if (n)
+			snprintf(line, sizeof line, "%.*s (%s)", n, site, f->symbol);
 		else if (f->kind == FT_FK_HIDDEN)
 			snprintf(line, sizeof line, "%s in thread %d", f->symbol, f->tid);
 		else

@@ -1479,7 +1479,7 @@ def report_cuda(w, cuda, b):
           f"{fmt(co.get('stack_hook'), 0)} |")
         if pf:
             w(f"| **Python frames** (from Python, frames on − off) | **{fmt(pf.get('total'), 0)}** |")
-            w(f"| of which CPython's `PyCode_Addr2Line` (`PyFrame_GetLineNumber`) | {fmt(pf.get('addr2line'), 0)} |")
+            w(f"| of which CPython's `PyCode_Addr2Line` | {fmt(pf.get('addr2line'), 0)} |")
             w(f"| of which `snprintf` | {fmt(pf.get('printf'), 0)} |")
             w(f"| of which `ft_intern` | {fmt(pf.get('intern'), 0)} |")
         w("")
@@ -1487,8 +1487,7 @@ def report_cuda(w, cuda, b):
     if p:
         w(f"**From Python.** `/usr/bin/python3 tests/bench/cudapy.py DRIVER {cuda['py_n']} "
           f"{cuda['py_reps']}`: the same synchronous 4-byte `cuMemcpyDtoH_v2` through "
-          "`ctypes.PyDLL` (the GIL stays held during the call, so feedtrace reads the Python "
-          "frames), against the driver's own function through `ctypes.PYFUNCTYPE` in the same "
+          "`ctypes.PyDLL` (feedtrace reads the Python frames; the GIL stays held during the call), against the driver's own function through `ctypes.PYFUNCTYPE` in the same "
           f"process; median of {PEER_RUNS} runs:")
         w("")
         w("| run | by name ns | driver's own function ns | hook alone |")
@@ -1668,12 +1667,12 @@ def honesty_new(cuda, train, conv, storm, load0, load1, micro=None):
         pfi = ((cuda.get("instr") or {}).get("pyframes") or {})
         if pf is not None:
             H.append(f"**Python frames at a sync cost {fmt(pf, 0)} ns more** (3 frames). Cause: "
-                     f"CPython 3.11's `PyFrame_GetLineNumber` decodes the code object's line table "
+                     f"CPython 3.11's `PyCode_Addr2Line` decodes the code object's line table "
                      f"from its start on every call (`PyCode_Addr2Line`: "
                      f"{fmt(pfi.get('addr2line'), 0)} of {fmt(pfi.get('total'), 0)} instructions per "
                      "capture), then `snprintf` and interning of the text; caching the line per "
                      "(code object, instruction offset) would remove most of it. Syncs are rare; "
-                     "this is paid only at explicit waits and hidden syncs while the GIL is held.")
+                     "this is paid only at explicit waits and hidden syncs.")
     if train:
         for W, r in sorted(train["w"].items()):
             if r["ft"] and r["base"] and r["ft"] / r["base"] > 1.02:

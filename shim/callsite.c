@@ -3,10 +3,21 @@
  * hidden syncs only (never at submissions): the native stack as return
  * addresses (libunwind, FEEDTRACE_STACK_DEPTH frames, interned as one
  * "#S:" string; the flusher symbolises it later), and, when the calling
- * thread runs Python and holds the GIL, its innermost Python frames
- * (file:line in function), read through CPython's public C API found at
- * start-up in the running program: no link against libpython, nothing
- * done for programs that are not Python.
+ * thread runs Python, its innermost Python frames (file:line in function).
+ * CPython is found at start-up in the running program (no link against
+ * libpython, nothing done for programs that are not Python):
+ *  - CPython 3.11 (Debian 12's): the thread's frame chain is read, without
+ *    the GIL and without calling into the interpreter, from the thread
+ *    state that PyGILState_GetThisThreadState() returns; line numbers come
+ *    from PyCode_Addr2Line(). This works while the thread has released the
+ *    GIL, as PyTorch (.item(), .cpu()) and ctypes.CDLL do around driver
+ *    calls. Safe because only the owning thread changes its frame chain,
+ *    and it is here, blocked in our hook; nothing is written, nothing
+ *    allocated, every object's type is checked before its fields are read.
+ *    The layout numbers are in pyframe.h, checked against the headers at
+ *    build time.
+ *  - other versions: the public frame API, only while the thread holds
+ *    the GIL (PyEval_GetFrame and friends).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -16,6 +27,7 @@
 
 #include "../libfeedtrace/config.h"
 #include "../libfeedtrace/recorder.h"
+#include "pyframe.h"
 
 #define MAX_DEPTH 32
 #define PY_FRAMES 3
@@ -35,6 +47,30 @@ static struct {
 	void (*err_restore)(PyObject *, PyObject *, PyObject *);
 } py;
 static int py_ready;
+
+/* CPython 3.11: the frame chain read directly (pyframe.h) */
+static struct {
+	void *(*this_tstate)(void);
+	int (*is_initialized)(void);
+	int (*addr2line)(const void *code, int byte_offset);
+	const void *code_type;
+	const void *str_type;
+} py311;
+static int py311_ready;
+
+static void py311_init(void *h)
+{
+	const unsigned long *version = (const unsigned long *)dlsym(h, "Py_Version");
+	if (!version || (*version >> 16) != PY311_HEX)
+		return;
+	py311.this_tstate = (void *(*)(void))dlsym(h, "PyGILState_GetThisThreadState");
+	py311.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
+	py311.addr2line = (int (*)(const void *, int))dlsym(h, "PyCode_Addr2Line");
+	py311.code_type = dlsym(h, "PyCode_Type");
+	py311.str_type = dlsym(h, "PyUnicode_Type");
+	py311_ready = py311.this_tstate && py311.is_initialized && py311.addr2line &&
+		      py311.code_type && py311.str_type;
+}
 
 /* Looks CPython up in the program, once (start-up, or a first CUDA bind:
  * never from a hook's hot path, since a failed dlsym allocates). */
@@ -57,6 +93,7 @@ void ft_callsite_init(void)
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))dlsym(h, "PyErr_Restore");
 	py_ready = py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
 		   py.getattr && py.utf8 && py.decref && py.err_fetch && py.err_restore;
+	py311_init(h);
 }
 
 /* "#S:" and the return addresses in hex, innermost first, this frame's
@@ -93,6 +130,79 @@ uint32_t ft_callsite_native(void)
 	return ft_intern(text);
 }
 
+static inline const void *field(const void *base, unsigned offset)
+{
+	return *(const void *const *)((const char *)base + offset);
+}
+
+/* A str object's UTF-8 text without calling into CPython: the inline text
+ * of a compact ASCII string, else the UTF-8 copy if CPython made one. */
+static const char *py311_str(const void *s, size_t *len)
+{
+	if (!s || field(s, PY_OBJECT_TYPE) != py311.str_type)
+		return NULL;
+	uint32_t state = *(const uint32_t *)((const char *)s + PY311_STR_STATE);
+	if (!(state & (1u << PY311_STR_COMPACT_BIT)))
+		return NULL;
+	if (state & (1u << PY311_STR_ASCII_BIT)) {
+		*len = *(const size_t *)((const char *)s + PY311_STR_LENGTH);
+		return (const char *)s + PY311_STR_ASCII_DATA;
+	}
+	const char *utf8 = field(s, PY311_STR_UTF8);
+	*len = *(const size_t *)((const char *)s + PY311_STR_UTF8_LENGTH);
+	return utf8;
+}
+
+static size_t put_text(char *out, size_t len, size_t cap, const char *s, size_t n)
+{
+	if (!s) {
+		s = "?";
+		n = 1;
+	}
+	if (n > cap - len - 1)
+		n = cap - len - 1;
+	memcpy(out + len, s, n);
+	return len + n;
+}
+
+/* "file:line in func" of the innermost frames of the calling thread, from
+ * CPython 3.11's frame chain; 0 if the thread runs no Python. */
+static size_t py311_frames(char *text, size_t cap)
+{
+	if (!py311.is_initialized())
+		return 0;
+	const void *ts = py311.this_tstate();
+	const void *cframe = ts ? field(ts, PY311_TSTATE_CFRAME) : NULL;
+	const void *f = cframe ? field(cframe, PY311_CFRAME_CURRENT) : NULL;
+	size_t len = 0;
+	int shown = 0;
+	for (int hops = 0; f && shown < PY_FRAMES && hops < 256 && len + 64 < cap;
+	     hops++, f = field(f, PY311_FRAME_PREVIOUS)) {
+		const char *code = field(f, PY311_FRAME_CODE);
+		if (!code || field(code, PY_OBJECT_TYPE) != py311.code_type)
+			break;
+		const uint16_t *first = (const uint16_t *)(code + PY311_CODE_ADAPTIVE);
+		const uint16_t *last = field(f, PY311_FRAME_PREV_INSTR);
+		char owner = *((const char *)f + PY311_FRAME_OWNER);
+		int traceable = *(const int *)(code + PY311_CODE_FIRSTTRACEABLE);
+		if (owner != PY311_OWNED_BY_GENERATOR && last < first + traceable)
+			continue;       /* a frame still being set up: not a call site */
+		int line = py311.addr2line(code, (int)((last - first) * PY311_CODEUNIT_SIZE));
+		size_t n1 = 0, n2 = 0;
+		const char *file = py311_str(field(code, PY311_CODE_FILENAME), &n1);
+		const char *func = py311_str(field(code, PY311_CODE_NAME), &n2);
+		if (shown++)
+			text[len++] = ';';
+		len = put_text(text, len, cap, file, n1);
+		char num[24];
+		int k = snprintf(num, sizeof num, ":%d in ", line);
+		len = put_text(text, len, cap, num, k > 0 ? (size_t)k : 0);
+		len = put_text(text, len, cap, func, n2);
+	}
+	text[len] = 0;
+	return len;
+}
+
 static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
 {
 	*hold = py.getattr(o, name);
@@ -100,13 +210,18 @@ static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
 }
 
 /* "file:line in func" for the innermost Python frames, ';'-separated.
- * Only while the calling thread holds the GIL: without it the frames
- * cannot be read through the public API without racing the interpreter
- * (PyTorch releases the GIL around most operations; those waits keep
- * their native stack only). */
+ * CPython 3.11: read directly, GIL held or not. Other versions: through
+ * the public frame API, only while the calling thread holds the GIL
+ * (without it those calls would race the interpreter). */
 uint32_t ft_callsite_python(void)
 {
-	if (!py_ready || !ft_cfg.python_frames || !py.gil_check())
+	if (!py_ready || !ft_cfg.python_frames)
+		return 0;
+	if (py311_ready) {
+		char text[1024];
+		return py311_frames(text, sizeof text) ? ft_intern(text) : 0;
+	}
+	if (!py.gil_check())
 		return 0;
 	PyObject *et, *ev, *tb;
 	py.err_fetch(&et, &ev, &tb);          /* our look-ups must not disturb it */

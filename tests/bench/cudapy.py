@@ -7,8 +7,8 @@ Loads DRIVER (the simulated build/simgpu/libcuda.so.1, a test double) with
 ctypes.PyDLL, which keeps the GIL held during each call, as PyTorch's own
 .item() does not (it releases it), but as any ctypes/cffi caller of the
 driver does. Times REPS blocks of N synchronous 4-byte cuMemcpyDtoH_v2 into
-pageable memory (a hidden sync: feedtrace captures the native stack and,
-holding the GIL, the innermost Python frames). Like micro.c it alternates
+pageable memory (a hidden sync: feedtrace captures the native stack and
+the innermost Python frames). Like micro.c it alternates
 blocks through the function ctypes found by name (interposed by a tracer)
 with blocks through the driver's own function (its address from the ELF
 symbol table plus the load address from /proc/self/maps), and prints
