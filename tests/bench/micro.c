@@ -26,6 +26,10 @@
  *              prints elapsed ns per read, then the CPU ns per read of the
  *              reading thread and of all other threads (a tracer's flusher)
  *              during the loop (trace-size and RSS runs)
+ *   clock      two TSC reads around 40 dependent multiply-adds (what every
+ *              traced call pays for its start and end time), against the
+ *              same loop without them: the clock's floor under any hook on
+ *              this machine (x86 only)
  *   mixed      N iterations of: open one of 16 files, reads of varied sizes,
  *              close; a second thread takes a shared mutex so that some
  *              locks wait (trace-size run); prints ns per iteration
@@ -40,6 +44,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
 
 static char buf[1 << 16];
 
@@ -266,6 +274,41 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+/* "by name": a pair of TSC reads around a little dependent work (as a
+ * hook reads it around the real call); "direct": the same work without
+ * them. Back-to-back reads would understate: a read waits for the work
+ * before it on some machines. */
+static __attribute__((noinline)) uint64_t clock_work(uint64_t x)
+{
+	for (int i = 0; i < 40; i++)
+		x = x * 2862933555777941757ull + 3037000493ull;
+	return x;
+}
+
+static double block_clock(long n, int with_clock)
+{
+	static uint64_t x = 1;
+	uint64_t t0 = now_ns();
+#ifdef HAVE_TSC
+	if (with_clock) {
+		for (long i = 0; i < n; i++) {
+			uint64_t a = __rdtsc();
+			x = clock_work(x);
+			uint64_t b = __rdtsc();
+			sink += (long)(b - a);
+		}
+	} else {
+		for (long i = 0; i < n; i++) {
+			x = clock_work(x);
+			sink += (long)x;
+		}
+	}
+#else
+	(void)with_clock;
+#endif
+	return (double)(now_ns() - t0) / (double)n;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -321,6 +364,8 @@ int main(int argc, char **argv)
 				v = d ? block_mutex_direct(n) : block_mutex_name(n);
 			else if (strcmp(mode, "contended") == 0)
 				v = block_contended(n);
+			else if (strcmp(mode, "clock") == 0)
+				v = block_clock(n, !d);
 			else {
 				fprintf(stderr, "micro: unknown mode %s\n", mode);
 				return 2;
