@@ -143,7 +143,8 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	if (p->has_end && p->end.lost > lost)
 		lost = p->end.lost;
 	if (c->json) {
-		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"host\":", p->hdr.pid, p->hdr.ppid);
+		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"exec_seq\":%u,\"host\":",
+			p->hdr.pid, p->hdr.ppid, p->hdr.exec_seq);
 		ft_json_string(out, p->hdr.host);
 		fputs(",\"cmdline\":", out);
 		ft_json_string(out, p->cmdline);

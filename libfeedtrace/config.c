@@ -90,10 +90,6 @@ void ft_config_load(void)
 	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
 		ft_log("feedtrace: FEEDTRACE_REDACT=\"%.40s\" is neither 0 nor 1; using 1 (redact)", v);
 	ft_cfg.redact = v && strcmp(v, "0") != 0;
-	v = getenv("FEEDTRACE_QUIET");
-	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
-		ft_log("feedtrace: FEEDTRACE_QUIET=\"%.40s\" is neither 0 nor 1; using 0", v);
-	ft_cfg.quiet = v && strcmp(v, "1") == 0;
 
 	v = getenv("FEEDTRACE_OUT");
 	if (v && *v) {

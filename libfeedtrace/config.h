@@ -18,7 +18,6 @@ struct ft_config {
 	uint32_t python_frames;  /* FEEDTRACE_PYFRAMES: 1 = Python frames at GPU waits */
 	int disabled;            /* FEEDTRACE_DISABLE=1 */
 	int redact;              /* FEEDTRACE_REDACT=1: paths and command lines only as hashes */
-	int quiet;               /* FEEDTRACE_QUIET=1: no informational lines */
 };
 
 extern struct ft_config ft_cfg;

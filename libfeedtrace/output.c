@@ -175,6 +175,10 @@ static void default_dir(char *out, size_t cap)
 		 tm.tm_min, tm.tm_sec);
 }
 
+/* The N of HOST.PID.N.ft: how many images of this pid wrote a file in
+ * this run before this one (exec keeps the pid). */
+static uint32_t file_seq;
+
 static int write_header(void)
 {
 	struct ft_file_header h;
@@ -185,6 +189,7 @@ static int write_header(void)
 	h.clock_kind = (uint32_t)ft_clock_kind;
 	h.pid = (int32_t)getpid();
 	h.ppid = (int32_t)getppid();
+	h.exec_seq = file_seq;
 	h.hooks = ft_cfg.hooks;
 	struct ft_clock_pair c;
 	ft_clock_sample(&c);
@@ -280,6 +285,7 @@ int ft_output_open(void)
 			snprintf(name, sizeof name, "%s.%d.%d.ft", host, pid, seq);
 		fd = (int)syscall(SYS_openat, dirfd, name,
 				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		file_seq = (uint32_t)seq;
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}

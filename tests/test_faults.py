@@ -572,7 +572,6 @@ BAD_VALUES = {
     "FEEDTRACE_PYFRAMES": [BIG, "2"],
     "FEEDTRACE_HOOKS": [BIG, JUNK, ",", "IO", "io,,lock", "io;lock"],
     "FEEDTRACE_DISABLE": [BIG, "yes"],
-    "FEEDTRACE_QUIET": [BIG, "true"],
     "FEEDTRACE_REDACT": [BIG, "2"],
 }
 CASES = [(k, v) for k, vs in BAD_VALUES.items() for v in vs]

@@ -239,6 +239,7 @@ def test_exec_self(traced, data, how):
     a, b = load_file(first[0]), load_file(second[0])
     assert [p["pid"] for p in a.procs] == [pid]
     assert [p["pid"] for p in b.procs] == [pid]
+    assert a.procs[0]["exec_seq"] == 0 and b.procs[0]["exec_seq"] == 1
     assert len(reads(a, data)) == 4
     assert a.procs[0]["end"] == "exec"
     assert a.count("execve") == 1
