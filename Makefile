@@ -134,7 +134,7 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 .PHONY: examples
 examples: $(EXAMPLES)
 
-$(BUILD)/examples/%: examples/%.c examples/cudrv.h $(SIMGPU_OUT)/libcuda.so.1
+$(BUILD)/examples/%: examples/%.c examples/cudrv.h examples/nvtx_stub.h $(SIMGPU_OUT)/libcuda.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
 	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread

@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "events.h"
+#include "steps.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
 	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_cpu" };
@@ -51,6 +52,7 @@ void ft_an_default_opts(struct ft_an_opts *o)
 	o->storm_ref_read = 1 << 20;
 	o->lock_min_ns = 0;
 	o->bin_ns = 1000000;
+	o->step_range = FT_STEP_DEFAULT;
 }
 
 const char ft_an_opts_help[] =
@@ -59,7 +61,8 @@ const char ft_an_opts_help[] =
 	"  --storm-window-ms MS storm window (1000)\n"
 	"  --small-read BYTES   reads asking for fewer bytes are small (65536)\n"
 	"  --lock-min-ms MS     report locks with at least this total wait (0)\n"
-	"  --bin-ms MS          counter bin (1)\n";
+	"  --bin-ms MS          counter bin (1)\n"
+	"  --step-range NAME   ranges whose name starts with NAME are steps (step)\n";
 
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 {
@@ -68,6 +71,14 @@ int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 		{ "--storm-window-ms", 2, 1e6 }, { "--small-read", 3, 1 },
 		{ "--lock-min-ms", 4, 1e6 }, { "--bin-ms", 5, 1e6 },
 	};
+	if (!strcmp(argv[*i], "--step-range")) {
+		if (*i + 1 >= argc || !*argv[*i + 1]) {
+			fprintf(stderr, "feedtrace: --step-range needs a range name\n");
+			return -1;
+		}
+		o->step_range = argv[++*i];
+		return 1;
+	}
 	for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++) {
 		if (strcmp(argv[*i], opt[k].name) != 0)
 			continue;
@@ -324,9 +335,11 @@ struct ft_an {
 	uint64_t bin, out_total, out_max;
 	int64_t ctr[FT_CTR_N], shown[FT_CTR_N];
 	int have_bin;
+	uint64_t bin_end;        /* (bin + 1) * bin_ns, or lower: no division per event */
 	/* run */
 	uint64_t first_ts, last_end;
 	struct ft_metrics m;
+	struct ft_steps *steps;
 };
 
 struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
@@ -344,6 +357,7 @@ struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 	if (a->o.storm_reads < 1)
 		a->o.storm_reads = 1;
 	a->ring = xcalloc(a->o.storm_reads, sizeof *a->ring);
+	a->steps = ft_steps_new(p, a->o.step_range);
 	return a;
 }
 
@@ -357,6 +371,7 @@ void ft_an_free(struct ft_an *a)
 	free(a->lk); map_free(&a->lkmap);
 	free(a->ev); map_free(&a->evmap);
 	free(a->ring);
+	ft_steps_free(a->steps);
 	free(a->files); map_free(&a->filemap);
 	free(a);
 }
@@ -452,6 +467,8 @@ static void close_bin(struct ft_an *a, uint64_t next_bin)
 
 static void counters_at(struct ft_an *a, uint64_t ts)
 {
+	if (a->have_bin && ts < a->bin_end)  /* in the current bin (or earlier) */
+		return;
 	uint64_t b = ts / a->o.bin_ns;
 	if (!a->have_bin) {
 		a->have_bin = 1;
@@ -459,6 +476,7 @@ static void counters_at(struct ft_an *a, uint64_t ts)
 	} else if (b > a->bin) {
 		close_bin(a, b);
 	}
+	a->bin_end = (a->bin + 1) * a->o.bin_ns;   /* wraps: only divides again */
 }
 
 static void outstanding_set(struct ft_an *a, struct stream *s, uint64_t done)
@@ -733,7 +751,8 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 	/* N small reads within one window? */
 	uint32_t n = a->o.storm_reads;
 	a->ring[a->ring_pos] = ev->ts_ns;
-	a->ring_pos = (a->ring_pos + 1) % n;
+	if (++a->ring_pos == n)                 /* no division per read */
+		a->ring_pos = 0;
 	if (a->ring_n < n)
 		a->ring_n++;
 	if (a->ring_n == n && ev->ts_ns - a->ring[a->ring_pos] < a->o.storm_window_ns)
@@ -744,11 +763,18 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 
 void ft_an_event(struct ft_an *a, const struct ft_event *ev)
 {
+	struct ft_evinfo in;
+	ft_an_event_info(a, ev, &in);
+}
+
+void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evinfo *inp)
+{
 	const struct ft_rec *r = ev->rec;
 	const struct kfacts *f = facts(r->kind);
-	struct ft_evinfo in;
 	uint64_t end = ev->ts_ns + ev->dur_ns;
-	ft_an_info(r, &in);
+	ft_an_info(r, inp);
+	const struct ft_evinfo in = *inp;
+	ft_steps_event(a->steps, ev, in.launch, in.cuda && in.sync == FT_SYNC_HIDDEN, in.read);
 	struct thread *t = thread_of(a, ev->tid);
 	if (!a->m.events++ || ev->ts_ns < a->first_ts)
 		a->first_ts = ev->ts_ns;
@@ -982,6 +1008,14 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	if (p->last_ns > stop)
 		stop = p->last_ns;
 	a->m.wall_ns = stop > start ? stop - start : 0;
+	struct ft_steps_result sr;
+	ft_steps_finish(a->steps, &sr);
+	a->m.steps = sr.steps;
+	a->m.step_ns = sr.step_ns;
+	a->m.step_median_ns = sr.median_ns;
+	a->m.step_launches = sr.launches;
+	a->m.step_hidden = sr.hidden;
+	a->m.step_reads = sr.reads;
 	if (m)
 		*m = a->m;
 	if (v)

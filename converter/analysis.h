@@ -38,6 +38,7 @@ struct ft_an_opts {
 	uint64_t storm_ref_read;  /* reference read size for reads_needed (1 MiB) */
 	uint64_t lock_min_ns;     /* report locks waited on at least this long in total (0) */
 	uint64_t bin_ns;          /* counter bin (1 ms) */
+	const char *step_range;   /* a range whose name starts with this is a step ("step") */
 };
 void ft_an_default_opts(struct ft_an_opts *o);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
@@ -91,6 +92,10 @@ struct ft_metrics {
 	uint64_t reads, read_bytes, small_reads, small_read_bytes, storms;
 	uint64_t lock_waits, lock_ns, locks;
 	uint64_t sem_waits, sem_ns;
+	/* steps (steps.c): closed step ranges, their summed and median length,
+	 * launches, hidden syncs and reads that started inside one */
+	uint64_t steps, step_ns, step_median_ns;
+	uint64_t step_launches, step_hidden, step_reads;
 };
 
 struct ft_verdict {
@@ -131,5 +136,8 @@ struct ft_evinfo {
 	int read;                 /* a read-kind call */
 };
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *out);
+/* ft_an_event(), also handing back ft_an_info() of the event (computed
+ * once for both). */
+void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evinfo *in);
 
 #endif

@@ -12,6 +12,7 @@
 #include "convert.h"
 #include "dump.h"
 #include "events.h"
+#include "ranges.h"
 
 #define MAX_LANES 32
 #define REC_MAX (8 * FT_SLOT_SIZE)
@@ -25,6 +26,7 @@ struct lanes {                      /* same-named tracks so slices never overlap
 struct held {                        /* a slice not yet written */
 	int has;
 	int32_t tid;
+	struct ft_evinfo in;             /* ft_an_info() of rec */
 	uint64_t ts, end, next_start;    /* next_start: the thread's next call (0 unknown) */
 	unsigned char rec[REC_MAX];
 };
@@ -43,6 +45,8 @@ struct conv {
 	struct lanes syncs, fl[FT_FK_N];
 	struct cthread *th; int nth, capth, last_th;
 	struct cstream *sm; int nsm, capsm;
+	pf_event ev;                         /* write_slice's, reused */
+	struct ft_ranges *ranges;       /* user ranges and marks (ranges.c) */
 	/* progress */
 	int iproc, nproc;
 	uint64_t next_check;
@@ -96,18 +100,22 @@ struct argplan {
 };
 struct kplan {
 	int built, n;
+	const char *name;        /* the kind's name */
 	struct argplan a[FT_MAX_FIELDS];
 };
 static struct kplan kplans[FT_EV_COUNT];
 
 static const struct kplan *kplan_of(unsigned kind)
 {
+	if (kind >= FT_EV_COUNT)
+		return NULL;
+	struct kplan *p = &kplans[kind];
+	if (p->built)                   /* every event: no trip to ft_kind() */
+		return p;
 	const struct ft_kind_info *k = ft_kind(kind);
 	if (!k)
 		return NULL;
-	struct kplan *p = &kplans[kind];
-	if (p->built)
-		return p;
+	p->name = k->name;
 	int cuda = k->group == FT_G_CUDA;
 	for (int i = 0; i < k->nfields; i++) {
 		const struct ft_field *f = &k->f[i];
@@ -135,9 +143,9 @@ static const struct kplan *kplan_of(unsigned kind)
 /* The record's fields as arguments: names are the field table's, string
  * values the reader's string table or literals, all of which outlive the
  * writer (pf_event.stable). */
-static int call_args(const struct conv *c, const struct ft_rec *r, pf_arg *a)
+static int call_args(const struct conv *c, const struct ft_rec *r,
+		     const struct kplan *k, pf_arg *a)
 {
-	const struct kplan *k = kplan_of(r->kind);
 	if (!k)
 		return 0;
 	const unsigned char *b = (const unsigned char *)r;
@@ -186,9 +194,9 @@ static int call_args(const struct conv *c, const struct ft_rec *r, pf_arg *a)
 	return k->n;
 }
 
-static const char *call_name(const struct ft_rec *r, char *buf, size_t cap)
+static const char *call_name(const struct ft_rec *r, const struct kplan *k,
+			     char *buf, size_t cap)
 {
-	const struct ft_kind_info *k = ft_kind(r->kind);
 	if (k)
 		return k->name;
 	snprintf(buf, cap, "kind %u", r->kind);
@@ -203,20 +211,31 @@ static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t en
 	char nb[32];
 	if (!track)
 		return;
-	int n = call_args(c, r, args);
+	const struct kplan *k = kplan_of(r->kind);
+	int n = call_args(c, r, k, args);
 	if (end < ts)
 		end = ts;
-	pf_event ev = { .type = PF_SLICE_BEGIN, .track = track, .ts = shifted(c, ts),
-			.name = call_name(r, nb, sizeof nb), .args = args, .nargs = n,
-			.stable = ft_kind(r->kind) != NULL };
+	/* c->ev: every field not set here stays 0 (no clearing per slice) */
+	pf_event *ev = &c->ev;
+	ev->type = PF_SLICE_BEGIN;
+	ev->track = track;
+	ev->ts = shifted(c, ts);
+	ev->name = call_name(r, k, nb, sizeof nb);
+	ev->args = args;
+	ev->nargs = n;
+	ev->stable = k != NULL;
 	if (flow && terminating) {
-		ev.term_flow_ids = &flow;
-		ev.nterm_flow_ids = 1;
+		ev->term_flow_ids = &flow;
+		ev->nterm_flow_ids = 1;
 	} else if (flow) {
-		ev.flow_ids = &flow;
-		ev.nflow_ids = 1;
+		ev->flow_ids = &flow;
+		ev->nflow_ids = 1;
 	}
-	pf_emit(c->w, &ev);
+	pf_emit(c->w, ev);
+	ev->flow_ids = ev->term_flow_ids = NULL;
+	ev->nflow_ids = ev->nterm_flow_ids = 0;
+	ev->args = NULL;
+	ev->name = NULL;
 	pf_slice_end(c->w, track, shifted(c, end));
 	c->st->slices++;
 }
@@ -286,10 +305,8 @@ static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
 	if (next_start && h->end > next_start)
 		h->end = next_start;
 	h->next_start = next_start;
-	struct ft_evinfo in;
-	ft_an_info((const struct ft_rec *)h->rec, &in);
-	if (in.cuda && in.sync == FT_SYNC_SUBMIT) {
-		struct cstream *s = cstream_of(c, in.stream);
+	if (h->in.cuda && h->in.sync == FT_SYNC_SUBMIT) {
+		struct cstream *s = cstream_of(c, h->in.stream);
 		write_held(c, &s->h, 0);            /* the older one waited for nothing */
 		s->h = *h;
 		h->has = 0;
@@ -299,17 +316,24 @@ static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
 	h->has = 0;
 }
 
-static void hold(struct held *h, const struct ft_event *ev)
+static void hold(struct held *h, const struct ft_event *ev, const struct ft_evinfo *in)
 {
 	size_t n = (size_t)ev->rec->nslots * FT_SLOT_SIZE;
 	h->has = 1;
+	h->in = *in;
 	h->tid = ev->tid;
 	h->ts = ev->ts_ns;
 	h->end = ev->ts_ns + ev->dur_ns;
 	h->next_start = 0;
-	memcpy(h->rec, ev->rec, n < REC_MAX ? n : REC_MAX);
-	if (n > REC_MAX)                         /* longer than any known kind */
+	/* slot by slot: a memcpy of bounded size would be inlined as a rep
+	 * movs, slow to start for the one or two slots of most records */
+	const unsigned char *src = (const unsigned char *)ev->rec;
+	for (size_t o = 0; o < n && o < REC_MAX; o += FT_SLOT_SIZE)
+		memcpy(h->rec + o, src + o, FT_SLOT_SIZE);
+	if (n > REC_MAX) {                       /* longer than any known kind */
 		((struct ft_rec *)h->rec)->kind = 0;
+		ft_an_info((const struct ft_rec *)h->rec, &h->in);
+	}
 }
 
 /* A sync call: on the process's sync lanes; a hidden sync also gets a flow
@@ -327,11 +351,10 @@ static void sync_slice(struct conv *c, const struct ft_event *ev, const struct f
 		/* a submission still waiting on its own thread may be newer */
 		for (int i = 0; i < c->nth; i++) {
 			struct held *h = &c->th[i].h;
-			struct ft_evinfo hi;
 			if (!h->has || c->th[i].tid == ev->tid)
 				continue;
-			ft_an_info((const struct ft_rec *)h->rec, &hi);
-			if (hi.cuda && hi.sync == FT_SYNC_SUBMIT && hi.stream == in->stream &&
+			const struct ft_evinfo *hi = &h->in;
+			if (hi->cuda && hi->sync == FT_SYNC_SUBMIT && hi->stream == in->stream &&
 			    h->ts <= ev->ts_ns && (!s || !s->h.has || h->ts > s->h.ts)) {
 				settle(c, &c->th[i], 0);
 				s = cstream_of(c, in->stream);
@@ -434,14 +457,16 @@ static int on_event(const struct ft_event *ev, void *arg)
 {
 	struct conv *c = arg;
 	struct ft_evinfo in;
-	ft_an_event(c->an, ev);
-	ft_an_info(ev->rec, &in);
+	ft_an_event_info(c->an, ev, &in);
 	struct cthread *t = cthread_of(c, ev->tid);
 	settle(c, t, ev->ts_ns);
 	if (in.cuda && (in.sync == FT_SYNC_WAIT || in.sync == FT_SYNC_HIDDEN ||
 			in.sync == FT_SYNC_POLL))
 		sync_slice(c, ev, &in);
-	hold(&t->h, ev);
+	if (ft_ranges_kind(ev->rec->kind))
+		ft_ranges_event(c->ranges, ev, t->uuid);     /* a range, not a call */
+	else
+		hold(&t->h, ev, &in);
 	if (++c->st->events >= c->next_check && c->o->progress) {
 		c->next_check = c->st->events + 65536;
 		progress(c, 0);
@@ -459,6 +484,7 @@ static void conv_process(struct conv *c, FILE *err)
 	c->pid = (int32_t)((uint32_t)p->hdr.pid + (uint32_t)c->o->pid_add);
 	c->proc_uuid = pf_process_track(c->w, c->pid, name, NULL);
 	c->syncs.name = "syncs";
+	c->ranges = ft_ranges_new(c->w, p, c->proc_uuid, c->o->ts_shift, &c->st->slices);
 	for (int k = 0; k < FT_FK_N; k++)
 		c->fl[k].name = ft_fkind_track[k];
 	struct ft_an_sink sink = { on_finding, on_counter, c };
@@ -469,6 +495,8 @@ static void conv_process(struct conv *c, FILE *err)
 		settle(c, &c->th[i], 0);
 	for (int i = 0; i < c->nsm; i++)
 		write_held(c, &c->sm[i].h, 0);
+	ft_ranges_finish(c->ranges, p->last_ns);
+	ft_ranges_free(c->ranges);
 	struct ft_metrics m;
 	ft_an_finish(c->an, &m, NULL);
 	ft_an_free(c->an);

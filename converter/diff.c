@@ -97,6 +97,69 @@ static void fmt(char *b, size_t cap, const struct metric *d, uint64_t v)
 
 #define MAXL 64
 
+/* the step rows: count, mean and median step time ("-" for a run without) */
+struct step_row { const char *name, *key; int time; };
+static const struct step_row step_rows[] = {
+	{ "steps", "steps", 0 }, { "time per step", "step_mean_ns", 1 },
+	{ "median step", "step_median_ns", 1 },
+};
+
+static int step_value(const struct ft_metrics *m, int row, uint64_t *v)
+{
+	if (!m->steps)
+		return 0;
+	*v = row == 0 ? m->steps : row == 1 ? m->step_ns / m->steps : m->step_median_ns;
+	return 1;
+}
+
+static void json_steps(const struct ft_metrics *a, const struct ft_metrics *b)
+{
+	for (int i = 0; i < 3; i++) {
+		uint64_t x = 0, y = 0;
+		int hx = step_value(a, i, &x), hy = step_value(b, i, &y);
+		fprintf(stdout, ",\"%s\":{\"before\":", step_rows[i].key);
+		if (hx)
+			fprintf(stdout, "%llu", (unsigned long long)x);
+		else
+			fputs("null", stdout);
+		fputs(",\"after\":", stdout);
+		if (hy)
+			fprintf(stdout, "%llu", (unsigned long long)y);
+		else
+			fputs("null", stdout);
+		if (hx && hy)
+			fprintf(stdout, ",\"change\":%lld,\"relative\":", (long long)(y - x));
+		else
+			fputs(",\"change\":null,\"relative\":", stdout);
+		if (hx && hy && x)
+			fprintf(stdout, "%.4f}", ((double)y - (double)x) / (double)x);
+		else
+			fputs("null}", stdout);
+	}
+}
+
+static void text_steps(const struct ft_metrics *a, const struct ft_metrics *b)
+{
+	for (int i = 0; i < 3; i++) {
+		uint64_t x = 0, y = 0;
+		int hx = step_value(a, i, &x), hy = step_value(b, i, &y);
+		char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
+		if (hx)
+			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(bx, sizeof bx, x);
+		if (hy)
+			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(by, sizeof by, y);
+		if (hx && hy) {
+			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(bc + 1, sizeof bc - 1,
+								       x > y ? x - y : y - x);
+			bc[0] = x > y ? '-' : y > x ? '+' : ' ';
+			if (x)
+				snprintf(br, sizeof br, "%+.0f%%",
+					 100.0 * ((double)y - (double)x) / (double)x);
+		}
+		printf("%-22s %13s %13s %13s %8s\n", step_rows[i].name, bx, by, bc, br);
+	}
+}
+
 static void wrap78(const char *s)
 {
 	int col = 0;
@@ -156,16 +219,30 @@ int ft_cmd_diff(int argc, char **argv)
 	int na = collect(&r[0], la, MAXL), nb = collect(&r[1], lb, MAXL);
 	const struct ft_metrics *a = &r[0].total, *b = &r[1].total;
 
-	/* the conclusion: wall time, and what went away or came */
+	/* the conclusion: time per step when both runs mark steps, else wall
+	 * time; then what went away or came */
 	char concl[768];
 	int len = 0;
 	uint64_t wa = a->wall_ns, wb = b->wall_ns;
+	int by_step = a->steps && b->steps;
+	if (by_step) {
+		wa = a->step_ns / a->steps;
+		wb = b->step_ns / b->steps;
+	}
 	double rel = wa ? 100.0 * ((double)wb - (double)wa) / (double)wa : 0;
 	char s1[32], s2[32];
 	ft_fmt_ns(s1, sizeof s1, wa);
 	ft_fmt_ns(s2, sizeof s2, wb);
-	len += snprintf(concl + len, sizeof concl - (size_t)len, "%s: wall time %s -> %s (%+.0f%%)",
-			rel < -5 ? "Improved" : rel > 5 ? "Regressed" : "About the same", s1, s2, rel);
+	len += snprintf(concl + len, sizeof concl - (size_t)len, "%s: %s %s -> %s (%+.0f%%)",
+			rel < -5 ? "Improved" : rel > 5 ? "Regressed" : "About the same",
+			by_step ? "time per step" : "wall time", s1, s2, rel);
+	if (by_step) {
+		ft_fmt_ns(s1, sizeof s1, a->wall_ns);
+		ft_fmt_ns(s2, sizeof s2, b->wall_ns);
+		len += snprintf(concl + len, sizeof concl - (size_t)len,
+				" over %llu and %llu steps; wall time %s -> %s",
+				(unsigned long long)a->steps, (unsigned long long)b->steps, s1, s2);
+	}
 	int first = 1;
 	for (int i = 0; i < na; i++)
 		if (!find(lb, nb, la[i].text) && len < (int)sizeof concl - 200) {
@@ -198,7 +275,8 @@ int ft_cmd_diff(int argc, char **argv)
 			else
 				fputs("null}", stdout);
 		}
-		fputs(",\"steps\":{\"before\":null,\"after\":null,\"change\":null,\"relative\":null}}", stdout);
+		json_steps(a, b);
+		fputc('}', stdout);
 		const struct label *sets[2][2] = { { la, lb }, { lb, la } };
 		int ns[2] = { na, nb };
 		const char *names[2] = { "disappeared", "appeared" };
@@ -228,7 +306,7 @@ int ft_cmd_diff(int argc, char **argv)
 		printf("feedtrace diff: before %s\n                after  %s\n\n", ft_fit(dirs[0], 57),
 		       ft_fit(dirs[1], 57));
 		printf("%-22s %13s %13s %13s %8s\n", "metric", "before", "after", "change", "rel");
-		printf("%-22s %13s %13s %13s %8s\n", "steps", "-", "-", "-", "");
+		text_steps(a, b);
 		for (size_t i = 0; i < NMETRICS; i++) {
 			uint64_t x = get(a, &metrics[i]), y = get(b, &metrics[i]);
 			char bx[32], by[32], bc[40], br[16];

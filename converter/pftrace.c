@@ -41,7 +41,8 @@
  * caller may reuse a buffer for other text.
  * ---------------------------------------------------------------------- */
 
-#define PCACHE 512
+#define PCACHE 1024             /* entries: event and argument names */
+#define PCACHE_STRINGS 16384    /* string values: > a typical run's paths */
 
 typedef struct pcache_ent {
     const char *ptr;            /* the caller's pointer */
@@ -58,7 +59,8 @@ typedef struct intern_table {
     uint32_t count;
     uint64_t next_iid;
     uint32_t gen;               /* bumped by every clear: stale cache entries */
-    pcache_ent *pc;             /* PCACHE entries, or NULL */
+    pcache_ent *pc;             /* pc_mask + 1 entries, or NULL */
+    uint32_t pc_mask;           /* PCACHE or PCACHE_STRINGS, less 1 (< 2^24) */
 } intern_table;
 
 static uint64_t hash_str(const char *s) {
@@ -133,21 +135,22 @@ static uint64_t intern_slow(intern_table *t, const char *s, const char **key,
     return t->iids[j];
 }
 
-/* stable: s keeps its text at its address until pf_close; an entry cached
- * by such a lookup is then trusted without comparing (an entry cached from
- * a buffer that was later freed and reused is never trusted so). */
-static uint64_t intern(intern_table *t, const char *s, const char **key,
-                       int stable) {
-    pcache_ent *e = NULL;
-    if (t->pc || (t->pc = calloc(PCACHE, sizeof(*t->pc)))) {
-        uintptr_t h = (uintptr_t)s;
-        e = &t->pc[(h ^ (h >> 4) ^ (h >> 13)) & (PCACHE - 1)];
-        if (e->ptr == s && e->gen == t->gen &&
-            ((stable && e->stable) || strcmp(e->key, s) == 0)) {
-            *key = NULL;
-            return e->iid;
-        }
-    }
+/* The cache entry of a caller's pointer (multiplicative hashing: the
+ * pointers of a string table spread over the whole cache). */
+static inline pcache_ent *pcache_slot(intern_table *t, const char *s) {
+    uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+    return &t->pc[(h >> 40) & t->pc_mask];
+}
+
+/* Whether cache entry e holds s (stable: trusted by address, see intern). */
+static inline int pcache_is(const intern_table *t, const pcache_ent *e,
+                            const char *s, int stable) {
+    return e->ptr == s && e->gen == t->gen &&
+           ((stable && e->stable) || strcmp(e->key, s) == 0);
+}
+
+static uint64_t intern_miss(intern_table *t, const char *s, const char **key,
+                            int stable, pcache_ent *e) {
     const char *stored = NULL;
     uint64_t iid = intern_slow(t, s, key, &stored);
     if (iid && e) {
@@ -158,6 +161,23 @@ static uint64_t intern(intern_table *t, const char *s, const char **key,
         e->stable = stable;
     }
     return iid;
+}
+
+/* stable: s keeps its text at its address until pf_close; an entry cached
+ * by such a lookup is then trusted without comparing (an entry cached from
+ * a buffer that was later freed and reused is never trusted so). The
+ * cache hit is inline: it runs several times per event. */
+static inline uint64_t intern(intern_table *t, const char *s, const char **key,
+                              int stable) {
+    pcache_ent *e = NULL;
+    if (t->pc || (t->pc = calloc((size_t)t->pc_mask + 1, sizeof(*t->pc)))) {
+        e = pcache_slot(t, s);
+        if (pcache_is(t, e, s, stable)) {
+            *key = NULL;
+            return e->iid;
+        }
+    }
+    return intern_miss(t, s, key, stable, e);
 }
 
 /* ------------------------------------------------------------------------
@@ -189,20 +209,21 @@ static inline uint8_t *put_fixed64(uint8_t *p, uint64_t v) {
 
 /* A field's key (number << 3 | wire type), varint-encoded. */
 typedef struct ftag {
-    uint8_t b[5];
+    uint8_t b[8];               /* the key's bytes (at most 5), zero-padded */
     uint8_t n;
     uint32_t id;
 } ftag;
 
 static inline uint8_t *put_tag(uint8_t *p, const ftag *t) {
-    memcpy(p, t->b, 5);                 /* the buffer always has room for 5 */
+    memcpy(p, t->b, 8);                 /* the buffer always has room for 8 */
     return p + t->n;
 }
 
 /* Keys of the fields encode_event writes, from the protoc-c descriptors. */
 static struct fast_tags {
     int ok;                             /* 1 usable, -1 refused, 0 not yet */
-    ftag pkt_ts, pkt_seq, pkt_te, pkt_id, pkt_flags, pkt_clock, pkt_first;
+    ftag pkt_ts, pkt_seq, pkt_te, pkt_id, pkt_flags, pkt_clock, pkt_defaults,
+         pkt_first, def_clock;
     ftag te_ann, te_type, te_name_iid, te_track, te_cval, te_dval, te_flow,
          te_tflow;
     ftag da_name_iid, da_bool, da_uint, da_int, da_double, da_ptr, da_siid;
@@ -259,7 +280,8 @@ static void fast_init(void) {
     const ProtobufCMessageDescriptor
         *pd = &perfetto__protos__trace_packet__descriptor,
         *td = &perfetto__protos__track_event__descriptor,
-        *ad = &perfetto__protos__debug_annotation__descriptor;
+        *ad = &perfetto__protos__debug_annotation__descriptor,
+        *dd = &perfetto__protos__trace_packet_defaults__descriptor;
     struct fast_tags *t = &FT;
     int bad =
         fast_tag(pd, "timestamp", W_VARINT, 0, &t->pkt_ts) |
@@ -268,7 +290,9 @@ static void fast_init(void) {
         fast_tag(pd, "interned_data", W_LEN, 0, &t->pkt_id) |
         fast_tag(pd, "sequence_flags", W_VARINT, 0, &t->pkt_flags) |
         fast_tag(pd, "timestamp_clock_id", W_VARINT, 0, &t->pkt_clock) |
+        fast_tag(pd, "trace_packet_defaults", W_LEN, 0, &t->pkt_defaults) |
         fast_tag(pd, "first_packet_on_sequence", W_VARINT, 0, &t->pkt_first) |
+        fast_tag(dd, "timestamp_clock_id", W_VARINT, 0, &t->def_clock) |
         fast_tag(td, "debug_annotations", W_LEN, 1, &t->te_ann) |
         fast_tag(td, "type", W_VARINT, 0, &t->te_type) |
         fast_tag(td, "name_iid", W_VARINT, 0, &t->te_name_iid) |
@@ -285,13 +309,14 @@ static void fast_init(void) {
         fast_tag(ad, "pointer_value", W_VARINT, 0, &t->da_ptr) |
         fast_tag(ad, "string_value_iid", W_VARINT, 0, &t->da_siid);
     const ftag *pkt[] = { &t->pkt_ts, &t->pkt_seq, &t->pkt_te, &t->pkt_id,
-                          &t->pkt_flags, &t->pkt_clock, &t->pkt_first };
+                          &t->pkt_flags, &t->pkt_clock, &t->pkt_defaults,
+                          &t->pkt_first };
     const ftag *te[] = { &t->te_ann, &t->te_type, &t->te_name_iid,
                          &t->te_track, &t->te_cval, &t->te_dval,
                          &t->te_flow, &t->te_tflow };
     const ftag *da[] = { &t->da_name_iid, &t->da_bool, &t->da_uint,
                          &t->da_int, &t->da_double, &t->da_ptr, &t->da_siid };
-    if (bad || !ascending(pkt, 7) || !ascending(te, 8) || !ascending(da, 7))
+    if (bad || !ascending(pkt, 8) || !ascending(te, 8) || !ascending(da, 7))
         t->ok = -1;
     else
         t->ok = 1;
@@ -321,7 +346,8 @@ struct pf_writer {
     int first;                  /* no packet written yet */
     int fast;                   /* encode_event may be used */
     int verify;                 /* FEEDTRACE_PFTRACE_VERIFY: compare with protobuf-c */
-    uint32_t clock_id;
+    uint32_t clock_id;          /* the sequence's default clock after a clear */
+    Perfetto__Protos__TracePacketDefaults defaults;     /* set_seq_fields' */
     uint32_t intern_limit;
     intern_table names, arg_names, strings;
     track *tracks;              /* tracks[uuid - 1] */
@@ -329,8 +355,6 @@ struct pf_writer {
     uint64_t last_flow;
     uint8_t *out;               /* packets not yet written to fp */
     size_t out_len, out_cap;
-    uint8_t *te;                /* encode_event: the TrackEvent body */
-    size_t te_cap;
     uint8_t *ref;               /* verify: protobuf-c's packing */
     size_t ref_cap;
     /* Per-event scratch, grown to the largest nargs seen. */
@@ -366,6 +390,8 @@ pf_writer *pf_open(const char *path) {
     w->first = 1;
     w->clock_id = PF_CLOCK_BOOTTIME;
     w->intern_limit = PF_INTERN_LIMIT_DEFAULT;
+    w->names.pc_mask = w->arg_names.pc_mask = PCACHE - 1;
+    w->strings.pc_mask = PCACHE_STRINGS - 1;
     return w;
 }
 
@@ -406,7 +432,6 @@ int pf_close(pf_writer *w) {
     intern_free(&w->strings);
     free(w->tracks);
     free(w->out);
-    free(w->te);
     free(w->ref);
     free(w->ann);
     free(w->ann_p);
@@ -421,7 +446,15 @@ int pf_close(pf_writer *w) {
 }
 
 void pf_set_clock(pf_writer *w, uint32_t clock_id) {
+    if (clock_id == w->clock_id) return;
     w->clock_id = clock_id;
+    /* The clock is the sequence's default (TracePacketDefaults), which is
+     * incremental state: restart the sequence so that the next packet
+     * carries it. Nothing interned survives a clear. */
+    intern_clear(&w->names);
+    intern_clear(&w->arg_names);
+    intern_clear(&w->strings);
+    w->need_clear = 1;
 }
 
 void pf_set_intern_limit(pf_writer *w, uint32_t n) {
@@ -443,8 +476,16 @@ static void next_seq_fields(pf_writer *w, uint32_t *flags, int *first) {
     w->first = 0;
 }
 
-static void set_seq_fields(Perfetto__Protos__TracePacket *p, uint32_t flags,
-                           int first) {
+/* Whether a packet with these sequence flags sends the writer's clock as
+ * the sequence's default (TracePacketDefaults: only where the incremental
+ * state is cleared; BOOTTIME is Perfetto's default already). Event packets
+ * name their clock only there; every later one takes the default. */
+static inline int sends_defaults(const pf_writer *w, uint32_t flags) {
+    return (flags & FLAG_CLEARED) && w->clock_id != PF_CLOCK_BOOTTIME;
+}
+
+static void set_seq_fields(pf_writer *w, Perfetto__Protos__TracePacket *p,
+                           uint32_t flags, int first) {
     p->has_trusted_packet_sequence_id = 1;
     p->trusted_packet_sequence_id = SEQ_ID;
     p->has_sequence_flags = 1;
@@ -452,6 +493,12 @@ static void set_seq_fields(Perfetto__Protos__TracePacket *p, uint32_t flags,
     if (first) {
         p->has_first_packet_on_sequence = 1;
         p->first_packet_on_sequence = 1;
+    }
+    if (sends_defaults(w, flags)) {
+        perfetto__protos__trace_packet_defaults__init(&w->defaults);
+        w->defaults.has_timestamp_clock_id = 1;
+        w->defaults.timestamp_clock_id = w->clock_id;
+        p->trace_packet_defaults = &w->defaults;
     }
 }
 
@@ -472,7 +519,14 @@ static int write_packet(pf_writer *w, Perfetto__Protos__TracePacket *p) {
     uint32_t flags;
     int first;
     next_seq_fields(w, &flags, &first);
-    set_seq_fields(p, flags, first);
+    set_seq_fields(w, p, flags, first);
+    /* these packets' timestamps are BOOTTIME: say so where the sequence's
+     * default is another clock */
+    if (p->has_timestamp && !p->has_timestamp_clock_id &&
+        w->clock_id != PF_CLOCK_BOOTTIME) {
+        p->has_timestamp_clock_id = 1;
+        p->timestamp_clock_id = PF_CLOCK_BOOTTIME;
+    }
     size_t len = perfetto__protos__trace_packet__get_packed_size(p);
     if (reserve(w, len + 11) < 0) return -1;
     size_t n = pack_generic(p, len, w->out + w->out_len);
@@ -722,34 +776,32 @@ static void build_ref(pf_writer *w, const pf_event *ev, int nargs,
 
     p->has_timestamp = 1;
     p->timestamp = ev->ts;
-    if (w->clock_id != PF_CLOCK_BOOTTIME) {
+    if (sends_defaults(w, flags)) {
         p->has_timestamp_clock_id = 1;
         p->timestamp_clock_id = w->clock_id;
     }
     if (ii->has_id) p->interned_data = &ii->id;
     p->track_event = te;
-    set_seq_fields(p, flags, first);
+    set_seq_fields(w, p, flags, first);
 }
 
-/* Encodes the TrackEvent of ev into w->te: what protobuf-c would write for
- * build_ref()'s te. Returns its length, or 0 when out of memory. */
-static size_t encode_te(pf_writer *w, const pf_event *ev, int nargs,
-                        uint64_t name_iid) {
-    size_t need = 32 * (size_t)nargs +
-                  16 * (size_t)(ev->nflow_ids + ev->nterm_flow_ids) + 80;
-    if (need > w->te_cap) {
-        uint8_t *b = realloc(w->te, need);
-        if (!b) return 0;
-        w->te = b;
-        w->te_cap = need;
-    }
-    uint8_t *p = w->te;
+/* Room encode_te may need for ev (its TrackEvent body). */
+static size_t te_bound(const pf_event *ev, int nargs) {
+    return 32 * (size_t)nargs +
+           16 * (size_t)(ev->nflow_ids + ev->nterm_flow_ids) + 80;
+}
+
+/* Encodes the TrackEvent of ev at p (room for te_bound() bytes): what
+ * protobuf-c would write for build_ref()'s te. Returns the end. */
+static uint8_t *encode_te(uint8_t *p, const pf_event *ev, int nargs,
+                          uint64_t name_iid, const uint64_t *arg_iid,
+                          const uint64_t *str_iid) {
     for (int i = 0; i < nargs; i++) {
         const pf_arg *a = &ev->args[i];
         p = put_tag(p, &FT.te_ann);
         uint8_t *len = p++;             /* < 31 bytes follow: one length byte */
         p = put_tag(p, &FT.da_name_iid);
-        p = put_varint(p, w->arg_iid[i]);
+        p = put_varint(p, arg_iid[i]);
         switch (a->kind) {
         case PF_UINT:
             p = put_varint(put_tag(p, &FT.da_uint), a->v.u);
@@ -770,7 +822,7 @@ static size_t encode_te(pf_writer *w, const pf_event *ev, int nargs,
             p = put_varint(put_tag(p, &FT.da_ptr), a->v.u);
             break;
         case PF_STRING:
-            p = put_varint(put_tag(p, &FT.da_siid), w->str_iid[i]);
+            p = put_varint(put_tag(p, &FT.da_siid), str_iid[i]);
             break;
         }
         *len = (uint8_t)(p - len - 1);
@@ -791,45 +843,62 @@ static size_t encode_te(pf_writer *w, const pf_event *ev, int nargs,
         p = put_fixed64(put_tag(p, &FT.te_flow), ev->flow_ids[i]);
     for (int i = 0; i < ev->nterm_flow_ids; i++)
         p = put_fixed64(put_tag(p, &FT.te_tflow), ev->term_flow_ids[i]);
-    return (size_t)(p - w->te);
+    return p;
+}
+
+/* The n bytes at body were written after a one-byte length varint at
+ * body - 1; writes the real (minimal) varint of n there, moving the bytes
+ * on when it is longer. Returns the end of the bytes. */
+static uint8_t *fix_len(uint8_t *body, size_t n) {
+    if (n < 0x80) {
+        body[-1] = (uint8_t)n;
+        return body + n;
+    }
+    size_t extra = varint_size(n) - 1;
+    memmove(body + extra, body, n);
+    put_varint(body - 1, n);
+    return body + extra + n;
 }
 
 /* Appends ev as a Trace.packet: TracePacket fields in number order
  * (timestamp, trusted_packet_sequence_id, track_event, interned_data,
- * sequence_flags, timestamp_clock_id, first_packet_on_sequence), the
- * InternedData packed by protobuf-c. Returns the bytes written, or 0. */
+ * sequence_flags, timestamp_clock_id, trace_packet_defaults,
+ * first_packet_on_sequence), the
+ * InternedData packed by protobuf-c. Encodes in place in w->out (lengths
+ * are assumed to take one byte and fixed up after). Returns the bytes
+ * written, or 0. */
 static size_t encode_event(pf_writer *w, const pf_event *ev, int nargs,
-                           ev_iids *ii, uint32_t flags, int first,
+                           ev_iids *ii, const uint64_t *arg_iid,
+                           const uint64_t *str_iid, uint32_t flags, int first,
                            size_t *at) {
-    size_t te_len = encode_te(w, ev, nargs, ii->name_iid);
-    if (!te_len) return 0;
     size_t id_len = ii->has_id ?
         perfetto__protos__interned_data__get_packed_size(&ii->id) : 0;
-    int clock = w->clock_id != PF_CLOCK_BOOTTIME;
-    size_t len = FT.pkt_ts.n + varint_size(ev->ts) +
-                 FT.pkt_seq.n + varint_size(SEQ_ID) +
-                 FT.pkt_te.n + varint_size(te_len) + te_len +
-                 (ii->has_id ? FT.pkt_id.n + varint_size(id_len) + id_len : 0) +
-                 FT.pkt_flags.n + varint_size(flags) +
-                 (clock ? FT.pkt_clock.n + varint_size(w->clock_id) : 0) +
-                 (first ? FT.pkt_first.n + 1 : 0);
-    if (reserve(w, len + 11) < 0) return 0;
+    /* everything but the TrackEvent body and interned data: < 64 bytes */
+    if (reserve(w, te_bound(ev, nargs) + id_len + 64) < 0) return 0;
     *at = w->out_len;
     uint8_t *start = w->out + w->out_len, *p = start;
     *p++ = TRACE_PACKET_TAG;
-    p = put_varint(p, len);
+    uint8_t *pkt = ++p;                 /* the packet's length: fixed below */
     p = put_varint(put_tag(p, &FT.pkt_ts), ev->ts);
     p = put_varint(put_tag(p, &FT.pkt_seq), SEQ_ID);
-    p = put_varint(put_tag(p, &FT.pkt_te), te_len);
-    memcpy(p, w->te, te_len);
-    p += te_len;
+    p = put_tag(p, &FT.pkt_te);
+    uint8_t *te = ++p;
+    p = encode_te(te, ev, nargs, ii->name_iid, arg_iid, str_iid);
+    p = fix_len(te, (size_t)(p - te));
     if (ii->has_id) {
         p = put_varint(put_tag(p, &FT.pkt_id), id_len);
         p += perfetto__protos__interned_data__pack(&ii->id, p);
     }
     p = put_varint(put_tag(p, &FT.pkt_flags), flags);
-    if (clock) p = put_varint(put_tag(p, &FT.pkt_clock), w->clock_id);
+    if (sends_defaults(w, flags)) {
+        p = put_varint(put_tag(p, &FT.pkt_clock), w->clock_id);
+        p = put_tag(p, &FT.pkt_defaults);
+        uint8_t *d = ++p;
+        p = put_varint(put_tag(p, &FT.def_clock), w->clock_id);
+        p = fix_len(d, (size_t)(p - d));
+    }
     if (first) p = put_varint(put_tag(p, &FT.pkt_first), 1);
+    p = fix_len(pkt, (size_t)(p - pkt));
     return (size_t)(p - start);
 }
 
@@ -858,37 +927,50 @@ static void verify_event(pf_writer *w, const pf_event *ev, int nargs,
     abort();
 }
 
+/* Whether a SLICE_END on t may take emit_end's constant suffix. */
+static inline int end_fast(const pf_writer *w, const track *t) {
+    return t->depth && w->fast && !w->need_clear && !w->first &&
+           w->names.count + w->arg_names.count + w->strings.count <=
+               w->intern_limit;
+}
+
 /* A SLICE_END without flows, past the first packet and any clear: the
  * timestamp, then the track's constant suffix (made by the same encoder). */
-static int emit_end(pf_writer *w, track *t, const pf_event *ev) {
+static int emit_end(pf_writer *w, track *t, uint64_t uuid, uint64_t ts) {
+    /* the whole event, for the suffix and verify only: no clearing of a
+     * pf_event on the way of every END */
+#define END_EVENT { .type = PF_SLICE_END, .track = uuid, .ts = ts }
     if (t->end_len == 0 || t->end_clock != w->clock_id) {
-        size_t te_len = encode_te(w, ev, 0, 0);
+        const pf_event e = END_EVENT, *ev = &e;
+        uint8_t te[96];                 /* te_bound() of an END: 80 */
+        size_t te_len = (size_t)(encode_te(te, ev, 0, 0, NULL, NULL) - te);
         uint8_t *p = t->end_sfx;
-        if (!te_len || te_len > 20) return -1;
+        if (te_len > 20) return -1;
         p = put_varint(put_tag(p, &FT.pkt_seq), SEQ_ID);
         p = put_varint(put_tag(p, &FT.pkt_te), te_len);
-        memcpy(p, w->te, te_len);
+        memcpy(p, te, te_len);
         p += te_len;
         p = put_varint(put_tag(p, &FT.pkt_flags), FLAG_NEEDS);
-        if (w->clock_id != PF_CLOCK_BOOTTIME)
-            p = put_varint(put_tag(p, &FT.pkt_clock), w->clock_id);
         t->end_len = (uint8_t)(p - t->end_sfx);
         t->end_clock = w->clock_id;
     }
-    size_t len = FT.pkt_ts.n + varint_size(ev->ts) + t->end_len;
-    if (reserve(w, len + 11) < 0) return -1;
+    /* tag, timestamp and suffix: always < 128 bytes, one length byte */
+    if (reserve(w, 16 + sizeof(t->end_sfx)) < 0) return -1;
     size_t at = w->out_len;
-    uint8_t *start = w->out + at, *p = start;
-    *p++ = TRACE_PACKET_TAG;
-    p = put_varint(p, len);
-    p = put_varint(put_tag(p, &FT.pkt_ts), ev->ts);
-    memcpy(p, t->end_sfx, t->end_len);
+    uint8_t *start = w->out + at, *p = start + 2;
+    p = put_varint(put_tag(p, &FT.pkt_ts), ts);
+    for (size_t i = 0; i < t->end_len; i += 16)      /* no rep movs */
+        memcpy(p + i, t->end_sfx + i, 16);
     p += t->end_len;
+    start[0] = TRACE_PACKET_TAG;
+    start[1] = (uint8_t)(p - start - 2);
     size_t n = (size_t)(p - start);
     if (w->verify) {
+        const pf_event e = END_EVENT;
         ev_iids none = { .name_iid = 0, .has_id = 0 };
-        verify_event(w, ev, 0, &none, FLAG_NEEDS, 0, at, n);
+        verify_event(w, &e, 0, &none, FLAG_NEEDS, 0, at, n);
     }
+#undef END_EVENT
     w->out_len = at + n;
     w->st.packets++;
     w->st.bytes += n;
@@ -896,6 +978,60 @@ static int emit_end(pf_writer *w, track *t, const pf_event *ev) {
     w->st.open_slices--;
     w->st.events++;
     return 0;
+}
+
+/* The iid of a stable string when the pointer cache knows it, else 0. */
+static inline uint64_t intern_hit(intern_table *t, const char *s) {
+    const pcache_ent *e = pcache_slot(t, s);
+    return e->ptr == s && e->gen == t->gen && e->stable ? e->iid : 0;
+}
+
+#define FAST_ARGS 16
+
+/* A stable BEGIN or INSTANT whose name, argument names and string values
+ * are all interned already (nearly every event of a long trace), past the
+ * first packet and any clear: no lookup beyond the pointer cache, no
+ * intern entries to write. Returns 1 when written, 0 when the event needs
+ * the general path (nothing changed then), -1 on a failed write. */
+static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs) {
+    uint64_t arg_iid[FAST_ARGS], str_iid[FAST_ARGS];
+    if (nargs > FAST_ARGS || !w->names.pc || !w->arg_names.pc || !w->strings.pc)
+        return 0;
+    ev_iids ii;                         /* not cleared: only these two are read */
+    ii.has_id = 0;
+    if (!(ii.name_iid = intern_hit(&w->names, ev->name))) return 0;
+    for (int i = 0; i < nargs; i++) {
+        const pf_arg *a = &ev->args[i];
+        if (!a->name || !(arg_iid[i] = intern_hit(&w->arg_names, a->name)))
+            return 0;
+        if (a->kind == PF_STRING) {
+            if (!a->v.s || !(str_iid[i] = intern_hit(&w->strings, a->v.s)))
+                return 0;
+        } else if (a->kind < PF_UINT || a->kind > PF_POINTER) {
+            return 0;
+        }
+    }
+    size_t at, n;
+    if (!(n = encode_event(w, ev, nargs, &ii, arg_iid, str_iid, FLAG_NEEDS, 0,
+                           &at))) {
+        w->err = 1;
+        return -1;
+    }
+    if (w->verify) {
+        if (grow_scratch(w, nargs) < 0) abort();
+        memcpy(w->arg_iid, arg_iid, (size_t)nargs * sizeof(*arg_iid));
+        memcpy(w->str_iid, str_iid, (size_t)nargs * sizeof(*str_iid));
+        verify_event(w, ev, nargs, &ii, FLAG_NEEDS, 0, at, n);
+    }
+    w->out_len = at + n;
+    w->st.packets++;
+    w->st.bytes += n;
+    if (ev->type == PF_SLICE_BEGIN) {
+        t->depth++;
+        w->st.open_slices++;
+    }
+    w->st.events++;
+    return 1;
 }
 
 int pf_emit(pf_writer *w, const pf_event *ev) {
@@ -907,10 +1043,15 @@ int pf_emit(pf_writer *w, const pf_event *ev) {
     if (w->err || !t || !t->kind || nargs < 0) return -1;
     if (ev->nflow_ids < 0 || ev->nterm_flow_ids < 0) return -1;
     if ((ev->type == PF_COUNTER) != (t->kind == TK_COUNTER)) return -1;
-    if (ev->type == PF_SLICE_END && t->depth && w->fast && !nargs &&
-        !ev->nflow_ids && !ev->nterm_flow_ids && !w->need_clear && !w->first &&
-        w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit)
-        return emit_end(w, t, ev);
+    if (ev->type == PF_SLICE_END && !nargs && !ev->nflow_ids &&
+        !ev->nterm_flow_ids && end_fast(w, t))
+        return emit_end(w, t, ev->track, ev->ts);
+    if ((ev->type == PF_SLICE_BEGIN || ev->type == PF_INSTANT) && ev->name &&
+        ev->stable && w->fast && !w->need_clear && !w->first &&
+        w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit) {
+        int r = emit_fast(w, t, ev, nargs);
+        if (r) return r < 0 ? -1 : 0;
+    }
     switch (ev->type) {
     case PF_SLICE_BEGIN:
     case PF_INSTANT:
@@ -999,7 +1140,8 @@ int pf_emit(pf_writer *w, const pf_event *ev) {
     next_seq_fields(w, &flags, &first);
     size_t at, n;
     if (w->fast) {
-        if (!(n = encode_event(w, ev, nargs, &ii, flags, first, &at))) {
+        if (!(n = encode_event(w, ev, nargs, &ii, w->arg_iid, w->str_iid, flags,
+                               first, &at))) {
             w->err = 1;
             return -1;
         }
@@ -1045,6 +1187,10 @@ int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts,
 }
 
 int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts) {
+    struct track *t = get_track(w, track);
+    /* pf_emit's checks for a plain END, without building a whole pf_event */
+    if (!w->err && t && t->kind && t->kind != TK_COUNTER && end_fast(w, t))
+        return emit_end(w, t, track, ts);
     pf_event ev = { .type = PF_SLICE_END, .track = track, .ts = ts };
     return pf_emit(w, &ev);
 }

@@ -103,8 +103,11 @@ int pf_close(pf_writer *w);
  * value leaves that clock out). */
 int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns,
                       uint64_t realtime_ns, uint64_t monotonic_ns);
-/* Later packets carry timestamp_clock_id = clock_id (BOOTTIME: none). The
- * clock must be related to BOOTTIME by a pf_clock_snapshot() first. */
+/* Later event timestamps are on clock_id. It becomes the sequence's
+ * default clock (TracePacketDefaults, sent again with every clear of the
+ * incremental state, and the sequence is cleared for it now), so event
+ * packets do not repeat it. The clock must be related to BOOTTIME by a
+ * pf_clock_snapshot() first. */
 void pf_set_clock(pf_writer *w, uint32_t clock_id);
 /* Empty the intern tables when they hold more than n entries (default
  * PF_INTERN_LIMIT_DEFAULT; 0 restores the default). */

@@ -9,6 +9,7 @@
 
 #include "dump.h"
 #include "report.h"
+#include "steps.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -112,6 +113,15 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
+	/* a median does not add up: the run's is that of the process with most steps */
+	r->total.step_median_ns = 0;
+	uint64_t most = 0;
+	for (int i = 0; i < r->nprocs; i++)
+		if (r->procs[i].m.steps > most) {
+			most = r->procs[i].m.steps;
+			r->total.step_median_ns = r->procs[i].m.step_median_ns;
+		}
+	r->step_range = o && o->step_range ? o->step_range : FT_STEP_DEFAULT;
 	if (r->nf > 1)                  /* r->f is NULL when there are none */
 		qsort(r->f, (size_t)r->nf, sizeof *r->f, by_lost);
 	return 0;
@@ -300,7 +310,19 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "; %llu DROPPED", (unsigned long long)t->dropped);
 	if (r->tr.errors)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
-	fputs("\n\n", out);
+	fputc('\n', out);
+	if (t->steps) {
+		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
+		ft_fmt_ns(b, sizeof b, t->step_median_ns);
+		snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
+			 (unsigned long long)t->steps, r->step_range, a, b);
+		wrap(out, line, 2);
+		snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, %.1f reads",
+			 ft_per_step(t, t->step_launches), ft_per_step(t, t->step_hidden),
+			 ft_per_step(t, t->step_reads));
+		wrap(out, line, 2);
+	}
+	fputc('\n', out);
 
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
@@ -381,6 +403,28 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 
 /* ---- JSON ---- */
 
+double ft_per_step(const struct ft_metrics *m, uint64_t x)
+{
+	return m->steps ? (double)x / (double)m->steps : 0;
+}
+
+/* "steps" and what goes with it: null when no step was marked */
+static void json_steps(FILE *out, const struct ft_metrics *m)
+{
+	if (!m->steps) {
+		fputs("\"steps\":null,\"step_ns\":null,\"step_mean_ns\":null,\"step_median_ns\":null,"
+		      "\"launches_per_step\":null,\"hidden_syncs_per_step\":null,"
+		      "\"reads_per_step\":null", out);
+		return;
+	}
+	fprintf(out, "\"steps\":%llu,\"step_ns\":%llu,\"step_mean_ns\":%llu,\"step_median_ns\":%llu,"
+		"\"launches_per_step\":%.4f,\"hidden_syncs_per_step\":%.4f,\"reads_per_step\":%.4f",
+		(unsigned long long)m->steps, (unsigned long long)m->step_ns,
+		(unsigned long long)(m->step_ns / m->steps), (unsigned long long)m->step_median_ns,
+		ft_per_step(m, m->step_launches), ft_per_step(m, m->step_hidden),
+		ft_per_step(m, m->step_reads));
+}
+
 static void json_metrics(FILE *out, const struct ft_metrics *m)
 {
 	fprintf(out, "{\"wall_ns\":%llu,\"events\":%llu,\"threads\":%llu,\"dropped\":%llu,"
@@ -388,7 +432,7 @@ static void json_metrics(FILE *out, const struct ft_metrics *m)
 		"\"launch_gaps\":%llu,\"launch_gap_ns\":%llu,\"hidden_syncs\":%llu,"
 		"\"hidden_sync_ns\":%llu,\"reads\":%llu,\"read_bytes\":%llu,\"small_reads\":%llu,"
 		"\"small_read_bytes\":%llu,\"storms\":%llu,\"lock_waits\":%llu,\"lock_wait_ns\":%llu,"
-		"\"contended_locks\":%llu,\"sem_waits\":%llu,\"sem_wait_ns\":%llu,\"steps\":null}",
+		"\"contended_locks\":%llu,\"sem_waits\":%llu,\"sem_wait_ns\":%llu,",
 		(unsigned long long)m->wall_ns, (unsigned long long)m->events,
 		(unsigned long long)m->threads, (unsigned long long)m->dropped,
 		(unsigned long long)m->launches, (unsigned long long)m->submissions,
@@ -400,6 +444,8 @@ static void json_metrics(FILE *out, const struct ft_metrics *m)
 		(unsigned long long)m->storms, (unsigned long long)m->lock_waits,
 		(unsigned long long)m->lock_ns, (unsigned long long)m->locks,
 		(unsigned long long)m->sem_waits, (unsigned long long)m->sem_ns);
+	json_steps(out, m);
+	fputc('}', out);
 }
 
 static void json_verdict(FILE *out, const struct ft_rep_proc *p)

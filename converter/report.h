@@ -30,6 +30,7 @@ struct ft_report {
 	struct ft_finding *f;     /* sorted by lost_ns, largest first */
 	int nf, capf, ngaps;
 	uint64_t gaps_left_out;
+	const char *step_range;   /* the step prefix the analyses used */
 };
 
 /* 0 on success; -1 when nothing usable was found (messages on err) */
@@ -41,6 +42,8 @@ void ft_report_json(const struct ft_report *r, FILE *out);
 /* `feedtrace run`: the text report of dir on out */
 int ft_report_print(const char *dir, FILE *out);
 int ft_cmd_report(int argc, char **argv);
+/* steps: "-" or the count; the mean step time; per-step rates (x per step) */
+double ft_per_step(const struct ft_metrics *m, uint64_t x);
 
 /* helpers shared with diff.c */
 void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);

@@ -84,6 +84,9 @@ int ft_cmd_run(int argc, char **argv)
 	snprintf(preload, need, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("FEEDTRACE_OUT", abs_dir, 1);
+	/* NVTX ranges (shim/nvtx.c): the loader dlopens this same path, so it
+	 * gets the preloaded copy; a tool already named (Nsight) is kept */
+	setenv("NVTX_INJECTION64_PATH", lib, 0);
 	free(preload);
 
 	pid_t pid = fork();

@@ -16,9 +16,13 @@
  * page-locked memory + cuEventRecord + cuEventSynchronize.
  *
  * Both: 20 steps, then one cuStreamSynchronize. Exact numbers:
- * examples/README.md. Driver path: FT_CUDA_PATH (cudrv.h).
+ * examples/README.md. Driver path: FT_CUDA_PATH (cudrv.h). Each step is an
+ * NVTX range named "step" (nvtx_stub.h, a stand-in for the NVTX loader:
+ * recorded when NVTX_INJECTION64_PATH names libfeedtrace.so, as
+ * `feedtrace run` sets it), so `feedtrace diff` compares time per step.
  */
 #include "cudrv.h"
+#include "nvtx_stub.h"
 
 #define STEPS 20
 #define BATCH_BYTES (256 * 1024)
@@ -55,12 +59,14 @@ int main(int argc, char **argv)
 	if (!fixed) {
 		unsigned char *batch = malloc(BATCH_BYTES);          /* pageable */
 		for (int step = 0; step < STEPS; step++) {
+			nvtxRangePushA("step");
 			prepare_batch(batch, step);
 			CK(cu.MemcpyHtoDAsync(d_batch, batch, BATCH_BYTES, NULL));
 			CK(cu.LaunchKernel(fwd, 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 			CK(cu.LaunchKernel(bwd, 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 			CK(cu.LaunchKernel(opt, 64, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 			CK(cu.MemcpyDtoH(&loss, d_loss, sizeof loss));  /* loss.item() */
+			nvtxRangePop();
 		}
 		free(batch);
 	} else {
@@ -75,6 +81,7 @@ int main(int argc, char **argv)
 		CK(cu.EventCreate(&loss_ready, CU_EVENT_DISABLE_TIMING));
 		for (int step = 0; step < STEPS; step++) {
 			int b = step % 2;
+			nvtxRangePushA("step");
 			if (step >= 2)      /* buffer b's previous copy must be done */
 				CK(cu.EventSynchronize(copied[b]));
 			prepare_batch(batch[b], step);
@@ -89,6 +96,7 @@ int main(int argc, char **argv)
 				CK(cu.EventSynchronize(loss_ready));
 				loss = *h_loss;
 			}
+			nvtxRangePop();
 		}
 	}
 	CK(cu.StreamSynchronize(NULL));

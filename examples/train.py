@@ -22,9 +22,18 @@ Fixed (--fixed):
   - pin_memory=True and .to(device, non_blocking=True) (on a GPU);
   - the loss summed on the device, read back every 10 steps.
 
+Each training step is a range named "step N" (N from 0): through
+feedtrace_range_push/_pop when libfeedtrace.so is loaded (ctypes; nothing
+otherwise), and through torch.cuda.nvtx on a GPU (recorded when
+NVTX_INJECTION64_PATH names libfeedtrace.so, as `feedtrace run` sets it;
+seen by Nsight otherwise). `feedtrace report` counts them as steps and
+`feedtrace diff` compares time per step.
+
 Prints one line at the end: mode, device, steps, files, seconds.
 """
 import argparse
+import contextlib
+import ctypes
 import os
 import shutil
 import struct
@@ -129,6 +138,32 @@ class BatchFiles(Dataset):
         return x, torch.from_numpy(labels)
 
 
+def step_marker(cuda):
+    """A context manager factory marking one training step as a range."""
+    try:
+        lib = ctypes.CDLL(None)
+        push, pop = lib.feedtrace_range_push, lib.feedtrace_range_pop
+        push.argtypes, push.restype, pop.restype = [ctypes.c_char_p], None, None
+    except (AttributeError, OSError):           # not traced: no feedtrace symbols
+        push = pop = None
+
+    @contextlib.contextmanager
+    def step(i):
+        name = "step %d" % i
+        if push:
+            push(name.encode())
+        if cuda:
+            torch.cuda.nvtx.range_push(name)
+        try:
+            yield
+        finally:
+            if cuda:
+                torch.cuda.nvtx.range_pop()
+            if pop:
+                pop()
+    return step
+
+
 def model():
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -168,26 +203,31 @@ def main():
         steps = 0
         last = float("nan")
         running = torch.zeros((), device=device)
-        for x, y in loader:
-            if args.fixed:
-                x = x.to(device, non_blocking=True)
-                y = y.to(device, non_blocking=True)
-            else:
-                x = x.to(device)
-                y = y.to(device)
-            opt.zero_grad(set_to_none=True)
-            loss = lossf(net(x), y)
-            loss.backward()
-            opt.step()
-            steps += 1
-            if args.fixed:
-                running += loss.detach()
-                if steps % LOG_EVERY == 0 or steps == args.steps:
-                    last = running.item() / (LOG_EVERY if steps % LOG_EVERY == 0
-                                             else steps % LOG_EVERY)
-                    running.zero_()
-            else:
-                last = loss.item()            # a sync per step on a GPU
+        step = step_marker(cuda)
+        batches = iter(loader)
+        for i in range(args.steps):       # the loader holds exactly args.steps batches
+            with step(i):                 # waiting for the batch is part of the step
+                x, y = next(batches)
+                if args.fixed:
+                    x = x.to(device, non_blocking=True)
+                    y = y.to(device, non_blocking=True)
+                else:
+                    x = x.to(device)
+                    y = y.to(device)
+                opt.zero_grad(set_to_none=True)
+                loss = lossf(net(x), y)
+                loss.backward()
+                opt.step()
+                steps += 1
+                if args.fixed:
+                    running += loss.detach()
+                    if steps % LOG_EVERY == 0 or steps == args.steps:
+                        last = running.item() / (LOG_EVERY if steps % LOG_EVERY == 0
+                                                 else steps % LOG_EVERY)
+                        running.zero_()
+                else:
+                    last = loss.item()            # a sync per step on a GPU
+        assert next(batches, None) is None
         if cuda:
             torch.cuda.synchronize()
         dt = time.time() - t0

@@ -107,6 +107,17 @@ KIND = {
     "cuCtxPopCurrent": "FT_EV_CU_CTX_POP_CURRENT",
     "cuCtxCreate": "FT_EV_CU_CTX_CREATE",
     "cuDevicePrimaryCtxRetain": "FT_EV_CU_PRIMARY_CTX_RETAIN",
+    "cuMemcpy3DPeer": "FT_EV_CU_MEMCPY_3D_PEER",
+    "cuMemcpy3DPeerAsync": "FT_EV_CU_MEMCPY_3D_PEER_ASYNC",
+    "cuMemcpyAtoH": "FT_EV_CU_MEMCPY_ATOH",
+    "cuMemcpyHtoA": "FT_EV_CU_MEMCPY_HTOA",
+    "cuMemcpyAtoD": "FT_EV_CU_MEMCPY_ATOD",
+    "cuMemcpyDtoA": "FT_EV_CU_MEMCPY_DTOA",
+    "cuMemcpyAtoA": "FT_EV_CU_MEMCPY_ATOA",
+    "cuMemcpyAtoHAsync": "FT_EV_CU_MEMCPY_ATOH_ASYNC",
+    "cuMemcpyHtoAAsync": "FT_EV_CU_MEMCPY_HTOA_ASYNC",
+    "cuMemcpyBatchAsync": "FT_EV_CU_MEMCPY_BATCH_ASYNC",
+    "cuMemcpy3DBatchAsync": "FT_EV_CU_MEMCPY_3D_BATCH_ASYNC",
     "ncclAllReduce": "FT_EV_NCCL_ALL_REDUCE",
     "ncclBroadcast": "FT_EV_NCCL_BROADCAST",
     "ncclAllGather": "FT_EV_NCCL_ALL_GATHER",
@@ -119,7 +130,10 @@ KIND = {
 
 # x86-64 offsets of the descriptor fields the wrappers read; asserted
 # against cuda.h here and against shim/cuda_types.h in shim/cuda.c.
-STRUCT_OFFSETS = [('CUDA_MEMCPY2D', 'srcMemoryType', 16), ('CUDA_MEMCPY2D', 'srcHost', 24), ('CUDA_MEMCPY2D', 'srcDevice', 32), ('CUDA_MEMCPY2D', 'dstMemoryType', 72), ('CUDA_MEMCPY2D', 'dstHost', 80), ('CUDA_MEMCPY2D', 'dstDevice', 88), ('CUDA_MEMCPY2D', 'WidthInBytes', 112), ('CUDA_MEMCPY2D', 'Height', 120), ('CUDA_MEMCPY3D', 'srcMemoryType', 32), ('CUDA_MEMCPY3D', 'srcHost', 40), ('CUDA_MEMCPY3D', 'srcDevice', 48), ('CUDA_MEMCPY3D', 'dstMemoryType', 120), ('CUDA_MEMCPY3D', 'dstHost', 128), ('CUDA_MEMCPY3D', 'dstDevice', 136), ('CUDA_MEMCPY3D', 'WidthInBytes', 176), ('CUDA_MEMCPY3D', 'Height', 184), ('CUDA_MEMCPY3D', 'Depth', 192), ('CUlaunchConfig', 'hStream', 32)]
+STRUCT_OFFSETS = [('CUDA_MEMCPY2D', 'srcMemoryType', 16), ('CUDA_MEMCPY2D', 'srcHost', 24), ('CUDA_MEMCPY2D', 'srcDevice', 32), ('CUDA_MEMCPY2D', 'dstMemoryType', 72), ('CUDA_MEMCPY2D', 'dstHost', 80), ('CUDA_MEMCPY2D', 'dstDevice', 88), ('CUDA_MEMCPY2D', 'WidthInBytes', 112), ('CUDA_MEMCPY2D', 'Height', 120), ('CUDA_MEMCPY3D', 'srcMemoryType', 32), ('CUDA_MEMCPY3D', 'srcHost', 40), ('CUDA_MEMCPY3D', 'srcDevice', 48), ('CUDA_MEMCPY3D', 'dstMemoryType', 120), ('CUDA_MEMCPY3D', 'dstHost', 128), ('CUDA_MEMCPY3D', 'dstDevice', 136), ('CUDA_MEMCPY3D', 'WidthInBytes', 176), ('CUDA_MEMCPY3D', 'Height', 184), ('CUDA_MEMCPY3D', 'Depth', 192), ('CUlaunchConfig', 'hStream', 32),
+                  ('CUDA_MEMCPY3D_PEER', 'srcMemoryType', 32), ('CUDA_MEMCPY3D_PEER', 'srcHost', 40), ('CUDA_MEMCPY3D_PEER', 'srcDevice', 48), ('CUDA_MEMCPY3D_PEER', 'dstMemoryType', 120), ('CUDA_MEMCPY3D_PEER', 'dstHost', 128), ('CUDA_MEMCPY3D_PEER', 'dstDevice', 136), ('CUDA_MEMCPY3D_PEER', 'WidthInBytes', 176), ('CUDA_MEMCPY3D_PEER', 'Height', 184), ('CUDA_MEMCPY3D_PEER', 'Depth', 192),
+                  ('CUDA_MEMCPY3D_BATCH_OP', 'src.type', 0), ('CUDA_MEMCPY3D_BATCH_OP', 'src.op.ptr.ptr', 8), ('CUDA_MEMCPY3D_BATCH_OP', 'src.op.array.array', 8), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.type', 40), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.op.ptr.ptr', 48), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.op.array.array', 48), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.width', 80), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.height', 88), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.depth', 96), ('CUDA_MEMCPY3D_BATCH_OP', 'flags', 108),
+                  ('CUDA_ARRAY3D_DESCRIPTOR', 'Format', 24), ('CUDA_ARRAY3D_DESCRIPTOR', 'NumChannels', 28)]
 
 
 def u64(expr):
@@ -172,10 +186,18 @@ def body(i, r):
         out.append("\tft_cu_mem(t, %s, %d, %d, t0, r, %s, %s, r == CUDA_SUCCESS ? %s : 0, (uint64_t)(%s));"
                    % (kind, i, p, rec["sync"], u64(rec["stream"]), u64(rec["ptr"]), rec["bytes"]))
     elif r["shape"] in ("COPY2D", "COPY3D"):
+        # peer=1 (cuMemcpy3DPeer): a copy between device sides is dir 4, not 3
         out.append("\tft_cu_copy_struct(t, %s, %d, %d, t0, r, %s, %s, c ? &c->srcMemoryType : 0, "
-                   "c ? &c->dstMemoryType : 0, c ? (uint64_t)c->WidthInBytes * c->Height%s : 0);"
+                   "c ? &c->dstMemoryType : 0, c ? (uint64_t)c->WidthInBytes * c->Height%s : 0, %d);"
                    % (kind, i, p, rec["async"], u64(rec["stream"]),
-                      " * c->Depth" if r["shape"] == "COPY3D" else ""))
+                      " * c->Depth" if r["shape"] == "COPY3D" else "",
+                      4 if rec.get("peer") == "1" else 3))
+    elif r["shape"] == "BATCH":
+        out.append("\tft_cu_copy_batch(t, %s, %d, %d, t0, r, %s, dsts, srcs, sizes, count);"
+                   % (kind, i, p, u64(rec["stream"])))
+    elif r["shape"] == "BATCH3D":
+        out.append("\tft_cu_copy_batch3d(t, %s, %d, %d, t0, r, %s, opList, numOps);"
+                   % (kind, i, p, u64(rec["stream"])))
     elif r["shape"] == "NCCL":
         out.append("\tft_cu_nccl(t, %s, %d, t0, r, %s, %s, (uint64_t)(%s), %s, %s);"
                    % (kind, i, rec["sync"], u64(rec["stream"]), rec["bytes"], rec["dtype"],

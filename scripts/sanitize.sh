@@ -27,7 +27,9 @@ esac
 flags="$flags -fno-omit-frame-pointer"
 B=build/$san
 start=$(date +%s)
-make --no-print-directory -s BUILD=$B SANFLAGS="$flags" OPT=-O1 all sanitize-progs >/dev/null
+# examples too: tests/test_examples.py makes them without SANFLAGS, which
+# only builds what is missing
+make --no-print-directory -s -j2 BUILD=$B SANFLAGS="$flags" OPT=-O1 all sanitize-progs examples >/dev/null
 rm -rf $B/reports
 mkdir -p $B/reports
 R=$(pwd)/$B/reports
@@ -44,7 +46,8 @@ export ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0:abort_on_er
 export UBSAN_OPTIONS="$common"
 # die_after_fork=0: every traced process has a flusher thread, and a forked
 # child starts its own (docs/ARCHITECTURE.md)
-export TSAN_OPTIONS="$common:report_signal_unsafe=1:second_deadlock_stack=1:die_after_fork=0"
+# suppressions: reports TSan cannot judge, each explained in the file
+export TSAN_OPTIONS="$common:report_signal_unsafe=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$(pwd)/scripts/tsan.supp"
 rc=0
 # signals a background shell ignores (SIGINT, SIGQUIT; SIGHUP under nohup)
 # back to default: the lifecycle tests check what the program inherits

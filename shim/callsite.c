@@ -76,6 +76,17 @@ static void py311_init(void *h)
  * never from a hook's hot path, since a failed dlsym allocates). */
 void ft_callsite_init(void)
 {
+	/* libunwind sets itself up on its first unw_init_local (tdep_init),
+	 * with no guard against a second thread doing the same at once: it
+	 * rewrites a global signal mask that the other thread's lock_acquire
+	 * is reading (TSan: two threads' first GPU waits, lock_bound). Done
+	 * here, from the constructor, before the program starts threads. */
+	if (ft_cfg.stack_depth) {
+		unw_context_t uc;
+		unw_cursor_t c;
+		if (unw_getcontext(&uc) == 0)
+			unw_init_local(&c, &uc);
+	}
 	if (py_ready)
 		return;
 	void *h = RTLD_DEFAULT;
@@ -96,6 +107,31 @@ void ft_callsite_init(void)
 	py311_init(h);
 }
 
+#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer builds only: unw_backtrace's fast path keeps a frame cache
+ * per thread, freed by a TSD destructor that re-arms itself until the last
+ * destructor round and then takes a mutex (libunwind 1.6 mempool_free). The
+ * TSan runtime destroys its own per-thread state in that same last round,
+ * from a key made earlier, so first: the mutex interceptor then runs on a
+ * dead thread state and the exiting thread dies of SIGSEGV (MutexPreLock).
+ * This is unw_backtrace's own slow path, which keeps no per-thread cache:
+ * the same addresses. */
+static __attribute__((noinline)) int stack_ips(void **ip, int depth)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t pc;
+	int n = 0;
+	if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0)
+		return 0;
+	while (n < depth && unw_step(&c) > 0 && unw_get_reg(&c, UNW_REG_IP, &pc) == 0)
+		ip[n++] = (void *)(uintptr_t)pc;
+	return n;
+}
+#else
+#define stack_ips unw_backtrace
+#endif
+
 /* "#S:" and the return addresses in hex, innermost first, this frame's
  * own callers included (the converter drops feedtrace's frames). */
 uint32_t ft_callsite_native(void)
@@ -106,7 +142,7 @@ uint32_t ft_callsite_native(void)
 		return 0;
 	if (depth > MAX_DEPTH)
 		depth = MAX_DEPTH;
-	int n = unw_backtrace(ip, (int)depth);
+	int n = stack_ips(ip, (int)depth);
 	if (n <= 0)
 		return 0;
 	char text[8 + MAX_DEPTH * 17];

@@ -23,6 +23,7 @@ uint32_t ft_callsite_python(void);
 static CUresult (*drv_func_get_name)(const char **, CUfunction);
 static CUresult (*drv_kernel_get_name)(const char **, CUkernel);
 static CUresult (*drv_pointer_attr)(void *, int, CUdeviceptr);
+static CUresult (*drv_array_desc)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
 static void *driver_handle;
 static _Atomic int driver_state;                 /* 0 unknown, 1 learning, 2 known */
 static _Atomic uint64_t unmatched;               /* driver answers passed on unwrapped */
@@ -55,6 +56,8 @@ static void driver_learn(void *fn_in_driver)
 			ft_real_dlsym(h, "cuKernelGetName");
 		drv_pointer_attr = (CUresult (*)(void *, int, CUdeviceptr))
 			ft_real_dlsym(h, "cuPointerGetAttribute");
+		drv_array_desc = (CUresult (*)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray))
+			ft_real_dlsym(h, "cuArray3DGetDescriptor_v2");
 	}
 	ft_callsite_init();             /* a Python that loaded CUDA late */
 	atomic_store(&driver_state, 2);
@@ -297,13 +300,12 @@ void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_
 	ft_commit(t, 2);
 }
 
-void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
-		CUresult r, unsigned dir, int async, uint64_t stream, uint64_t bytes,
-		uint64_t p1, uint64_t p2, int nptrs)
+/* The record of a copy that ended at t1, its host memory checked. */
+static void copy_record(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+			uint64_t t1, CUresult r, unsigned dir, int async, uint64_t stream,
+			uint64_t bytes, int pinned)
 {
-	uint64_t t1 = ft_now();
 	uint32_t sym = sym_id(idx);
-	int pinned = host_pinned(p1, p2, nptrs);
 	unsigned sync;
 	if (dir == 3)
 		sync = FT_CU_SUBMIT;           /* device to device: the host never waits */
@@ -326,6 +328,15 @@ void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t 
 	x[6] = site[1];
 	x[7] = 0;
 	ft_commit(t, 2);
+}
+
+void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		CUresult r, unsigned dir, int async, uint64_t stream, uint64_t bytes,
+		uint64_t p1, uint64_t p2, int nptrs)
+{
+	uint64_t t1 = ft_now();
+	copy_record(t, kind, idx, ptsz, t0, t1, r, dir, async, stream, bytes,
+		    host_pinned(p1, p2, nptrs));
 }
 
 void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
@@ -410,7 +421,7 @@ static void read_side(const CUmemorytype *type, CUmemorytype *kind, uint64_t *ho
 
 void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 		       CUresult r, int async, uint64_t stream, const CUmemorytype *src,
-		       const CUmemorytype *dst, uint64_t bytes)
+		       const CUmemorytype *dst, uint64_t bytes, unsigned dd_dir)
 {
 	CUmemorytype sk = 0, dk = 0;
 	uint64_t sp = 0, dp = 0;
@@ -418,10 +429,11 @@ void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, ui
 		read_side(src, &sk, &sp);
 		read_side(dst, &dk, &dp);
 	}
-	/* 1 HtoD, 2 DtoH, 3 DtoD (arrays count as device), 0 otherwise */
+	/* 1 HtoD, 2 DtoH, dd_dir (3, or 4 for a peer copy) DtoD (arrays count as
+	 * device), 0 otherwise */
 	int s_host = sk == 1, d_host = dk == 1;
 	unsigned dir = s_host && !d_host && dk ? 1 : !s_host && sk && d_host ? 2
-		     : sk && dk && sk != 1 && dk != 1 && sk != 4 && dk != 4 ? 3 : 0;
+		     : sk && dk && sk != 1 && dk != 1 && sk != 4 && dk != 4 ? dd_dir : 0;
 	uint64_t p[2];
 	int n = 0;
 	if (sp)
@@ -430,4 +442,85 @@ void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, ui
 		p[n++] = dp;
 	ft_cu_copy(t, kind, idx, ptsz, t0, r, dir, async, stream, bytes,
 		   n > 0 ? p[0] : 0, n > 1 ? p[1] : 0, n);
+}
+
+/* ---- batch copies ---- */
+
+_Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == 112, "CUDA_MEMCPY3D_BATCH_OP size");
+_Static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, dst) == 40, "CUDA_MEMCPY3D_BATCH_OP.dst moved");
+_Static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, extent) == 80, "CUDA_MEMCPY3D_BATCH_OP.extent moved");
+_Static_assert(offsetof(CUmemcpy3DOperand, op.ptr.ptr) == 8, "CUmemcpy3DOperand.op moved");
+_Static_assert(offsetof(CUDA_ARRAY3D_DESCRIPTOR, Format) == 24, "CUDA_ARRAY3D_DESCRIPTOR.Format moved");
+
+/* 1: p is known to the driver (page-locked host or device memory) */
+static int known_to_driver(uint64_t p)
+{
+	unsigned int type = 0;
+	return drv_pointer_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p) ==
+	       CUDA_SUCCESS;
+}
+
+void ft_cu_copy_batch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		      CUresult r, uint64_t stream, const CUdeviceptr *dsts,
+		      const CUdeviceptr *srcs, const size_t *sizes, size_t count)
+{
+	uint64_t t1 = ft_now();
+	uint64_t bytes = 0;
+	int pinned = -1;
+	/* the arrays are read only when the driver accepted them: a refused
+	 * call may have been refused for pointing at nothing */
+	if (r == CUDA_SUCCESS && dsts && srcs && sizes) {
+		pinned = count && drv_pointer_attr ? 1 : -1;
+		for (size_t i = 0; i < count; i++) {
+			bytes += sizes[i];
+			if (pinned == 1 && (!known_to_driver(dsts[i]) || !known_to_driver(srcs[i])))
+				pinned = 0;
+		}
+	}
+	copy_record(t, kind, idx, ptsz, t0, t1, r, 0, 1, stream, bytes, pinned);
+}
+
+/* Bytes of one element of a CUDA array: NumChannels values of its format;
+ * a format not listed here (packed, compressed) counts 1 byte a value. */
+static uint64_t array_elem_bytes(CUarray a)
+{
+	static const struct { int format; unsigned char bytes; } sizes[] = {
+		{ 0x01, 1 }, { 0x02, 2 }, { 0x03, 4 },          /* unsigned 8, 16, 32 */
+		{ 0x08, 1 }, { 0x09, 2 }, { 0x0a, 4 },          /* signed 8, 16, 32 */
+		{ 0x10, 2 }, { 0x20, 4 },                       /* half, float */
+	};
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	if (!drv_array_desc || drv_array_desc(&d, a) != CUDA_SUCCESS)
+		return 1;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		if (sizes[i].format == d.Format)
+			return (uint64_t)sizes[i].bytes * (d.NumChannels ? d.NumChannels : 1);
+	return d.NumChannels ? d.NumChannels : 1;
+}
+
+void ft_cu_copy_batch3d(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+			CUresult r, uint64_t stream, const CUDA_MEMCPY3D_BATCH_OP *ops,
+			size_t n)
+{
+	uint64_t t1 = ft_now();
+	uint64_t bytes = 0;
+	int pinned = drv_pointer_attr ? 1 : -1, npointers = 0;
+	for (size_t i = 0; r == CUDA_SUCCESS && ops && i < n; i++) {   /* as above */
+		const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
+		/* extents are in elements: 1 byte between pointers, else the array's */
+		uint64_t elem = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ?
+					array_elem_bytes(op->src.op.array.array)
+				: op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ?
+					array_elem_bytes(op->dst.op.array.array) : 1;
+		bytes += (uint64_t)op->extent.width * op->extent.height * op->extent.depth * elem;
+		const CUmemcpy3DOperand *side[2] = { &op->src, &op->dst };
+		for (int k = 0; k < 2; k++) {
+			if (side[k]->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+				continue;
+			npointers++;
+			if (pinned == 1 && !known_to_driver(side[k]->op.ptr.ptr))
+				pinned = 0;
+		}
+	}
+	copy_record(t, kind, idx, ptsz, t0, t1, r, 0, 1, stream, bytes, npointers ? pinned : -1);
 }

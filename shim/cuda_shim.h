@@ -55,9 +55,18 @@ struct ft_cu_side {
 	const void *host;
 	CUdeviceptr device;
 };
+/* dd_dir: the direction of a copy between device memory or arrays (3, or
+ * 4 for cuMemcpy3DPeer) */
 void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 		       CUresult r, int async, uint64_t stream, const CUmemorytype *src,
-		       const CUmemorytype *dst, uint64_t bytes);
+		       const CUmemorytype *dst, uint64_t bytes, unsigned dd_dir);
+/* batch copies: one record for the batch, bytes of all its copies */
+void ft_cu_copy_batch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+		      CUresult r, uint64_t stream, const CUdeviceptr *dsts,
+		      const CUdeviceptr *srcs, const size_t *sizes, size_t count);
+void ft_cu_copy_batch3d(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
+			CUresult r, uint64_t stream, const CUDA_MEMCPY3D_BATCH_OP *ops,
+			size_t n);
 void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
 		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer);
 

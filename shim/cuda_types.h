@@ -80,6 +80,59 @@ typedef struct CUDA_MEMCPY3D_st {
 	size_t WidthInBytes, Height, Depth;
 } CUDA_MEMCPY3D;
 
+/* cuMemcpy3DPeer's descriptor: CUDA_MEMCPY3D's layout, with the two
+ * contexts where CUDA_MEMCPY3D has reserved pointers. */
+typedef struct CUDA_MEMCPY3D_PEER_st {
+	size_t srcXInBytes, srcY, srcZ, srcLOD;
+	CUmemorytype srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	CUarray srcArray;
+	CUcontext srcContext;
+	size_t srcPitch, srcHeight;
+	size_t dstXInBytes, dstY, dstZ, dstLOD;
+	CUmemorytype dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	CUarray dstArray;
+	CUcontext dstContext;
+	size_t dstPitch, dstHeight;
+	size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D_PEER;
+
+/* batch copies (CUDA 12.8): the attributes are passed on, never read */
+typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
+typedef struct CUmemLocation_st { int type; int id; } CUmemLocation;
+enum { CU_MEMCPY_OPERAND_TYPE_POINTER = 1, CU_MEMCPY_OPERAND_TYPE_ARRAY = 2 };
+typedef struct CUmemcpy3DOperand_st {
+	int type;                       /* CU_MEMCPY_OPERAND_TYPE_* */
+	union {
+		struct {
+			CUdeviceptr ptr;
+			size_t rowLength, layerHeight;
+			CUmemLocation locHint;
+		} ptr;
+		struct {
+			CUarray array;
+			struct { size_t x, y, z; } offset;
+		} array;
+	} op;
+} CUmemcpy3DOperand;
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st {
+	CUmemcpy3DOperand src, dst;
+	struct { size_t width, height, depth; } extent;   /* in elements */
+	int srcAccessOrder;
+	unsigned int flags;
+} CUDA_MEMCPY3D_BATCH_OP;
+
+/* what cuArray3DGetDescriptor_v2 fills in: an element is NumChannels
+ * values of Format */
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
+	size_t Width, Height, Depth;
+	int Format;
+	unsigned int NumChannels, Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_NOT_INITIALIZED 3
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2

@@ -357,10 +357,10 @@ static void record_mmap(struct ft_thread *t, uint64_t t0, void *addr, size_t len
 	ft_commit(t, 2);
 }
 
-/* Only mappings of files are recorded; anonymous ones pass straight on. */
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int prot,
+						 int flags, int fd, off_t off)
 {
-	struct ft_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : ft_enter(FT_G_IO);
+	struct ft_thread *t = ft_enter(FT_G_IO);
 	if (!t)
 		return REAL(mmap)(addr, len, prot, flags, fd, off);
 	uint64_t t0 = ft_now();
@@ -371,9 +371,10 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return p;
 }
 
-void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+static __attribute__((noinline)) void *mmap64_file(void *addr, size_t len, int prot,
+						   int flags, int fd, off64_t off)
 {
-	struct ft_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : ft_enter(FT_G_IO);
+	struct ft_thread *t = ft_enter(FT_G_IO);
 	if (!t)
 		return REAL(mmap64)(addr, len, prot, flags, fd, off);
 	uint64_t t0 = ft_now();
@@ -382,6 +383,89 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
 	errno = e;
 	return p;
+}
+
+/* Only mappings of files are recorded; anonymous ones pass straight on.
+ * The pass-through is never TSan-instrumented (GCC's no_sanitize_thread
+ * drops the function entry hook too): the TSan runtime maps anonymous
+ * memory while it initialises, and when libfeedtrace.so precedes it in
+ * the search order (`feedtrace run` prepends the library to LD_PRELOAD)
+ * that call lands here before an instrumented function may run. */
+__attribute__((no_sanitize_thread))
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if ((flags & MAP_ANONYMOUS) || fd < 0)
+		return REAL(mmap)(addr, len, prot, flags, fd, off);
+	return mmap_file(addr, len, prot, flags, fd, off);
+}
+
+__attribute__((no_sanitize_thread))
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	if ((flags & MAP_ANONYMOUS) || fd < 0)
+		return REAL(mmap64)(addr, len, prot, flags, fd, off);
+	return mmap64_file(addr, len, prot, flags, fd, off);
+}
+
+/* dup, dup2, dup3, fcntl(F_DUPFD, F_DUPFD_CLOEXEC): the new fd carries the
+ * path of the fd it copies, so that its reads are attributed to the file.
+ * Nothing is recorded (a dup does no I/O) and no thread state is needed: a
+ * relaxed look at the active groups, then one store into the fd table. A
+ * dup that failed changes nothing; errno is the real function's. */
+static inline void dup_path(int oldfd, int newfd)
+{
+	if (newfd >= 0 && newfd != oldfd &&
+	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO))
+		ft_fd_set(newfd, ft_fd_path(oldfd));
+}
+
+int dup(int fd)
+{
+	int r = REAL(dup)(fd);
+	dup_path(fd, r);
+	return r;
+}
+
+int dup2(int fd, int newfd)
+{
+	int r = REAL(dup2)(fd, newfd);
+	dup_path(fd, r);
+	return r;
+}
+
+int dup3(int fd, int newfd, int flags)
+{
+	int r = REAL(dup3)(fd, newfd, flags);
+	dup_path(fd, r);
+	return r;
+}
+
+/* The third argument is an int or a pointer, by command; it is passed on
+ * as the word the caller put there (the x86-64 and AArch64 calling
+ * conventions hand both over in the same register). */
+int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	int r = REAL(fcntl)(fd, cmd, arg);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		dup_path(fd, r);
+	return r;
+}
+
+/* what programs built with _FILE_OFFSET_BITS=64 call (Python's os.dup) */
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	int r = REAL(fcntl64)(fd, cmd, arg);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		dup_path(fd, r);
+	return r;
 }
 
 #pragma GCC visibility pop

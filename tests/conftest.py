@@ -20,7 +20,10 @@ PYTHON = "/usr/bin/python3"   # Debian's: the one that has torch and numpy
 # Sanitizer runs (scripts/sanitize.sh): FT_SANITIZER names the sanitizer
 # (asan, ubsan, tsan, asan-ubsan); FT_PRELOAD_PREFIX is its runtime, which
 # must be preloaded before a sanitized libfeedtrace.so in a program that
-# is not sanitized itself (python3).
+# is not sanitized itself (python3). Every test sets LD_PRELOAD through
+# preload(), so the runtime also comes first for the sanitized test
+# programs: with TSan, a library ahead of the runtime has its wrappers
+# called by the runtime's own initialisation (docs/RELIABILITY.md).
 SANITIZER = os.environ.get("FT_SANITIZER", "")
 PRELOAD_PREFIX = os.environ.get("FT_PRELOAD_PREFIX", "")
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import LIB, ROOT, Trace, prog, untraced
+from conftest import ROOT, Trace, preload, prog, untraced
 
 READS, ROUNDS, STATUS = 5, 2, 3
 
@@ -41,7 +41,7 @@ def mix(tmp_path):
 
 def env_with(extra, out=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
-    e["LD_PRELOAD"] = LIB
+    e["LD_PRELOAD"] = preload()
     if out is not None:
         e["FEEDTRACE_OUT"] = out
     e.update(extra)
@@ -210,7 +210,7 @@ def test_planted_symlink_not_followed(mix, tmp_path):
         'echo $$ >&2 && shift 3 && exec env LD_PRELOAD="$FT_LIB" "$@"' % (host, host))
     e = env_with({}, str(out))
     del e["LD_PRELOAD"]
-    e["FT_LIB"] = LIB
+    e["FT_LIB"] = preload()
     r = subprocess.run(["sh", "-c", script, "sh", str(victim), str(dangling), str(out)] + argv,
                        env=e, capture_output=True, text=True, timeout=60)
     assert r.returncode == u.returncode and r.stdout == u.stdout

@@ -16,6 +16,7 @@ cuMemcpyDtoH_v2_ptds, ...), recorded on stream 2 (the per-thread default
 stream).
 """
 import collections
+import json
 import os
 import subprocess
 
@@ -289,6 +290,15 @@ def test_train_py(traced, tmp_path, fixed):
     assert len(main) == 1 and len(pids) == 3
     assert {e["pid"] for e in reads} == pids - set(main)
     assert all(p["lost"] == 0 for p in run.trace.procs)
+    # each step is a range "step N" of the training process (feedtrace_range_push)
+    pushes = run.trace.calls("nvtxRangePush")
+    assert [(e["pid"], e["args"]["name"], e["args"]["level"], e["args"]["api"])
+            for e in pushes] == [(main[0], "step %d" % i, 0, 2) for i in range(4)]
+    assert [e["args"]["level"] for e in run.trace.calls("nvtxRangePop")] == [0] * 4
+    r = subprocess.run([os.path.join(BUILD, "feedtrace"), "report", "--json", run.dir],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"]["steps"] == 4
 
 
 def test_cudrv_requests_are_libcudart13s():

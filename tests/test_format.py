@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import LIB, ROOT, TOOL, prog
+from conftest import ROOT, TOOL, preload, prog
 
 PREADS = 6000
 HEADER = 256
@@ -36,7 +36,7 @@ def record(tmpdir, n, extra=None, mode="paced"):
         f.write(bytes(range(256)) * 4)
     out = os.path.join(tmpdir, "trace")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
-    env.update({"LD_PRELOAD": LIB, "FEEDTRACE_OUT": out})
+    env.update({"LD_PRELOAD": preload(), "FEEDTRACE_OUT": out})
     env.update(extra or {})
     r = subprocess.run([exe, mode, str(n), data], env=env, capture_output=True,
                        text=True, timeout=120)

@@ -70,7 +70,9 @@ def test_independent_reader_agrees(traced, tmp_path):
     assert r.returncode == 0, r.stderr
     [path] = glob.glob(r.dir + "/*.ft")
     recs, codecs = read_spec(path)
-    assert codecs.count(2) >= 2          # the shuffled, compressed chunks were read
+    # the shuffled, compressed codec was read (how many chunks depends on
+    # when the flusher got the CPU: at least the final one at exit)
+    assert codecs.count(2) >= 1
     reads = [x for x in recs if x[1] == 9]                 # kind 9: read (FORMAT.md)
     dumped = r.trace.calls("read", path=str(f))
     assert len(dumped) + r.trace.procs[0]["lost"] == 6000

@@ -9,13 +9,13 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, ROOT, prog, untraced
+from conftest import BUILD, PYTHON, ROOT, prog, untraced
 
 N_FILES, M_READS, K_BYTES = 6, 9, 100
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "build/tests/" + name], cwd=ROOT,
+    r = subprocess.run(["make", "-s", "BUILD=" + BUILD, prog(name)], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return prog(name)

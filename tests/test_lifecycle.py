@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, prog
+from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, preload as preload_value, prog, skip_under
 
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
 LIFE = prog("life_prog")
@@ -46,9 +46,9 @@ def data(tmp_path):
     return str(p)
 
 
-def traced_env(outdir, env=None, preload=None):
+def traced_env(outdir, env=None, preload=()):
     e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
-    e["LD_PRELOAD"] = preload or LIB
+    e["LD_PRELOAD"] = preload_value(*preload)   # the sanitizer runtime first, if any
     e["FEEDTRACE_OUT"] = outdir
     if env:
         e.update(env)
@@ -252,7 +252,15 @@ def test_exec_self(traced, data, how):
 
 # ---------------------------------------------------- 4. vfork/posix_spawn
 
-@pytest.mark.parametrize("how", ["run", "run_noclose", "posix_spawn", "run_failed_exec"])
+# TSan's runtime runs vfork as fork: subprocess.run's child is then a traced
+# fork child with a file of its own (which close_fds closes), not the
+# vfork child that passes straight through
+VFORK_IS_FORK = skip_under(["tsan"], "the runtime turns vfork into fork")
+
+
+@pytest.mark.parametrize("how", [pytest.param("run", marks=VFORK_IS_FORK), "run_noclose",
+                                 "posix_spawn",
+                                 pytest.param("run_failed_exec", marks=VFORK_IS_FORK)])
 def test_python_subprocess(traced, data, how):
     r = traced([PYTHON, script("life_subproc.py"), how, LIFE, data, "5"])
     assert r.returncode == 0, r.stderr
@@ -289,7 +297,12 @@ def test_killed_by_signal(start, data, sig):
     assert pr["lost"] == 0
 
 
-def test_own_sigterm_handler_kept(start, data):
+def test_own_sigterm_handler_kept(start, data, monkeypatch):
+    # the program's handler calls exit() on purpose, so destructors (ours:
+    # the last compressed flush, malloc and free in zstd) run inside a
+    # signal handler: TSan's report of that is the program's doing
+    # (docs/RELIABILITY.md, open problems)
+    monkeypatch.setenv("TSAN_OPTIONS", os.environ.get("TSAN_OPTIONS", "") + ":report_signal_unsafe=0")
     p, outdir = start([LIFE, "handler", data, "4"])
     wait_ready(p)
     p.send_signal(signal.SIGTERM)
@@ -413,7 +426,7 @@ def test_hooks_from_other_constructor(tmp_path, data, early_lib, order, early_re
         f.write(bytes(100))
     libs = [early_lib, LIB] if order == "early_first" else [LIB, early_lib]
     outdir = str(tmp_path / "trace")
-    env = traced_env(outdir, {"LIFE_EARLY_FILE": early_file}, preload=":".join(libs))
+    env = traced_env(outdir, {"LIFE_EARLY_FILE": early_file}, preload=libs)
     r = subprocess.run([LIFE, "exit", data, "3", "0"], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr

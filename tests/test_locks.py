@@ -4,12 +4,13 @@ each, and every lock behaves as it does without the tracer.
 Program: tests/progs/lock_prog.c (contention forced by handshakes on atomic
 flags: the holder sleeps 20 ms after the waiter announced itself).
 """
+import os
 import re
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, ROOT, prog, untraced
+from conftest import PYTHON, ROOT, prog, skip_under, untraced
 
 ROUNDS = 4
 MIN_BLOCK_NS = 15_000_000
@@ -64,7 +65,12 @@ def test_uncontended_mutex_records_nothing(traced):
     assert lock_events(r.trace) == []
 
 
-def test_errorcheck_and_recursive_semantics(traced):
+def test_errorcheck_and_recursive_semantics(traced, monkeypatch):
+    # `kinds` misuses mutexes on purpose (unlock by a non-owner, unlock when
+    # unlocked: the errors are what is checked), which TSan reports; and
+    # symbolising that report opens files through the tracer from inside
+    # the runtime, where TSan drops synchronisation (a false race follows)
+    monkeypatch.setenv("TSAN_OPTIONS", os.environ.get("TSAN_OPTIONS", "") + ":report_mutex_bugs=0")
     r = run_both(traced, ["kinds"])
     assert "errorcheck relock %d " % EDEADLK in r.stdout
     assert "recursive unlock extra -> 1 " in r.stdout
@@ -87,6 +93,8 @@ def test_rwlock_contention(traced):
     assert len(lock_events(r.trace)) == 2 * ROUNDS
 
 
+@skip_under(["tsan"], "the runtime, preloaded first, calls pthread_cond_* by dlvsym(GLIBC_2.3.2), "
+            "which passes over the library's unversioned wrappers: no waits recorded")
 def test_cond_wait_and_timedwait(traced):
     timeouts = 3
     r = run_both(traced, ["cond", ROUNDS, timeouts])

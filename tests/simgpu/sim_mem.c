@@ -318,18 +318,34 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr)
 
 enum side { HOST, DEV, ANY };   /* what the API says a pointer is (ANY: cuMemcpy/UVA) */
 
-/* Queue a copy of n bytes and move them. Blocks until the copy is done when
- * synchronous, or when a host side is pageable (unknown to the registry). */
-static CUresult copy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n, CUstream h,
-                     int mode, int async)
+/* One side of a copy: its first byte, its row pitch and rows per layer (a
+ * linear copy is one row), and what the API says it is (HOST, DEV, ANY). */
+struct rect {
+    uintptr_t p;
+    size_t pitch, rows;
+    int side;
+};
+
+/* bytes from the first to the last byte of a w x h x d box at r */
+static size_t rect_span(const struct rect *r, size_t w, size_t h, size_t d)
+{
+    return w && h && d ? ((d - 1) * r->rows + (h - 1)) * r->pitch + w : 0;
+}
+
+/* Queue a copy of a box of w bytes x h rows x d layers and move the bytes.
+ * Blocks until the copy is done when synchronous, or when a host side is
+ * pageable (unknown to the registry). */
+static CUresult copy_rect(struct rect dst, struct rect src, size_t w, size_t h, size_t d,
+                          CUstream hs, int mode, int async)
 {
     struct simgpu_stream *s;
     if (!sim_inited())
         return CUDA_ERROR_NOT_INITIALIZED;
+    size_t n = w * h * d;
     sim_lock();
-    CUresult r = sim_resolve_stream(h, mode, &s);
-    int di = find(dst, n), si = find(src, n);
-    if (r == CUDA_SUCCESS && ((dside == DEV && di < 0) || (sside == DEV && si < 0)))
+    CUresult r = sim_resolve_stream(hs, mode, &s);
+    int di = find(dst.p, rect_span(&dst, w, h, d)), si = find(src.p, rect_span(&src, w, h, d));
+    if (r == CUDA_SUCCESS && ((dst.side == DEV && di < 0) || (src.side == DEV && si < 0)))
         r = CUDA_ERROR_INVALID_VALUE;
     if (r) {
         sim_unlock();
@@ -337,23 +353,33 @@ static CUresult copy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t 
     }
     int dhost = di < 0 || g_allocs[di].kind == MEM_PINNED || g_allocs[di].kind == MEM_REGISTERED;
     int shost = si < 0 || g_allocs[si].kind == MEM_PINNED || g_allocs[si].kind == MEM_REGISTERED;
-    if (dside == DEV)
+    if (dst.side == DEV)
         dhost = 0;
-    if (sside == DEV)
+    if (src.side == DEV)
         shost = 0;
     int pageable = di < 0 || si < 0;
     double bw = dhost || shost ? sim_cfg.link_bytes_per_ns : sim_cfg.dev_bytes_per_ns;
     sim_enqueue(s, sim_cfg.copy_latency_ns + (u64)((double)n / bw), 0);
     struct sim_fence f = sim_stream_fence(s);
     sim_unlock();
-    if (n)
-        memmove((void *)dst, (const void *)src, n);
+    for (size_t z = 0; n && z < d; z++)
+        for (size_t y = 0; y < h; y++)
+            memmove((void *)(dst.p + (z * dst.rows + y) * dst.pitch),
+                    (const void *)(src.p + (z * src.rows + y) * src.pitch), w);
     if (!async || pageable) {
         sim_lock();
         sim_fence_wait(&f);
         sim_unlock();
     }
     return CUDA_SUCCESS;
+}
+
+/* a linear copy of n bytes */
+static CUresult copy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n, CUstream h,
+                     int mode, int async)
+{
+    return copy_rect((struct rect){ dst, n, 1, dside }, (struct rect){ src, n, 1, sside }, n, 1,
+                     1, h, mode, async);
 }
 
 #define D(p) ((uintptr_t)(p))
@@ -523,3 +549,432 @@ static CUresult memset_n(CUdeviceptr dst, unsigned int v, size_t elem, size_t n,
 MEMSET_FAMILY(8, unsigned char, 1)
 MEMSET_FAMILY(16, unsigned short, 2)
 MEMSET_FAMILY(32, unsigned int, 4)
+
+/* ---- CUDA arrays: device memory laid out as rows of Width elements (pitch
+ * Width x element size), Height rows a layer (1 for a 1-D array), Depth
+ * layers. The linear array copies (AtoH, HtoA, ...) address it as bytes
+ * from the start. ---- */
+
+#define MAGIC_ARRAY 0x5caa
+
+struct simgpu_array {
+    unsigned magic;
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    size_t elem, pitch, rows, bytes;
+    uintptr_t data;                 /* a device allocation of the registry */
+};
+
+static size_t format_bytes(int format)
+{
+    static const struct { int format; size_t bytes; } formats[] = {
+        { 0x01, 1 }, { 0x02, 2 }, { 0x03, 4 },     /* unsigned 8, 16, 32 */
+        { 0x08, 1 }, { 0x09, 2 }, { 0x0a, 4 },     /* signed 8, 16, 32 */
+        { 0x10, 2 }, { 0x20, 4 },                  /* half, float */
+    };
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (formats[i].format == format)
+            return formats[i].bytes;
+    return 0;
+}
+
+CUresult cuArray3DCreate_v2(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    if (!pa || !d || !d->Width || !format_bytes(d->Format) ||
+        (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct simgpu_array *a = calloc(1, sizeof *a);
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->magic = MAGIC_ARRAY;
+    a->desc = *d;
+    a->elem = format_bytes(d->Format) * d->NumChannels;
+    a->pitch = d->Width * a->elem;
+    a->rows = d->Height ? d->Height : 1;
+    a->bytes = a->pitch * a->rows * (d->Depth ? d->Depth : 1);
+    void *p = NULL;
+    CUresult r = mem_alloc(&p, a->bytes, MEM_DEVICE, 0, NULL);
+    if (r) {
+        free(a);
+        return r;
+    }
+    a->data = (uintptr_t)p;
+    *pa = a;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuArrayCreate_v2(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { d->Width, d->Height, 0, d->Format, d->NumChannels, 0 };
+    return cuArray3DCreate_v2(pa, &d3);
+}
+
+static int array_ok(const struct simgpu_array *a) { return a && a->magic == MAGIC_ARRAY; }
+
+/* like cuMemFree, waits for the context's work */
+CUresult cuArrayDestroy(CUarray a)
+{
+    if (!array_ok(a))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = mem_free(a->data, 0, 1);
+    a->magic = 0;
+    free(a);
+    return r;
+}
+
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
+{
+    if (!array_ok(a))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = a->desc;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *d, CUarray a)
+{
+    if (!array_ok(a))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    d->Width = a->desc.Width;
+    d->Height = a->desc.Height;
+    d->Format = a->desc.Format;
+    d->NumChannels = a->desc.NumChannels;
+    return CUDA_SUCCESS;
+}
+
+/* the device address of byte off of array a, n bytes on */
+static CUresult array_at(const struct simgpu_array *a, size_t off, size_t n, uintptr_t *p)
+{
+    if (!array_ok(a))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (off > a->bytes || n > a->bytes - off)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = a->data + off;
+    return CUDA_SUCCESS;
+}
+
+/* array copies: an array is device memory; the synchronous ones block, the
+ * Async ones block only with pageable host memory */
+static CUresult array_copy(uintptr_t dst, CUarray da, size_t doff, int dside, uintptr_t src,
+                           CUarray sa, size_t soff, int sside, size_t n, CUstream st, int mode,
+                           int async)
+{
+    CUresult r = CUDA_SUCCESS;
+    if (da)
+        r = array_at(da, doff, n, &dst);
+    if (r == CUDA_SUCCESS && sa)
+        r = array_at(sa, soff, n, &src);
+    return r ? r : copy(dst, dside, src, sside, n, st, mode, async);
+}
+
+CUresult cuMemcpyAtoH_v2(void *d, CUarray s, size_t off, size_t n)
+{
+    return array_copy(D(d), NULL, 0, HOST, 0, s, off, DEV, n, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpyAtoH_v2_ptds(void *d, CUarray s, size_t off, size_t n)
+{
+    return array_copy(D(d), NULL, 0, HOST, 0, s, off, DEV, n, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpyAtoH(void *d, CUarray s, unsigned int off, unsigned int n)
+{
+    return cuMemcpyAtoH_v2(d, s, off, n);
+}
+
+CUresult cuMemcpyHtoA_v2(CUarray d, size_t off, const void *s, size_t n)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, HOST, n, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpyHtoA_v2_ptds(CUarray d, size_t off, const void *s, size_t n)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, HOST, n, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpyHtoA(CUarray d, unsigned int off, const void *s, unsigned int n)
+{
+    return cuMemcpyHtoA_v2(d, off, s, n);
+}
+
+CUresult cuMemcpyAtoD_v2(CUdeviceptr d, CUarray s, size_t off, size_t n)
+{
+    return array_copy(D(d), NULL, 0, DEV, 0, s, off, DEV, n, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr d, CUarray s, size_t off, size_t n)
+{
+    return array_copy(D(d), NULL, 0, DEV, 0, s, off, DEV, n, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpyAtoD(CUdeviceptr_v1 d, CUarray s, unsigned int off, unsigned int n)
+{
+    return cuMemcpyAtoD_v2(d, s, off, n);
+}
+
+CUresult cuMemcpyDtoA_v2(CUarray d, size_t off, CUdeviceptr s, size_t n)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, DEV, n, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpyDtoA_v2_ptds(CUarray d, size_t off, CUdeviceptr s, size_t n)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, DEV, n, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpyDtoA(CUarray d, unsigned int off, CUdeviceptr_v1 s, unsigned int n)
+{
+    return cuMemcpyDtoA_v2(d, off, s, n);
+}
+
+CUresult cuMemcpyAtoA_v2(CUarray d, size_t doff, CUarray s, size_t soff, size_t n)
+{
+    return array_copy(0, d, doff, DEV, 0, s, soff, DEV, n, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpyAtoA_v2_ptds(CUarray d, size_t doff, CUarray s, size_t soff, size_t n)
+{
+    return array_copy(0, d, doff, DEV, 0, s, soff, DEV, n, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpyAtoA(CUarray d, unsigned int doff, CUarray s, unsigned int soff, unsigned int n)
+{
+    return cuMemcpyAtoA_v2(d, doff, s, soff, n);
+}
+
+CUresult cuMemcpyAtoHAsync_v2(void *d, CUarray s, size_t off, size_t n, CUstream st)
+{
+    return array_copy(D(d), NULL, 0, HOST, 0, s, off, DEV, n, st, SIM_LEGACY, 1);
+}
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *d, CUarray s, size_t off, size_t n, CUstream st)
+{
+    return array_copy(D(d), NULL, 0, HOST, 0, s, off, DEV, n, st, SIM_PTDS, 1);
+}
+CUresult cuMemcpyAtoHAsync(void *d, CUarray s, unsigned int off, unsigned int n, CUstream st)
+{
+    return cuMemcpyAtoHAsync_v2(d, s, off, n, st);
+}
+
+CUresult cuMemcpyHtoAAsync_v2(CUarray d, size_t off, const void *s, size_t n, CUstream st)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, HOST, n, st, SIM_LEGACY, 1);
+}
+CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray d, size_t off, const void *s, size_t n, CUstream st)
+{
+    return array_copy(0, d, off, DEV, D(s), NULL, 0, HOST, n, st, SIM_PTDS, 1);
+}
+CUresult cuMemcpyHtoAAsync(CUarray d, unsigned int off, const void *s, unsigned int n,
+                           CUstream st)
+{
+    return cuMemcpyHtoAAsync_v2(d, off, s, n, st);
+}
+
+/* ---- 3-D peer copies (one device: contexts are not checked) ---- */
+
+/* The side of a 3-D copy at (x bytes, y, z) with the given pitch and
+ * rows a layer (0: the copy's width and height); an array brings its own. */
+static CUresult side_rect(int type, const void *host, CUdeviceptr dev, CUarray arr, size_t x,
+                          size_t y, size_t z, size_t pitch, size_t rows, size_t w, size_t h,
+                          struct rect *out)
+{
+    uintptr_t base;
+    int side;
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        base = D(host), side = HOST;
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+        base = D(dev), side = DEV;
+        break;
+    case CU_MEMORYTYPE_UNIFIED:
+        base = D(dev), side = ANY;
+        break;
+    case CU_MEMORYTYPE_ARRAY:
+        if (!array_ok(arr))
+            return CUDA_ERROR_INVALID_HANDLE;
+        base = arr->data, side = DEV, pitch = arr->pitch, rows = arr->rows;
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!pitch)
+        pitch = w;
+    if (!rows)
+        rows = h;
+    if (pitch < w || rows < h)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (struct rect){ base + x + (z * rows + y) * pitch, pitch, rows, side };
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *c, CUstream st, int mode, int async)
+{
+    struct rect d, s;
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = side_rect(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray,
+                           c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch, c->dstHeight,
+                           c->WidthInBytes, c->Height, &d);
+    if (r == CUDA_SUCCESS)
+        r = side_rect(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcXInBytes,
+                      c->srcY, c->srcZ, c->srcPitch, c->srcHeight, c->WidthInBytes, c->Height,
+                      &s);
+    return r ? r : copy_rect(d, s, c->WidthInBytes, c->Height, c->Depth, st, mode, async);
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c)
+{
+    return copy_3d_peer(c, NULL, SIM_LEGACY, 0);
+}
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *c)
+{
+    return copy_3d_peer(c, NULL, SIM_PTDS, 0);
+}
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *c, CUstream s)
+{
+    return copy_3d_peer(c, s, SIM_LEGACY, 1);
+}
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *c, CUstream s)
+{
+    return copy_3d_peer(c, s, SIM_PTDS, 1);
+}
+
+/* ---- batch copies: each copy of the batch is queued in turn on the stream
+ * (the legacy default stream is refused, as by the driver); a copy with
+ * pageable host memory blocks until it is done. failIdx: the copy that
+ * failed, or SIZE_MAX. ---- */
+
+static int legacy_null(CUstream s, int mode)
+{
+    return s == CU_STREAM_LEGACY || (s == NULL && mode == SIM_LEGACY);
+}
+
+static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                      CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, size_t *fail,
+                      CUstream st, int mode)
+{
+    if (fail)
+        *fail = SIZE_MAX;
+    if (!sim_inited())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!dsts || !srcs || !sizes || !count || !attrs || !idxs || !nattrs || nattrs > count ||
+        idxs[0] != 0 || legacy_null(st, mode))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 0; k < nattrs; k++)
+        if ((k && idxs[k] <= idxs[k - 1]) || idxs[k] >= count || attrs[k].srcAccessOrder < 1 ||
+            attrs[k].srcAccessOrder > 3)
+            return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++) {
+        CUresult r = copy(D(dsts[i]), ANY, D(srcs[i]), ANY, sizes[i], st, mode, 1);
+        if (r) {
+            if (fail)
+                *fail = i;
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs,
+                            size_t *fail, CUstream s)
+{
+    return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, fail, s, SIM_LEGACY);
+}
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                 size_t count, CUmemcpyAttributes *attrs, size_t *idxs,
+                                 size_t nattrs, size_t *fail, CUstream s)
+{
+    return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, fail, s, SIM_PTDS);
+}
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                               CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs,
+                               CUstream s)
+{
+    return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, NULL, s, SIM_LEGACY);
+}
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                    size_t count, CUmemcpyAttributes *attrs, size_t *idxs,
+                                    size_t nattrs, CUstream s)
+{
+    return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, NULL, s, SIM_PTDS);
+}
+
+/* An operand of a 3-D batch copy of w x h elements of elem bytes: a pointer
+ * (rows of rowLength elements, layerHeight rows a layer; 0: packed) or an
+ * array at an offset in elements. */
+static CUresult operand_rect(const CUmemcpy3DOperand *o, size_t w, size_t h, size_t elem,
+                             struct rect *out)
+{
+    if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+        size_t row = o->op.ptr.rowLength ? o->op.ptr.rowLength : w;
+        size_t rows = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : h;
+        if (row < w || rows < h)
+            return CUDA_ERROR_INVALID_VALUE;
+        *out = (struct rect){ D(o->op.ptr.ptr), row * elem, rows, ANY };
+        return CUDA_SUCCESS;
+    }
+    if (o->type != CU_MEMCPY_OPERAND_TYPE_ARRAY)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct simgpu_array *a = o->op.array.array;
+    if (!array_ok(a))
+        return CUDA_ERROR_INVALID_HANDLE;
+    size_t x = o->op.array.offset.x, y = o->op.array.offset.y, z = o->op.array.offset.z;
+    *out = (struct rect){ a->data + x * a->elem + (z * a->rows + y) * a->pitch, a->pitch,
+                          a->rows, DEV };
+    return CUDA_SUCCESS;
+}
+
+static CUresult batch_3d(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
+                         unsigned long long flags, CUstream st, int mode)
+{
+    if (fail)
+        *fail = SIZE_MAX;
+    if (!sim_inited())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!n || !ops || flags || legacy_null(st, mode))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < n; i++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
+        size_t w = op->extent.width, h = op->extent.height, d = op->extent.depth;
+        const struct simgpu_array *sa = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ?
+                                            op->src.op.array.array : NULL;
+        const struct simgpu_array *da = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ?
+                                            op->dst.op.array.array : NULL;
+        CUresult r = CUDA_SUCCESS;
+        struct rect dr, sr;
+        if ((sa && !array_ok(sa)) || (da && !array_ok(da)))
+            r = CUDA_ERROR_INVALID_HANDLE;
+        else if (!w || !h || !d || op->srcAccessOrder < 1 || op->srcAccessOrder > 3 ||
+                 (sa && da && sa->elem != da->elem))
+            r = CUDA_ERROR_INVALID_VALUE;
+        size_t elem = sa ? sa->elem : da ? da->elem : 1;
+        if (r == CUDA_SUCCESS)
+            r = operand_rect(&op->dst, w, h, elem, &dr);
+        if (r == CUDA_SUCCESS)
+            r = operand_rect(&op->src, w, h, elem, &sr);
+        if (r == CUDA_SUCCESS)
+            r = copy_rect(dr, sr, w * elem, h, d, st, mode, 1);
+        if (r) {
+            if (fail)
+                *fail = i;
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
+                              unsigned long long flags, CUstream s)
+{
+    return batch_3d(n, ops, fail, flags, s, SIM_LEGACY);
+}
+CUresult cuMemcpy3DBatchAsync_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
+                                   unsigned long long flags, CUstream s)
+{
+    return batch_3d(n, ops, fail, flags, s, SIM_PTDS);
+}
+CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                                 CUstream s)
+{
+    return batch_3d(n, ops, NULL, flags, s, SIM_LEGACY);
+}
+CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                      unsigned long long flags, CUstream s)
+{
+    return batch_3d(n, ops, NULL, flags, s, SIM_PTDS);
+}

@@ -23,6 +23,63 @@ typedef struct simgpu_graph *CUgraph;
 typedef struct simgpu_graph_exec *CUgraphExec;
 typedef struct simgpu_graph_node *CUgraphNode;
 typedef void (*CUhostFn)(void *userData);
+typedef struct simgpu_array *CUarray;
+
+/* CUDA arrays (sim_mem.c): an element is NumChannels (1, 2, 4) values of
+ * Format (CU_AD_FORMAT_*: 0x01/0x02/0x03 unsigned 8/16/32, 0x08/0x09/0x0a
+ * signed, 0x10 half, 0x20 float) */
+typedef struct {
+    size_t Width, Height;
+    int Format;
+    unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+
+typedef struct {
+    size_t Width, Height, Depth;
+    int Format;
+    unsigned int NumChannels, Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+/* cuMemcpy3DPeer's descriptor (cuda.h's layout) */
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;              /* CU_MEMORYTYPE_*: 1 host, 2 device, 3 array, 4 unified */
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    CUcontext srcContext;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    CUcontext dstContext;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D_PEER;
+
+/* batch copies (CUDA 12.8; cuda.h's layouts) */
+typedef struct { int type; int id; } CUmemLocation;
+typedef struct {
+    int srcAccessOrder;             /* 1 stream, 2 during the call, 3 any; 0 invalid */
+    CUmemLocation srcLocHint, dstLocHint;
+    unsigned int flags;
+} CUmemcpyAttributes;
+enum { CU_MEMCPY_OPERAND_TYPE_POINTER = 1, CU_MEMCPY_OPERAND_TYPE_ARRAY = 2 };
+typedef struct {
+    int type;
+    union {
+        struct { CUdeviceptr ptr; size_t rowLength, layerHeight; CUmemLocation locHint; } ptr;
+        struct { CUarray array; struct { size_t x, y, z; } offset; } array;
+    } op;
+} CUmemcpy3DOperand;
+typedef struct {
+    CUmemcpy3DOperand src, dst;
+    struct { size_t width, height, depth; } extent;   /* elements */
+    int srcAccessOrder;
+    unsigned int flags;
+} CUDA_MEMCPY3D_BATCH_OP;
 
 typedef struct {
     unsigned int gridDimX, gridDimY, gridDimZ;
@@ -52,7 +109,8 @@ enum { CU_STREAM_NON_BLOCKING = 0x1 };
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
 enum { CU_EVENT_DISABLE_TIMING = 0x2 };
-enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_ARRAY = 3,
+       CU_MEMORYTYPE_UNIFIED = 4 };
 enum {
     CU_POINTER_ATTRIBUTE_CONTEXT = 1,
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -239,6 +297,70 @@ SIMGPU_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short v, siz
                                           CUstream s);
 SIMGPU_API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
 SIMGPU_API CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
+
+/* arrays, array copies, 3-D peer copies, batch copies (sim_mem.c) */
+SIMGPU_API CUresult cuArrayCreate_v2(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d);
+SIMGPU_API CUresult cuArray3DCreate_v2(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d);
+SIMGPU_API CUresult cuArrayDestroy(CUarray a);
+SIMGPU_API CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *d, CUarray a);
+SIMGPU_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a);
+
+SIMGPU_API CUresult cuMemcpyAtoH(void *d, CUarray s, unsigned int off, unsigned int n);
+SIMGPU_API CUresult cuMemcpyHtoA(CUarray d, unsigned int off, const void *s, unsigned int n);
+SIMGPU_API CUresult cuMemcpyAtoA(CUarray d, unsigned int doff, CUarray s, unsigned int soff, unsigned int n);
+SIMGPU_API CUresult cuMemcpyAtoH_v2(void *d, CUarray s, size_t off, size_t n);
+SIMGPU_API CUresult cuMemcpyHtoA_v2(CUarray d, size_t off, const void *s, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoA_v2(CUarray d, size_t doff, CUarray s, size_t soff, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoH_v2_ptds(void *d, CUarray s, size_t off, size_t n);
+SIMGPU_API CUresult cuMemcpyHtoA_v2_ptds(CUarray d, size_t off, const void *s, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoA_v2_ptds(CUarray d, size_t doff, CUarray s, size_t soff, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoD(CUdeviceptr_v1 d, CUarray s, unsigned int off, unsigned int n);
+SIMGPU_API CUresult cuMemcpyAtoD_v2(CUdeviceptr d, CUarray s, size_t off, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr d, CUarray s, size_t off, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoA(CUarray d, unsigned int off, CUdeviceptr_v1 s, unsigned int n);
+SIMGPU_API CUresult cuMemcpyDtoA_v2(CUarray d, size_t off, CUdeviceptr s, size_t n);
+SIMGPU_API CUresult cuMemcpyDtoA_v2_ptds(CUarray d, size_t off, CUdeviceptr s, size_t n);
+SIMGPU_API CUresult cuMemcpyAtoHAsync(void *d, CUarray s, unsigned int off, unsigned int n,
+                                      CUstream st);
+SIMGPU_API CUresult cuMemcpyAtoHAsync_v2(void *d, CUarray s, size_t off, size_t n, CUstream st);
+SIMGPU_API CUresult cuMemcpyAtoHAsync_v2_ptsz(void *d, CUarray s, size_t off, size_t n,
+                                              CUstream st);
+SIMGPU_API CUresult cuMemcpyHtoAAsync(CUarray d, unsigned int off, const void *s, unsigned int n,
+                                      CUstream st);
+SIMGPU_API CUresult cuMemcpyHtoAAsync_v2(CUarray d, size_t off, const void *s, size_t n,
+                                         CUstream st);
+SIMGPU_API CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray d, size_t off, const void *s, size_t n,
+                                              CUstream st);
+
+SIMGPU_API CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *c);
+SIMGPU_API CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *c);
+SIMGPU_API CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *c, CUstream s);
+SIMGPU_API CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *c, CUstream s);
+
+SIMGPU_API CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                       size_t count, CUmemcpyAttributes *attrs,
+                                       size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                       CUstream s);
+SIMGPU_API CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                            size_t count, CUmemcpyAttributes *attrs,
+                                            size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                            CUstream s);
+SIMGPU_API CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                          size_t count, CUmemcpyAttributes *attrs,
+                                          size_t *attrsIdxs, size_t numAttrs, CUstream s);
+SIMGPU_API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs,
+                                               size_t *sizes, size_t count,
+                                               CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                               size_t numAttrs, CUstream s);
+SIMGPU_API CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *failIdx,
+                                         unsigned long long flags, CUstream s);
+SIMGPU_API CUresult cuMemcpy3DBatchAsync_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                              size_t *failIdx, unsigned long long flags,
+                                              CUstream s);
+SIMGPU_API CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                            unsigned long long flags, CUstream s);
+SIMGPU_API CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                                 unsigned long long flags, CUstream s);
 
 /* --- entry-point lookup and errors (sim_proc.c) --- */
 SIMGPU_API CUresult cuGetErrorName(CUresult err, const char **str);

@@ -1,0 +1,189 @@
+/*
+ * steps.c: steps from user ranges (docs/ANALYSES.md, "Steps"). A step is a
+ * closed range (push/pop on one thread, or start/end by id) whose name
+ * starts with the step prefix, case-insensitively ("step" unless
+ * --step-range says otherwise), and that is not inside another step of
+ * its thread. Keeps per thread the stack of open pushes, the open
+ * start/end steps, and one length per closed step (for the median).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "steps.h"
+
+#define MAX_DEPTH 64                  /* deeper pushes are matched by level only */
+
+struct open_push { int32_t level; int step; uint64_t start; };
+struct tstack { int32_t tid; int n; struct open_push s[MAX_DEPTH]; };
+struct open_async { uint64_t id, start; };
+
+struct ft_steps {
+	const struct ft_process *p;
+	char prefix[128];
+	struct tstack *th; int nth, capth;
+	struct open_async *as; int nas, capas;
+	int open;                         /* steps open now, all threads */
+	uint64_t *len; size_t nlen, caplen;
+	struct ft_steps_result r;
+};
+
+static void *grow(void *p, int *cap, size_t size)
+{
+	*cap = *cap ? *cap * 2 : 8;
+	p = realloc(p, (size_t)*cap * size);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+int ft_step_name(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return name && n && strncasecmp(name, prefix, n) == 0;
+}
+
+struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix)
+{
+	struct ft_steps *s = calloc(1, sizeof *s);
+	if (!s) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	s->p = p;
+	snprintf(s->prefix, sizeof s->prefix, "%s", prefix ? prefix : FT_STEP_DEFAULT);
+	return s;
+}
+
+static struct tstack *stack_of(struct ft_steps *s, int32_t tid)
+{
+	for (int i = 0; i < s->nth; i++)
+		if (s->th[i].tid == tid)
+			return &s->th[i];
+	if (s->nth == s->capth)
+		s->th = grow(s->th, &s->capth, sizeof *s->th);
+	struct tstack *t = &s->th[s->nth++];
+	t->tid = tid;
+	t->n = 0;
+	return t;
+}
+
+static int is_step(const struct ft_steps *s, uint32_t name)
+{
+	return name && ft_step_name(ft_string(s->p, name), s->prefix);
+}
+
+static void closed(struct ft_steps *s, uint64_t start, uint64_t end)
+{
+	if (s->nlen == s->caplen) {
+		s->caplen = s->caplen ? s->caplen * 2 : 64;
+		s->len = realloc(s->len, s->caplen * sizeof *s->len);
+		if (!s->len) {
+			fprintf(stderr, "feedtrace: out of memory\n");
+			exit(2);
+		}
+	}
+	uint64_t d = end > start ? end - start : 0;
+	s->len[s->nlen++] = d;
+	s->r.steps++;
+	s->r.step_ns += d;
+	s->open--;
+}
+
+/* pops entries of t from the top down to (and including) level; a step
+ * among them closes at ts */
+static void unwind(struct ft_steps *s, struct tstack *t, int32_t level, uint64_t ts, int count)
+{
+	while (t->n && t->s[t->n - 1].level >= level) {
+		struct open_push *o = &t->s[--t->n];
+		if (o->step) {
+			if (count)
+				closed(s, o->start, ts);
+			else
+				s->open--;        /* its pop was lost: not a step we can time */
+		}
+	}
+}
+
+static int step_open_on(const struct tstack *t)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->s[i].step)
+			return 1;
+	return 0;
+}
+
+void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, int hidden,
+		    int read)
+{
+	const struct ft_rec *r = ev->rec;
+	switch (r->kind) {
+	case FT_EV_RANGE_PUSH: {
+		struct tstack *t = stack_of(s, ev->tid);
+		int32_t level = (int32_t)r->p.u32[1];
+		unwind(s, t, level, ev->ts_ns, 0);          /* pops we never saw */
+		if (t->n == MAX_DEPTH)
+			return;
+		int step = !step_open_on(t) && is_step(s, r->p.u32[0]);
+		t->s[t->n++] = (struct open_push){ level, step, ev->ts_ns };
+		s->open += step;
+		return;
+	}
+	case FT_EV_RANGE_POP: {
+		int32_t level = (int32_t)r->p.u32[0];
+		struct tstack *t = stack_of(s, ev->tid);
+		if (level >= 0 && t->n && t->s[t->n - 1].level >= level)
+			unwind(s, t, level, ev->ts_ns, 1);
+		return;
+	}
+	case FT_EV_RANGE_START:
+		if (!is_step(s, r->p.u32[2]))
+			return;
+		if (s->nas == s->capas)
+			s->as = grow(s->as, &s->capas, sizeof *s->as);
+		s->as[s->nas++] = (struct open_async){ r->p.u64[0], ev->ts_ns };
+		s->open++;
+		return;
+	case FT_EV_RANGE_END:
+		for (int i = 0; i < s->nas; i++)
+			if (s->as[i].id == r->p.u64[0]) {
+				closed(s, s->as[i].start, ev->ts_ns);
+				s->as[i] = s->as[--s->nas];
+				return;
+			}
+		return;
+	}
+	if (s->open > 0) {
+		s->r.launches += launch != 0;
+		s->r.hidden += hidden != 0;
+		s->r.reads += read != 0;
+	}
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
+{
+	if (s->nlen) {
+		qsort(s->len, s->nlen, sizeof *s->len, cmp_u64);
+		size_t m = s->nlen / 2;
+		s->r.median_ns = s->nlen % 2 ? s->len[m] : (s->len[m - 1] + s->len[m]) / 2;
+	}
+	*out = s->r;
+}
+
+void ft_steps_free(struct ft_steps *s)
+{
+	if (!s)
+		return;
+	free(s->th);
+	free(s->as);
+	free(s->len);
+	free(s);
+}

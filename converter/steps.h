@@ -1,0 +1,31 @@
+/*
+ * steps.h: training steps from user ranges (docs/ANALYSES.md, "Steps"):
+ * which ranges are steps, how long each took, and what happened inside
+ * them. Fed by analysis.c with every event of a process in start order.
+ */
+#ifndef FT_STEPS_H
+#define FT_STEPS_H
+
+#include <stdint.h>
+
+#include "reader.h"
+
+#define FT_STEP_DEFAULT "step"
+
+/* 1 if a range named name is a step for prefix (case-insensitive prefix) */
+int ft_step_name(const char *name, const char *prefix);
+
+struct ft_steps;
+struct ft_steps_result {
+	uint64_t steps, step_ns, median_ns;   /* closed steps, their summed and median length */
+	uint64_t launches, hidden, reads;     /* started while a step was open */
+};
+
+struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix);
+/* every event; launch/hidden/read: what kind of call it is (ft_an_info) */
+void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, int hidden,
+		    int read);
+void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out);
+void ft_steps_free(struct ft_steps *s);
+
+#endif

@@ -1,0 +1,340 @@
+"""User ranges and marks, and the steps made of them.
+
+Recording: NVTX through its tool-injection interface (tests/progs/nvtx_ranges
+with the stand-in NVTX loader examples/nvtx_stub.h, and, when the CUDA
+toolkit's nvtx3 headers are installed, the real NVTX v3 loader), and the
+exported feedtrace_range_push/_pop and feedtrace_mark from Python (ctypes).
+Then the timeline (slices and instants), report (steps, mean and median
+step time, per-step counts, on hand-planted traces with exact times) and
+diff (step rows, the conclusion by time per step).
+"""
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, prog
+import ftgen
+from test_convert import MS, check_names, convert, load
+
+NVTX = {"NVTX_INJECTION64_PATH": LIB}
+NVTX3 = "/usr/local/cuda/include/nvtx3/nvToolsExt.h"
+
+
+def ranges(trace, call):
+    return [e for e in trace.events if e["call"] == call]
+
+
+def report(d, *extra):
+    r = subprocess.run([TOOL, "report", d, "--json"] + list(extra), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def diff_json(a, b, *extra):
+    r = subprocess.run([TOOL, "diff", a, b, "--json"] + list(extra), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+# ---------------------------------------------------------------- recording
+
+def test_nvtx_injection_records_every_form(traced):
+    run = traced([prog("nvtx_ranges"), "all", "3"], env=NVTX)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.splitlines()
+    # what NVTX returned: our levels (0-based depth), -1 for a pop with none open
+    assert out[0] == "levels 3 pops 3"
+    assert out[1] == "more 0 1 1 0 0 0 -1"
+    ids = [int(x) for x in out[2].split()[1:]]
+    t = run.trace
+    pushes, pops = ranges(t, "nvtxRangePush"), ranges(t, "nvtxRangePop")
+    assert collections.Counter((e["args"]["name"], e["args"]["level"], e["args"]["api"])
+                               for e in pushes) == {
+        ("step", 0, 0): 3, ("forward", 1, 0): 3, ("ex push", 0, 0): 1,
+        ("wide push", 1, 0): 1, ("registered", 0, 1): 1}
+    assert collections.Counter((e["args"]["level"], e["args"]["api"]) for e in pops) == {
+        (1, 0): 4, (0, 0): 4, (0, 1): 1, (-1, 0): 1}
+    marks = ranges(t, "nvtxMark")
+    assert collections.Counter((e["args"]["name"], e["args"]["api"]) for e in marks) == {
+        ("tick", 0): 3, ("wide mark", 0): 1, ("ex mark", 0): 1, ("domain mark", 1): 1}
+    starts, ends = ranges(t, "nvtxRangeStart"), ranges(t, "nvtxRangeEnd")
+    assert [(e["args"]["id"], e["args"]["name"], e["args"]["api"]) for e in starts] == [
+        (ids[0], "async", 0), (ids[1], "domain range", 1)]
+    assert sorted((e["args"]["id"], e["args"]["api"]) for e in ends) == [(ids[0], 0), (ids[1], 1)]
+    main = starts[0]["tid"]
+    # "async" was ended by another thread
+    assert [e["tid"] != main for e in ends if e["args"]["id"] == ids[0]] == [True]
+    assert all(e["dur_ns"] == 0 for e in pushes + pops + marks + starts + ends)
+    assert t.procs[0]["lost"] == 0
+
+
+def test_without_injection_path_nothing_is_recorded(traced):
+    run = traced([prog("nvtx_ranges"), "all", "2"], env={"NVTX_INJECTION64_PATH": ""})
+    assert run.returncode == 0, run.stderr
+    # the stand-in loader found no tool: NVTX's no-op results
+    assert run.stdout.splitlines()[:2] == ["levels -8 pops -8", "more -2 -2 -2 -2 -2 -2 -2"]
+    assert [e for e in run.trace.events if e["call"].startswith("nvtx")] == []
+
+
+def test_disabled_records_nothing_but_nvtx_still_works(traced):
+    run = traced([prog("nvtx_ranges"), "steps", "2"], env=dict(NVTX, FEEDTRACE_DISABLE="1"),
+                 load=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "levels 2 pops 2"
+
+
+PY_API = r"""
+import ctypes
+import sys
+N = int(sys.argv[1])
+lib = ctypes.CDLL(None)
+lib.feedtrace_range_push.argtypes = [ctypes.c_char_p]
+lib.feedtrace_mark.argtypes = [ctypes.c_char_p]
+for i in range(N):
+    lib.feedtrace_range_push(b"step %d" % i)
+    lib.feedtrace_range_push(b"load")
+    lib.feedtrace_range_pop()
+    lib.feedtrace_mark(b"logged")
+    lib.feedtrace_range_pop()
+lib.feedtrace_range_pop()                # nothing open
+lib.feedtrace_range_push(None)           # a range without a name
+lib.feedtrace_range_pop()
+print("ok")
+"""
+
+
+def test_exported_functions_from_python(traced):
+    run = traced([PYTHON, "-c", PY_API, "5"])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "ok\n"
+    t = run.trace
+    pushes = ranges(t, "nvtxRangePush")
+    assert [(e["args"]["name"], e["args"]["level"]) for e in pushes] == [
+        x for i in range(5) for x in (("step %d" % i, 0), ("load", 1))] + [("", 0)]
+    assert all(e["args"]["api"] == 2 for e in pushes)
+    assert [e["args"]["level"] for e in ranges(t, "nvtxRangePop")] == [1, 0] * 5 + [-1, 0]
+    assert [e["args"]["name"] for e in ranges(t, "nvtxMark")] == ["logged"] * 5
+    rep = report(run.dir)
+    assert rep["metrics"]["steps"] == 5
+
+
+# ---------------------------------------------------------------- timeline
+
+def test_convert_ranges_are_nested_slices_and_marks_instants(traced):
+    run = traced([prog("nvtx_ranges"), "all", "3"], env=NVTX)
+    out, _ = convert(run.dir)
+    check_names(out, {"step": 3, "forward": 3, "tick": 3, "ex push": 1, "wide push": 1,
+                      "registered": 1, "async": 1, "domain range": 1, "wide mark": 1,
+                      "ex mark": 1, "domain mark": 1, "nvtxRangePush": 0, "nvtxMark": 0})
+    rows = load(out, "select s.name as name, s.depth as depth, p.name as parent from slice s "
+                     "left join slice p on s.parent_id = p.id "
+                     "where s.name in ('step', 'forward', 'wide push', 'tick') order by s.ts")
+    got = collections.Counter((r["name"], r["depth"], r["parent"]) for r in rows)
+    assert got == {("step", 0, None): 3, ("forward", 1, "step"): 3, ("tick", 1, "step"): 3,
+                   ("wide push", 1, "ex push"): 1}
+
+
+def test_convert_closes_unclosed_ranges(tmp_path):
+    d = tmp_path / "open"
+    d.mkdir()
+    w = ftgen.TraceFile(str(d / "host.7.ft"), 7)
+    w.thread(7, "main", True)
+    t = w.start + MS
+    w.event(7, "RANGE_PUSH", t, 0, name="epoch", level=0, api=2)
+    w.event(7, "RANGE_PUSH", t + MS, 0, name="step", level=1, api=2)
+    w.event(7, "READ", t + 2 * MS, MS, fd=3, path="/x", req=4096, ret=4096)
+    w.event(7, "RANGE_POP", t + 4 * MS, 0, level=1, api=2)
+    w.event(7, "RANGE_START", t + 5 * MS, 0, id=9, name="never ended", api=0)
+    w.event(7, "CLOSE", t + 6 * MS, 1000, fd=3, path="/x", ret=0)
+    w.close()
+    out, _ = convert(str(d))
+    check_names(out, {"epoch": 1, "step": 1, "never ended": 1, "read": 1, "close": 1},
+                ["--expect-slices", "5"])
+
+
+# ---------------------------------------------------------------- steps
+
+def planted_steps(path, pid=300, lengths_ms=(1, 2, 3, 10), name="step", inner="step inner",
+                  async_name="Step async"):
+    """One thread: a `name` range per length, each holding 2 launches and a
+    nested "step inner" range; one launch and one read outside any step; a
+    start/end "Step async" range of 4 ms with one read in it."""
+    w = ftgen.TraceFile(path, pid, ["planted"])
+    w.thread(pid, "main", True)
+    t = w.start + MS
+    for i, ms in enumerate(lengths_ms):
+        w.event(pid, "RANGE_PUSH", t, 0, name="%s %d" % (name, i), level=0, api=0)
+        for k in range(2):
+            w.event(pid, "CU_LAUNCH_KERNEL", t + (k + 1) * 10_000, 5_000, sym="cuLaunchKernel",
+                    kernel="k", sync=0, stream=0x10, gx=1, gy=1, gz=1, bx=1, by=1, bz=1)
+        w.event(pid, "RANGE_PUSH", t + 40_000, 0, name=inner, level=1, api=0)
+        w.event(pid, "RANGE_POP", t + 50_000, 0, level=1, api=0)
+        w.event(pid, "RANGE_POP", t + ms * MS, 0, level=0, api=0)
+        t += ms * MS + MS
+    w.event(pid, "CU_LAUNCH_KERNEL", t, 5_000, sym="cuLaunchKernel", kernel="k", sync=0,
+            stream=0x10, gx=1, gy=1, gz=1, bx=1, by=1, bz=1)
+    w.event(pid, "READ", t + MS, 1000, fd=3, path="/x", req=4096, ret=4096)
+    t += 2 * MS
+    w.event(pid, "RANGE_START", t, 0, id=77, name=async_name, api=1)
+    w.event(pid, "READ", t + MS, 1000, fd=3, path="/x", req=4096, ret=4096)
+    w.event(pid, "RANGE_END", t + 4 * MS, 0, id=77, api=1)
+    w.close()
+
+
+def test_report_steps_exact(tmp_path):
+    d = tmp_path / "planted"
+    d.mkdir()
+    planted_steps(str(d / "host.300.ft"))
+    m = report(str(d))["metrics"]
+    # 4 pushed steps (1, 2, 3, 10 ms) and the start/end one (4 ms); the
+    # nested "step inner" ranges are inside a step: not steps themselves
+    assert m["steps"] == 5
+    assert m["step_ns"] == 20 * MS
+    assert m["step_mean_ns"] == 4 * MS and m["step_median_ns"] == 3 * MS
+    assert m["launches_per_step"] == 8 / 5 and m["reads_per_step"] == 1 / 5
+    assert m["hidden_syncs_per_step"] == 0
+    r = subprocess.run([TOOL, "report", str(d)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert '5 steps ("step" ranges), mean 4.0 ms, median 3.0 ms' in r.stdout
+    assert "  per step: 1.6 launches, 0.0 hidden syncs, 0.2 reads\n" in r.stdout
+    # --step-range: another name makes other ranges the steps
+    m = report(str(d), "--step-range", "STEP INNER")["metrics"]
+    assert m["steps"] == 4 and m["step_ns"] == 4 * 10_000
+    m = report(str(d), "--step-range", "batch")["metrics"]
+    assert m["steps"] is None and m["step_mean_ns"] is None
+
+
+def test_report_steps_from_program(traced):
+    run = traced([prog("nvtx_ranges"), "steps", "7"], env=NVTX)
+    rep = report(run.dir)
+    assert rep["metrics"]["steps"] == 7
+    assert rep["processes"][0]["metrics"]["steps"] == 7
+    assert 0 < rep["metrics"]["step_median_ns"] <= rep["metrics"]["step_ns"]
+
+
+def test_diff_step_rows_and_conclusion(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    planted_steps(str(a / "host.300.ft"), lengths_ms=(10, 10, 10, 10))
+    planted_steps(str(b / "host.300.ft"), lengths_ms=(1, 1, 1))
+    d = diff_json(str(a), str(b))
+    m = d["metrics"]
+    assert m["steps"] == {"before": 5, "after": 4, "change": -1, "relative": -0.2}
+    assert m["step_mean_ns"]["before"] == 44 * MS // 5
+    assert m["step_mean_ns"]["after"] == 7 * MS // 4
+    assert d["conclusion"].startswith("Improved: time per step 8.8 ms -> 1.8 ms (-80%) over "
+                                      "5 and 4 steps; wall time")
+    r = subprocess.run([TOOL, "diff", str(a), str(b)], capture_output=True, text=True)
+    rows = {l[:22].strip(): l[22:].split() for l in r.stdout.splitlines() if l[:1].isalpha()}
+    assert rows["steps"] == ["5", "4", "-1", "-20%"]
+    assert rows["time per step"][:4] == ["8.8", "ms", "1.8", "ms"]
+    assert rows["time per step"][-1] == "-80%"
+    # a run without steps: "-", and the conclusion stays on wall time
+    c = tmp_path / "c"
+    c.mkdir()
+    planted_steps(str(c / "host.300.ft"), name="batch", inner="load", async_name="epoch")
+    d = diff_json(str(a), str(c))
+    assert d["metrics"]["steps"] == {"before": 5, "after": None, "change": None,
+                                     "relative": None}
+    assert " wall time " in d["conclusion"] and "per step" not in d["conclusion"]
+
+
+# ---------------------------------------------------------------- examples
+
+@pytest.fixture(scope="module")
+def examples_built():
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "examples"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_example_steps_diff(traced, examples_built):
+    """hidden_sync marks each of its 20 steps with NVTX: the diff against
+    its fixed twin compares time per step."""
+    exe = os.path.join(BUILD, "examples", "hidden_sync")
+    env = dict(NVTX, FT_CUDA_PATH="link", LD_LIBRARY_PATH=os.path.join(BUILD, "simgpu"))
+    bad = traced([exe], env=env)
+    good = traced([exe, "--fixed"], env=env)
+    assert bad.returncode == 0 and good.returncode == 0, bad.stderr + good.stderr
+    for run in (bad, good):
+        assert [e["args"]["name"] for e in ranges(run.trace, "nvtxRangePush")] == ["step"] * 20
+        assert len(ranges(run.trace, "nvtxRangePop")) == 20
+    assert report(bad.dir)["metrics"]["hidden_syncs_per_step"] == 2.0
+    d = diff_json(bad.dir, good.dir)
+    assert d["metrics"]["steps"]["before"] == d["metrics"]["steps"]["after"] == 20
+    # judged on time per step (which way depends on a shared CPU's timing)
+    assert re.match(r"(Improved|Regressed|About the same): time per step .* over 20 and 20 "
+                    r"steps; wall time ", d["conclusion"]), d["conclusion"]
+
+
+# ---------------------------------------------------------------- real NVTX
+
+NVTX3_PROG = r"""
+#include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
+int main(void)
+{
+    for (int i = 0; i < 4; i++) {
+        nvtxRangePushA("step");
+        nvtxMarkA("tick");
+        nvtxRangePop();
+    }
+    nvtxRangeId_t id = nvtxRangeStartA("whole");
+    nvtxRangeEnd(id);
+    printf("done\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(NVTX3), reason="no CUDA toolkit nvtx3 headers")
+def test_real_nvtx3_loader(traced, tmp_path):
+    src = tmp_path / "nvtx3prog.c"
+    src.write_text(NVTX3_PROG)
+    exe = str(tmp_path / "nvtx3prog")
+    r = subprocess.run(["cc", "-O1", "-I/usr/local/cuda/include", "-o", exe, str(src), "-ldl"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    run = traced([exe], env=NVTX)
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    t = run.trace
+    assert [e["args"]["name"] for e in ranges(t, "nvtxRangePush")] == ["step"] * 4
+    assert len(ranges(t, "nvtxRangePop")) == 4
+    assert [e["args"]["name"] for e in ranges(t, "nvtxMark")] == ["tick"] * 4
+    assert [e["args"]["name"] for e in ranges(t, "nvtxRangeStart")] == ["whole"]
+    assert report(run.dir)["metrics"]["steps"] == 4
+
+
+# ---------------------------------------------------------------- feedtrace run
+
+def run_tool(tmp_path, argv, env_extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("FEEDTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
+    env.update(env_extra or {})
+    out = str(tmp_path / "run")
+    r = subprocess.run([TOOL, "run", "-o", out, "--"] + argv, capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    return r, Trace.load(out)
+
+
+def test_run_sets_the_injection_path(tmp_path):
+    r, t = run_tool(tmp_path, [prog("nvtx_ranges"), "steps", "3"])
+    assert r.stdout.startswith("levels 3 pops 3\n")
+    assert [e["args"]["name"] for e in ranges(t, "nvtxRangePush")] == ["step", "forward"] * 3
+    assert "3 steps" in r.stderr                  # the report feedtrace run prints
+
+
+def test_run_keeps_a_tool_already_named(tmp_path):
+    r, t = run_tool(tmp_path, [prog("nvtx_ranges"), "steps", "3"],
+                    {"NVTX_INJECTION64_PATH": str(tmp_path / "other-tool.so")})
+    assert r.stdout.startswith("levels -12 pops -12\n")      # that tool did not load
+    assert ranges(t, "nvtxRangePush") == []
