@@ -201,6 +201,33 @@ static size_t put_text(char *out, size_t len, size_t cap, const char *s, size_t 
 	return len + n;
 }
 
+/* Line numbers by (code object, instruction offset), remembered: CPython
+ * finds one by decoding the code object's line table from its start
+ * (thousands of instructions for a long function). One 64-bit word per
+ * entry, a 32-bit hash of the key above the line, so that threads can
+ * share it without a lock and never read a torn entry. A wrong answer
+ * needs two keys with the same hash in the same entry (one in 2^32), or
+ * a code object freed and another made at its address with the same first
+ * line and filename object. */
+#define LINE_CACHE 1024
+static _Atomic uint64_t line_cache[LINE_CACHE];
+
+static int py311_line(const char *code, int offset)
+{
+	uint64_t k = (uint64_t)(uintptr_t)code * 0x9E3779B97F4A7C15ull ^
+		     (uint64_t)(uint32_t)offset * 0xC2B2AE3D27D4EB4Full ^
+		     (uint64_t)(uintptr_t)field(code, PY311_CODE_FILENAME);
+	k ^= k >> 29;
+	uint32_t tag = (uint32_t)(k >> 32) | 1;      /* never 0: 0 is an empty entry */
+	_Atomic uint64_t *e = &line_cache[k & (LINE_CACHE - 1)];
+	uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
+	if ((uint32_t)(v >> 32) == tag)
+		return (int)(uint32_t)v;
+	int line = py311.addr2line(code, offset);
+	atomic_store_explicit(e, (uint64_t)tag << 32 | (uint32_t)line, memory_order_relaxed);
+	return line;
+}
+
 /* "file:line in func" of the innermost frames of the calling thread, from
  * CPython 3.11's frame chain; 0 if the thread runs no Python. */
 static size_t py311_frames(char *text, size_t cap)
@@ -223,7 +250,7 @@ static size_t py311_frames(char *text, size_t cap)
 		int traceable = *(const int *)(code + PY311_CODE_FIRSTTRACEABLE);
 		if (owner != PY311_OWNED_BY_GENERATOR && last < first + traceable)
 			continue;       /* a frame still being set up: not a call site */
-		int line = py311.addr2line(code, (int)((last - first) * PY311_CODEUNIT_SIZE));
+		int line = py311_line(code, (int)((last - first) * PY311_CODEUNIT_SIZE));
 		size_t n1 = 0, n2 = 0;
 		const char *file = py311_str(field(code, PY311_CODE_FILENAME), &n1);
 		const char *func = py311_str(field(code, PY311_CODE_NAME), &n2);
