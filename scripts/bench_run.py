@@ -1678,13 +1678,13 @@ def honesty_new(cuda, train, conv, storm, load0, load1, micro=None):
         pf = cuda.get("py_frames")
         pfi = ((cuda.get("instr") or {}).get("pyframes") or {})
         if pf is not None:
-            H.append(f"**Python frames at a sync cost {fmt(pf, 0)} ns more** (3 frames). Cause: "
-                     f"CPython 3.11's `PyCode_Addr2Line` decodes the code object's line table "
-                     f"from its start on every call (`PyCode_Addr2Line`: "
-                     f"{fmt(pfi.get('addr2line'), 0)} of {fmt(pfi.get('total'), 0)} instructions per "
-                     "capture), then `snprintf` and interning of the text; caching the line per "
-                     "(code object, instruction offset) would remove most of it. Syncs are rare; "
-                     "this is paid only at explicit waits and hidden syncs.")
+            H.append(f"**Python frames at a sync cost {fmt(pf, 0)} ns more** (3 frames; "
+                     f"{fmt(pfi.get('total'), 0)} instructions per capture, of which "
+                     f"{fmt(pfi.get('addr2line'), 0)} in CPython's `PyCode_Addr2Line` and "
+                     f"{fmt(pfi.get('intern'), 0)} in `ft_intern`). The frame chain is read directly "
+                     "(CPython 3.11); a line number is decoded once per (code object, instruction "
+                     "offset) and then remembered, so what remains is formatting and interning the "
+                     "text. Syncs are rare; this is paid only at explicit waits and hidden syncs.")
     if train:
         for W, r in sorted(train["w"].items()):
             if r["ft"] and r["base"] and r["ft"] / r["base"] > 1.02:
