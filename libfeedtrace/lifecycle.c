@@ -116,22 +116,25 @@ void ft_before_exec(const char *path)
 		uint64_t now = ft_now();
 		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern_path(path), 0, 0);
 	}
-	ft_flush_lock(1000);
+	int locked = ft_flush_lock(1000) == 0;
 	ft_flush_all_raw();
 	ft_write_end(FT_END_EXEC, 0);
-	ft_flush_unlock();
+	if (locked)                     /* never release the flusher's hold */
+		ft_flush_unlock();
 }
+
+static __thread int fork_locked FT_TLS;   /* this thread's fork_prepare took the flush lock */
 
 static void fork_prepare(void)
 {
-	if (ready)
-		ft_flush_lock(2000);
+	fork_locked = ready && ft_flush_lock(2000) == 0;
 }
 
 static void fork_parent(void)
 {
-	if (ready)
+	if (fork_locked)                /* a timeout: the flusher still holds it */
 		ft_flush_unlock();
+	fork_locked = 0;
 }
 
 static void fork_child(void)

@@ -46,8 +46,10 @@ export ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0:abort_on_er
 export UBSAN_OPTIONS="$common"
 # die_after_fork=0: every traced process has a flusher thread, and a forked
 # child starts its own (docs/ARCHITECTURE.md)
-# suppressions: reports TSan cannot judge, each explained in the file
-export TSAN_OPTIONS="$common:report_signal_unsafe=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$(pwd)/scripts/tsan.supp"
+# suppressions: reports TSan cannot judge, each explained in the file;
+# history_size=7 (the most): a python3 that imports torch makes enough
+# traced calls that the default history lost the earlier stack of a report
+export TSAN_OPTIONS="$common:report_signal_unsafe=1:second_deadlock_stack=1:die_after_fork=0:history_size=7:suppressions=$(pwd)/scripts/tsan.supp"
 rc=0
 # signals a background shell ignores (SIGINT, SIGQUIT; SIGHUP under nohup)
 # back to default: the lifecycle tests check what the program inherits

@@ -21,14 +21,17 @@
 
 #define US 1000ull
 #define MS 1000000ull
-#define KERNEL_NS (50 * US)   /* step_fwd in the image below */
-#define SLACK (50 * MS)       /* generous upper bound on scheduling noise */
+/* step_fwd in the image below: long enough that 100 launches (which must
+ * not block) finish well inside half of their GPU time even when this
+ * process loses the CPU for a scheduler tick or two on a loaded machine */
+#define KERNEL_NS (2 * MS)
+#define SLACK (150 * MS)      /* generous upper bound on scheduling noise */
 
 static const char *tsv_path;
 static CUmodule g_mod;
 static CUfunction g_step, g_tiny, g_over;
 
-static const char image[] = "kernel step_fwd 50000\n"
+static const char image[] = "kernel step_fwd 2000000\n"
                             "kernel tiny 2000\n"
                             "kernel overridden 1\n"
                             "kernel untimed\n";
