@@ -320,6 +320,7 @@ struct ft_an {
 	struct ft_an_opts o;
 	struct ft_an_sink sink;
 	struct thread *th; int nth, capth; struct map thmap; long last_th;
+	int32_t th_tid[8];       /* tids of th[0..7] */
 	struct stream *st; int nst, capst; struct map stmap;
 	struct group *hid; int nhid, caphid; struct map hidmap;
 	struct group *lk; int nlk, caplk; struct map lkmap;
@@ -331,6 +332,7 @@ struct ft_an {
 	struct ft_finding burst;
 	uint64_t burst_last_start;
 	struct file_acc *files; int nfiles, capfiles; struct map filemap;
+	uint32_t filecache[64];  /* key hash -> files[] index, checked against its key */
 	/* counters */
 	uint64_t bin, out_total, out_max;
 	int64_t ctr[FT_CTR_N], shown[FT_CTR_N];
@@ -380,12 +382,21 @@ static struct thread *thread_of(struct ft_an *a, int32_t tid)
 {
 	if (a->last_th >= 0 && a->th[a->last_th].tid == tid)
 		return &a->th[a->last_th];
+	/* the few threads of most processes: a scan of one cache line beats
+	 * hashing (a struct thread is kilobytes: its tid is not scanned) */
+	for (int k = 0; k < a->nth && k < 8; k++)
+		if (a->th_tid[k] == tid) {
+			a->last_th = k;
+			return &a->th[k];
+		}
 	long i = map_get(&a->thmap, (uint64_t)(uint32_t)tid);
 	if (i < 0) {
 		GROW(a->th, a->nth, a->capth);
 		i = a->nth++;
 		memset(&a->th[i], 0, sizeof a->th[i]);
 		a->th[i].tid = tid;
+		if (i < 8)
+			a->th_tid[i] = tid;
 		map_put(&a->thmap, (uint64_t)(uint32_t)tid, (uint32_t)i);
 	}
 	a->last_th = i;
@@ -739,13 +750,19 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 	f->lost_ns += ev->dur_ns;
 	f->hist[hist_bucket(got)]++;
 	uint64_t key = path ? path : (uint64_t)1 << 40 | (uint32_t)fd;
-	long i = map_get(&a->filemap, key);
+	/* files[] holds each key once per burst: an index whose entry has
+	 * this key is the key's (a stale one fails the check) */
+	uint32_t *fc = &a->filecache[(key * 0x9e3779b97f4a7c15ull) >> 58];
+	long i = *fc < (uint32_t)a->nfiles && a->files[*fc].key == key ? (long)*fc : -1;
+	if (i < 0)
+		i = map_get(&a->filemap, key);
 	if (i < 0) {
 		GROW(a->files, a->nfiles, a->capfiles);
 		i = a->nfiles++;
 		a->files[i] = (struct file_acc){ key, path, fd, 0, 0 };
 		map_put(&a->filemap, key, (uint32_t)i);
 	}
+	*fc = (uint32_t)i;
 	a->files[i].reads++;
 	a->files[i].bytes += got;
 	/* N small reads within one window? */

@@ -1,8 +1,10 @@
 /*
  * convert.c: `feedtrace convert DIR [-o FILE.pftrace]`. Streams each
  * process through the merge (merge.c) and the analyses (analysis.c) and
- * writes tracks, slices, counters, findings and flows with pftrace.c.
- * Memory: the merge window plus per-thread, per-stream and per-lane state.
+ * describes tracks, slices, counters, findings and flows to the pipeline
+ * (pipeline.c), whose second thread writes them with pftrace.c; a call's
+ * arguments are built there too (draw_call). Memory: the merge window,
+ * per-thread, per-stream and per-lane state, and the pipeline's batches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,11 @@
 #include "convert.h"
 #include "dump.h"
 #include "events.h"
+#include "pipeline.h"
 #include "ranges.h"
 
 #define MAX_LANES 32
-#define REC_MAX (8 * FT_SLOT_SIZE)
+#define REC_MAX FT_PIPE_REC_MAX
 
 struct lanes {                      /* same-named tracks so slices never overlap */
 	const char *name;
@@ -35,7 +38,7 @@ struct cthread { int32_t tid; uint64_t uuid; struct held h; };
 struct cstream { uint64_t id; struct held h; };
 
 struct conv {
-	pf_writer *w;
+	struct ft_pipe *pl;
 	const struct ft_conv_opts *o;
 	struct ft_conv_stats *st;
 	struct ft_process *p;
@@ -45,7 +48,6 @@ struct conv {
 	struct lanes syncs, fl[FT_FK_N];
 	struct cthread *th; int nth, capth, last_th;
 	struct cstream *sm; int nsm, capsm;
-	pf_event ev;                         /* write_slice's, reused */
 	struct ft_ranges *ranges;       /* user ranges and marks (ranges.c) */
 	/* progress */
 	int iproc, nproc;
@@ -80,7 +82,7 @@ static uint64_t lane(struct conv *c, struct lanes *l, uint64_t start, uint64_t e
 			c->st->lane_overflow++;
 			return 0;
 		}
-		l->uuid[l->n] = pf_child_track(c->w, c->proc_uuid, l->name);
+		l->uuid[l->n] = ft_pipe_child_track(c->pl, c->proc_uuid, l->name);
 		l->last_end[l->n] = 0;
 		l->n++;
 	}
@@ -141,9 +143,9 @@ static const struct kplan *kplan_of(unsigned kind)
 }
 
 /* The record's fields as arguments: names are the field table's, string
- * values the reader's string table or literals, all of which outlive the
- * writer (pf_event.stable). */
-static int call_args(const struct conv *c, const struct ft_rec *r,
+ * values the reader's string table (read-only while events stream) or
+ * literals, all of which outlive the writer (pf_event.stable). */
+static int call_args(const struct ft_process *p, const struct ft_rec *r,
 		     const struct kplan *k, pf_arg *a)
 {
 	if (!k)
@@ -183,8 +185,8 @@ static int call_args(const struct conv *c, const struct ft_rec *r,
 			o->v.u = v;
 			break;
 		default: {
-			const char *s = f->how == AP_SITE ? ft_site_text(c->p, (uint32_t)v)
-							  : ft_string(c->p, (uint32_t)v);
+			const char *s = f->how == AP_SITE ? ft_site_text(p, (uint32_t)v)
+							  : ft_string(p, (uint32_t)v);
 			o->kind = PF_STRING;
 			o->v.s = s ? s : "";
 			break;
@@ -203,40 +205,49 @@ static const char *call_name(const struct ft_rec *r, const struct kplan *k,
 	return buf;
 }
 
+/* Stage 2 (pipeline.c): a call as one complete slice, its fields as
+ * arguments. Runs on the pipeline's thread: it touches only the writer,
+ * the command (its own copy of the record) and the read-only string tables. */
+static void draw_call(pf_writer *w, const struct ft_pipe_call *pc)
+{
+	pf_arg args[FT_MAX_FIELDS];
+	char nb[32];
+	const struct ft_rec *r = pc->rec;
+	const struct kplan *k = kplan_of(r->kind);
+	pf_event ev = {
+		.type = PF_SLICE_BEGIN,
+		.track = pc->track,
+		.ts = pc->ts,
+		.name = call_name(r, k, nb, sizeof nb),
+		.args = args,
+		.nargs = call_args(pc->p, r, k, args),
+		.stable = k != NULL,
+	};
+	uint64_t flow = pc->flow;
+	if (flow && pc->terminating) {
+		ev.term_flow_ids = &flow;
+		ev.nterm_flow_ids = 1;
+	} else if (flow) {
+		ev.flow_ids = &flow;
+		ev.nflow_ids = 1;
+	}
+	pf_emit(w, &ev);
+	pf_slice_end(w, pc->track, pc->end);
+}
+
 /* Writes one complete slice; flow != 0 attaches a flow id (terminating or not). */
 static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t end,
 			const struct ft_rec *r, uint64_t flow, int terminating)
 {
-	pf_arg args[FT_MAX_FIELDS];
-	char nb[32];
 	if (!track)
 		return;
-	const struct kplan *k = kplan_of(r->kind);
-	int n = call_args(c, r, k, args);
 	if (end < ts)
 		end = ts;
-	/* c->ev: every field not set here stays 0 (no clearing per slice) */
-	pf_event *ev = &c->ev;
-	ev->type = PF_SLICE_BEGIN;
-	ev->track = track;
-	ev->ts = shifted(c, ts);
-	ev->name = call_name(r, k, nb, sizeof nb);
-	ev->args = args;
-	ev->nargs = n;
-	ev->stable = k != NULL;
-	if (flow && terminating) {
-		ev->term_flow_ids = &flow;
-		ev->nterm_flow_ids = 1;
-	} else if (flow) {
-		ev->flow_ids = &flow;
-		ev->nflow_ids = 1;
-	}
-	pf_emit(c->w, ev);
-	ev->flow_ids = ev->term_flow_ids = NULL;
-	ev->nflow_ids = ev->nterm_flow_ids = 0;
-	ev->args = NULL;
-	ev->name = NULL;
-	pf_slice_end(c->w, track, shifted(c, end));
+	struct ft_pipe_call pc = {
+		.track = track, .ts = shifted(c, ts), .end = shifted(c, end),
+		.flow = flow, .terminating = terminating, .p = c->p, .rec = r,
+	};
+	ft_pipe_call(c->pl, &pc);
 	c->st->slices++;
 }
 
@@ -260,7 +271,7 @@ static struct cthread *cthread_of(struct conv *c, int32_t tid)
 		snprintf(nb, sizeof nb, "thread %d", tid);
 		name = nb;
 	}
-	t->uuid = tid > 0 ? pf_thread_track(c->w, c->pid, (int64_t)tid + c->o->pid_add, name)
+	t->uuid = tid > 0 ? ft_pipe_thread_track(c->pl, c->pid, (int64_t)tid + c->o->pid_add, name)
 			  : c->proc_uuid;
 	c->last_th = c->nth++;
 	return t;
@@ -361,7 +372,7 @@ static void sync_slice(struct conv *c, const struct ft_event *ev, const struct f
 			}
 		}
 		if (s && s->h.has && track) {
-			flow = pf_new_flow_id(c->w);
+			flow = ft_pipe_new_flow_id(c->pl);
 			write_held(c, &s->h, flow);
 			c->st->flows++;
 		}
@@ -378,9 +389,9 @@ static void on_counter(void *arg, int which, uint64_t ts, int64_t v)
 	static const int unit[FT_CTR_N] = { PF_UNIT_COUNT, PF_UNIT_SIZE_BYTES, PF_UNIT_COUNT,
 					    PF_UNIT_COUNT };
 	if (!c->ctr_uuid[which])
-		c->ctr_uuid[which] = pf_counter_track(c->w, c->proc_uuid, ft_ctr_name[which],
-						      unit[which]);
-	pf_counter(c->w, c->ctr_uuid[which], shifted(c, ts), v);
+		c->ctr_uuid[which] = ft_pipe_counter_track(c->pl, c->proc_uuid, ft_ctr_name[which],
+							   unit[which]);
+	ft_pipe_counter(c->pl, c->ctr_uuid[which], shifted(c, ts), v);
 }
 
 static void on_finding(void *arg, const struct ft_finding *f)
@@ -433,7 +444,8 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	uint64_t track = lane(c, &c->fl[f->kind], f->start, f->end);
 	if (!track)
 		return;
-	pf_slice(c->w, track, shifted(c, f->start), f->end - f->start, ft_fkind_slice[f->kind], a, n);
+	ft_pipe_slice(c->pl, track, shifted(c, f->start), f->end - f->start, ft_fkind_slice[f->kind],
+		      a, n);
 	c->st->findings++;
 }
 
@@ -482,9 +494,9 @@ static void conv_process(struct conv *c, FILE *err)
 		 *p->cmdline ? p->cmdline : p->exe);
 	/* a damaged pid must not overflow: wrap it */
 	c->pid = (int32_t)((uint32_t)p->hdr.pid + (uint32_t)c->o->pid_add);
-	c->proc_uuid = pf_process_track(c->w, c->pid, name, NULL);
+	c->proc_uuid = ft_pipe_process_track(c->pl, c->pid, name);
 	c->syncs.name = "syncs";
-	c->ranges = ft_ranges_new(c->w, p, c->proc_uuid, c->o->ts_shift, &c->st->slices);
+	c->ranges = ft_ranges_new(c->pl, p, c->proc_uuid, c->o->ts_shift, &c->st->slices);
 	for (int k = 0; k < FT_FK_N; k++)
 		c->fl[k].name = ft_fkind_track[k];
 	struct ft_an_sink sink = { on_finding, on_counter, c };
@@ -528,10 +540,12 @@ void ft_conv_clock(pf_writer *w, const struct ft_trace *tr)
 void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
 		   FILE *err, struct ft_conv_stats *st)
 {
+	int threads = o->threads > 0 ? o->threads : ft_pipe_default_threads();
+	struct ft_pipe *pl = ft_pipe_new(w, threads, draw_call);
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct conv c;
 		memset(&c, 0, sizeof c);
-		c.w = w;
+		c.pl = pl;
 		c.o = o;
 		c.st = st;
 		c.p = tr->procs[i];
@@ -542,12 +556,17 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 		free(c.th);
 		free(c.sm);
 	}
+	ft_pipe_finish(pl);
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n%s"
 		"  --reorder-ms MS      merge window across threads (1000)\n"
+		"  --threads N          1: convert on one thread; 2 (the default, or 1\n"
+		"                       with a single CPU usable): read, merge and analyse\n"
+		"                       on one, encode and write the Perfetto file on the\n"
+		"                       other (the output is the same byte for byte)\n"
 		"  --quiet              no progress line\n", ft_an_opts_help);
 }
 
@@ -568,6 +587,14 @@ int ft_cmd_convert(int argc, char **argv)
 			out = argv[++i];
 		} else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
 			o.mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
+		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+			if (*end || end == argv[i] || n < 1 || n > 2) {
+				fprintf(stderr, "feedtrace convert: --threads: 1 or 2\n");
+				return 2;
+			}
+			o.threads = (int)n;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			o.progress = 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {

@@ -20,6 +20,7 @@ struct ft_conv_opts {
 	const char *label;       /* prefix of process names ("before: "), or NULL */
 	int64_t ts_shift;        /* added to every timestamp */
 	int32_t pid_add;         /* added to every pid and tid (two runs in one trace) */
+	int threads;             /* 1 or 2 (pipeline.c); 0: ft_pipe_default_threads() */
 };
 
 struct ft_conv_stats {

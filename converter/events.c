@@ -83,21 +83,4 @@ const struct ft_field *ft_kind_field(const struct ft_kind_info *k, const char *n
 	return NULL;
 }
 
-uint64_t ft_field_raw(const struct ft_rec *r, const struct ft_field *f)
-{
-	const unsigned char *b = (const unsigned char *)r;
-	if (f->size == 8) {
-		uint64_t v;
-		memcpy(&v, b + f->off, 8);
-		return v;
-	}
-	uint32_t v;
-	memcpy(&v, b + f->off, 4);
-	return v;
-}
-
-int64_t ft_field_signed(const struct ft_rec *r, const struct ft_field *f)
-{
-	uint64_t v = ft_field_raw(r, f);
-	return f->size == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
-}
+/* ft_field_raw and ft_field_signed are inline in events.h */

@@ -6,6 +6,7 @@
 #define FT_EVENTS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "../libfeedtrace/format.h"
 
@@ -33,7 +34,24 @@ const struct ft_kind_info *ft_kind(unsigned kind);
 /* Field by name, or NULL */
 const struct ft_field *ft_kind_field(const struct ft_kind_info *k, const char *name);
 /* Raw value of a field of a record (nslots contiguous slots) */
-uint64_t ft_field_raw(const struct ft_rec *r, const struct ft_field *f);
-int64_t ft_field_signed(const struct ft_rec *r, const struct ft_field *f);
+/* (inline: the analyses read several fields of every event) */
+static inline uint64_t ft_field_raw(const struct ft_rec *r, const struct ft_field *f)
+{
+	const unsigned char *b = (const unsigned char *)r;
+	if (f->size == 8) {
+		uint64_t v;
+		memcpy(&v, b + f->off, 8);
+		return v;
+	}
+	uint32_t v;
+	memcpy(&v, b + f->off, 4);
+	return v;
+}
+
+static inline int64_t ft_field_signed(const struct ft_rec *r, const struct ft_field *f)
+{
+	uint64_t v = ft_field_raw(r, f);
+	return f->size == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
+}
 
 #endif

@@ -16,7 +16,15 @@
  * order with minimal varints, exactly as protobuf-c does: with
  * FEEDTRACE_PFTRACE_VERIFY=1 in the environment every event packet is also
  * packed by protobuf-c and the two must be byte-identical (the tests run
- * the converter so). */
+ * the converter so).
+ *
+ * Per traced call (a BEGIN and an END) the common cases take short paths:
+ * emit_fast for a stable event whose strings are all interned already
+ * (pointer-cache hits only, encoded in place in the output buffer), and
+ * emit_end for an END (a per-track constant suffix after the timestamp).
+ * The event clock is the sequence's default (TracePacketDefaults, sent on
+ * every packet that clears the incremental state), so event packets do
+ * not repeat timestamp_clock_id. */
 #define _POSIX_C_SOURCE 200809L  /* strdup */
 #include "pftrace.h"
 
@@ -30,7 +38,10 @@
 #define FLAG_CLEARED 1          /* INCREMENTAL_STATE_CLEARED */
 #define FLAG_NEEDS 2            /* NEEDS_INCREMENTAL_STATE */
 #define TRACE_PACKET_TAG 0x0a   /* field 1, wire type 2 (length-delimited) */
-#define OUT_CAP (1u << 20)      /* file output buffer */
+#define OUT_CAP (256u << 10)    /* file output buffer: stays in L2 until written */
+/* The event encoder is inlined into its callers, which then specialise it
+ * (emit_fast: no intern entries, no clear, not the first packet). */
+#define ALWAYS_INLINE __attribute__((always_inline))
 
 /* ------------------------------------------------------------------------
  * Intern table: string -> iid, open addressing with linear probing. Keys
@@ -38,7 +49,8 @@
  * direct-mapped cache keyed by the caller's pointer answers repeated
  * lookups of the same string (kind names, field names, the reader's
  * string table) without hashing it; a hit is confirmed by strcmp, since a
- * caller may reuse a buffer for other text.
+ * caller may reuse a buffer for other text (or trusted by address for a
+ * stable event: see intern).
  * ---------------------------------------------------------------------- */
 
 #define PCACHE 1024             /* entries: event and argument names */
@@ -404,10 +416,9 @@ static int flush_out(pf_writer *w) {
     return w->err ? -1 : 0;
 }
 
-/* Room for n more bytes in w->out (plus slack for put_tag). */
-static int reserve(pf_writer *w, size_t n) {
-    n += 16;
-    if (w->out_len + n <= w->out_cap) return 0;
+/* Room for n more bytes in w->out (plus slack for put_tag): the buffer
+ * is full (written out, or grown for a packet larger than it). */
+static int reserve_slow(pf_writer *w, size_t n) {
     if (flush_out(w) < 0) return -1;
     if (n > w->out_cap) {
         uint8_t *b = realloc(w->out, n);
@@ -419,6 +430,13 @@ static int reserve(pf_writer *w, size_t n) {
         w->out_cap = n;
     }
     return 0;
+}
+
+/* Room for n more bytes in w->out (plus slack for put_tag). */
+static inline int reserve(pf_writer *w, size_t n) {
+    n += 16;
+    if (w->out_len + n <= w->out_cap) return 0;
+    return reserve_slow(w, n);
 }
 
 int pf_close(pf_writer *w) {
@@ -600,6 +618,19 @@ static uint64_t declare(pf_writer *w, uint64_t uuid,
         return 0;
     }
     return uuid;
+}
+
+uint64_t pf_track_count(const pf_writer *w) {
+    return w->ntracks;
+}
+
+int pf_track_can_parent(const pf_writer *w, uint64_t uuid) {
+    const track *t = (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
+    return t && t->kind && t->kind != TK_COUNTER;
+}
+
+uint64_t pf_last_flow_id(const pf_writer *w) {
+    return w->last_flow;
 }
 
 uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name,
@@ -793,9 +824,9 @@ static size_t te_bound(const pf_event *ev, int nargs) {
 
 /* Encodes the TrackEvent of ev at p (room for te_bound() bytes): what
  * protobuf-c would write for build_ref()'s te. Returns the end. */
-static uint8_t *encode_te(uint8_t *p, const pf_event *ev, int nargs,
-                          uint64_t name_iid, const uint64_t *arg_iid,
-                          const uint64_t *str_iid) {
+static inline ALWAYS_INLINE uint8_t *
+encode_te(uint8_t *p, const pf_event *ev, int nargs, uint64_t name_iid,
+          const uint64_t *arg_iid, const uint64_t *str_iid) {
     for (int i = 0; i < nargs; i++) {
         const pf_arg *a = &ev->args[i];
         p = put_tag(p, &FT.te_ann);
@@ -849,7 +880,7 @@ static uint8_t *encode_te(uint8_t *p, const pf_event *ev, int nargs,
 /* The n bytes at body were written after a one-byte length varint at
  * body - 1; writes the real (minimal) varint of n there, moving the bytes
  * on when it is longer. Returns the end of the bytes. */
-static uint8_t *fix_len(uint8_t *body, size_t n) {
+static inline uint8_t *fix_len(uint8_t *body, size_t n) {
     if (n < 0x80) {
         body[-1] = (uint8_t)n;
         return body + n;
@@ -863,14 +894,13 @@ static uint8_t *fix_len(uint8_t *body, size_t n) {
 /* Appends ev as a Trace.packet: TracePacket fields in number order
  * (timestamp, trusted_packet_sequence_id, track_event, interned_data,
  * sequence_flags, timestamp_clock_id, trace_packet_defaults,
- * first_packet_on_sequence), the
- * InternedData packed by protobuf-c. Encodes in place in w->out (lengths
- * are assumed to take one byte and fixed up after). Returns the bytes
- * written, or 0. */
-static size_t encode_event(pf_writer *w, const pf_event *ev, int nargs,
-                           ev_iids *ii, const uint64_t *arg_iid,
-                           const uint64_t *str_iid, uint32_t flags, int first,
-                           size_t *at) {
+ * first_packet_on_sequence), the InternedData packed by protobuf-c.
+ * Encodes in place in w->out (lengths are assumed to take one byte and
+ * fixed up after). Returns the bytes written, or 0. */
+static inline ALWAYS_INLINE size_t
+encode_event(pf_writer *w, const pf_event *ev, int nargs, ev_iids *ii,
+             const uint64_t *arg_iid, const uint64_t *str_iid, uint32_t flags,
+             int first, size_t *at) {
     size_t id_len = ii->has_id ?
         perfetto__protos__interned_data__get_packed_size(&ii->id) : 0;
     /* everything but the TrackEvent body and interned data: < 64 bytes */

@@ -125,6 +125,12 @@ uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid,
 uint64_t pf_child_track(pf_writer *w, uint64_t parent_uuid, const char *name);
 uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid,
                           const char *name, int unit);
+/* For a caller that numbers tracks and flows ahead of the writer: the
+ * tracks declared so far (uuids 1..n), whether uuid may be the parent of
+ * a child or counter track, and the last flow id handed out. */
+uint64_t pf_track_count(const pf_writer *w);
+int pf_track_can_parent(const pf_writer *w, uint64_t uuid);
+uint64_t pf_last_flow_id(const pf_writer *w);
 
 /* Events. Slices nest per track: an END closes the latest open BEGIN; an
  * END with none open is refused (-1). Counters go on counter tracks only,

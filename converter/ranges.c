@@ -20,7 +20,7 @@ struct rthread { int32_t tid; uint64_t track; int n; struct rpush s[MAX_DEPTH]; 
 struct rasync { uint64_t id, ts; uint32_t name, api; };
 
 struct ft_ranges {
-	pf_writer *w;
+	struct ft_pipe *pl;
 	const struct ft_process *p;
 	uint64_t proc_uuid;
 	int64_t shift;
@@ -51,7 +51,7 @@ int ft_ranges_kind(unsigned kind)
 	       kind == FT_EV_RANGE_START || kind == FT_EV_RANGE_END || kind == FT_EV_MARK;
 }
 
-struct ft_ranges *ft_ranges_new(pf_writer *w, const struct ft_process *p, uint64_t proc_uuid,
+struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_uuid,
 				int64_t ts_shift, uint64_t *slices)
 {
 	struct ft_ranges *r = calloc(1, sizeof *r);
@@ -59,7 +59,7 @@ struct ft_ranges *ft_ranges_new(pf_writer *w, const struct ft_process *p, uint64
 		fprintf(stderr, "feedtrace: out of memory\n");
 		exit(2);
 	}
-	r->w = w;
+	r->pl = pl;
 	r->p = p;
 	r->proc_uuid = proc_uuid;
 	r->shift = ts_shift;
@@ -99,8 +99,8 @@ static void slice(struct ft_ranges *r, uint64_t track, uint64_t ts, uint64_t end
 		a[n++] = PF_ARG_INT("level", level);
 	if (unclosed)
 		a[n++] = PF_ARG_BOOL("unclosed", 1);
-	pf_slice(r->w, track, (uint64_t)((int64_t)ts + r->shift), end > ts ? end - ts : 0,
-		 name_of(r, name, "(unnamed range)"), a, n);
+	ft_pipe_slice(r->pl, track, (uint64_t)((int64_t)ts + r->shift), end > ts ? end - ts : 0,
+		      name_of(r, name, "(unnamed range)"), a, n);
 	if (r->slices)
 		(*r->slices)++;
 }
@@ -115,7 +115,7 @@ static uint64_t lane(struct ft_ranges *r, uint64_t start, uint64_t end)
 	if (i == r->nlanes) {
 		if (r->nlanes == MAX_LANES)
 			return 0;
-		r->lane_uuid[i] = pf_child_track(r->w, r->proc_uuid, "ranges");
+		r->lane_uuid[i] = ft_pipe_child_track(r->pl, r->proc_uuid, "ranges");
 		r->lane_end[i] = 0;
 		r->nlanes++;
 	}
@@ -172,8 +172,8 @@ void ft_ranges_event(struct ft_ranges *r, const struct ft_event *ev, uint64_t th
 	case FT_EV_MARK: {
 		uint32_t api = rec->p.u32[1];
 		pf_arg a = PF_ARG_STR("api", api < 3 ? api_word[api] : "?");
-		pf_instant(r->w, thread_track, (uint64_t)((int64_t)ts + r->shift),
-			   name_of(r, rec->p.u32[0], "(unnamed mark)"), &a, 1);
+		ft_pipe_instant(r->pl, thread_track, (uint64_t)((int64_t)ts + r->shift),
+				name_of(r, rec->p.u32[0], "(unnamed mark)"), &a, 1);
 		break;
 	}
 	}

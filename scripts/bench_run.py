@@ -1417,8 +1417,9 @@ def summary_new(cuda, train, conv):
                  f"per loader worker.")
     if conv and conv["rows"]:
         S.append("- converter: " + ", ".join(
-            f"{r['m']} M events at **{r['cells'][5]}/s** CPU ({r['cells'][3]}/s wall), peak RSS {r['cells'][6]}"
-            for r in conv["rows"]) + "; goal ≥ 5 M/s, memory flat.")
+            f"{r['m']} M events at **{r['cells'][3]}/s** wall ({r['cells'][5]}/s CPU, two threads), "
+            f"peak RSS {r['cells'][6]}"
+            for r in conv["rows"]) + "; goal ≥ 5 M/s wall, memory flat.")
     return S
 
 
@@ -1598,8 +1599,11 @@ def report_convert(w, conv):
     w("`scripts/bench_convert.sh SIZE_M` (one call per size): tests/bench/gen_events writes a "
       "synthetic trace of one process with 4 threads (a GPU feeding thread and 3 file loaders) "
       "directly in the trace format, then `feedtrace convert DIR -o FILE.pftrace --quiet` runs "
-      "under `/usr/bin/time -v`. events/s (CPU) is over user+system time, what the converter costs "
-      "when the machine is shared; the conversion is single-threaded. One run per size.")
+      "under `/usr/bin/time -v`. The converter runs two threads (reading, merging and analyses on "
+      "one; building the slices' arguments, Perfetto encoding and writing on the other: "
+      "converter/pipeline.c), so its wall time is below its CPU time. events/s (wall) is the goal's "
+      "figure; events/s (CPU) is over user+system time of both threads, what the converter costs "
+      "when the machine is shared. One run per size.")
     w("")
     w(conv["header"] or "| events | trace file | convert wall | events/s (wall) | CPU (user+sys) | "
       "events/s (CPU) | peak RSS | .pftrace | bytes/event |")
@@ -1607,7 +1611,7 @@ def report_convert(w, conv):
     for r in conv["rows"]:
         w(r["line"])
     w("")
-    w("Goals: ≥ 5 M events/s; memory flat as the trace grows (5 M, 20 M, 50 M).")
+    w("Goals: ≥ 5 M events/s (wall); memory flat as the trace grows (5 M, 20 M, 50 M).")
     rs = [(r["m"], r["cells"][6]) for r in conv["rows"]]
     if len(rs) >= 2:
         w("")
@@ -1774,12 +1778,13 @@ def honesty_new(cuda, train, conv, storm, load0, load1, micro=None):
     if conv is not None:
         for n in conv.get("notes", []):
             H.append(f"**Converter**: {n}.")
-        slow = [r for r in conv["rows"] if _mps(r["cells"][5]) is not None and _mps(r["cells"][5]) < 5]
+        slow = [r for r in conv["rows"] if _mps(r["cells"][3]) is not None and _mps(r["cells"][3]) < 5]
         if slow:
-            H.append("**Converter goal (≥ 5 M events/s) missed**: " + ", ".join(
-                f"{r['m']} M at {r['cells'][5]}/s CPU" for r in slow) + ". The conversion is "
-                "single-threaded, so events/s (CPU) is what it does on one core; where its time "
-                "goes inside was not measured here.")
+            H.append("**Converter goal (≥ 5 M events/s wall) missed**: " + ", ".join(
+                f"{r['m']} M at {r['cells'][3]}/s wall ({r['cells'][5]}/s CPU)" for r in slow) +
+                ". The converter runs two threads (converter/pipeline.c); the wall figure "
+                "depends on both cores being free, and on the kernel writing the .pftrace out "
+                "(page cache) while it runs.")
         if len(conv["rows"]) >= 2:
             rss = [_mib(r["cells"][6]) for r in conv["rows"]]
             if None not in rss and rss[-1] > 1.5 * rss[0]:

@@ -1,0 +1,59 @@
+/*
+ * pipeline.h: the converter's two stages (pipeline.c). Stage 1 (the
+ * caller: reading, merging, analyses) describes the Perfetto output as
+ * commands; stage 2, a second thread, encodes them with pftrace.c in the
+ * same order, so the file is byte for byte what one thread would write.
+ * With one thread the commands run at once, on the caller's thread.
+ */
+#ifndef FT_PIPELINE_H
+#define FT_PIPELINE_H
+
+#include <stdint.h>
+
+#include "pftrace.h"
+#include "reader.h"
+
+/* The largest record a call command carries (longer ones are cut). */
+#define FT_PIPE_REC_MAX (8 * FT_SLOT_SIZE)
+
+/* A traced call to draw as one slice: filled by stage 1, drawn by the
+ * callback (ft_pipe_new's call_fn) in stage 2. rec is a copy; p's string
+ * tables are read-only while events stream (reader.c builds them when the
+ * trace is opened), so the callback may look strings up in them. */
+struct ft_pipe_call {
+	uint64_t track, ts, end;     /* timestamps already shifted */
+	uint64_t flow;               /* 0: none */
+	int terminating;
+	const struct ft_process *p;
+	const struct ft_rec *rec;
+};
+
+typedef void (*ft_pipe_call_fn)(pf_writer *w, const struct ft_pipe_call *c);
+
+struct ft_pipe;
+
+/* threads: 1 runs everything on the caller's thread, 2 starts stage 2. */
+struct ft_pipe *ft_pipe_new(pf_writer *w, int threads, ft_pipe_call_fn call_fn);
+/* Waits for stage 2 to write everything, then frees the pipeline. */
+void ft_pipe_finish(struct ft_pipe *pl);
+/* The default number of threads: 2, or 1 when this process may run on a
+ * single CPU only (one online, or an affinity mask of one). */
+int ft_pipe_default_threads(void);
+
+/* As pftrace.h's functions of the same names. Track uuids and flow ids
+ * are numbered here, as the writer numbers them, so stage 1 has them at
+ * once; strings are copied (the caller's buffers may be reused). */
+uint64_t ft_pipe_process_track(struct ft_pipe *pl, int32_t pid, const char *name);
+uint64_t ft_pipe_thread_track(struct ft_pipe *pl, int32_t pid, int64_t tid, const char *name);
+uint64_t ft_pipe_child_track(struct ft_pipe *pl, uint64_t parent, const char *name);
+uint64_t ft_pipe_counter_track(struct ft_pipe *pl, uint64_t parent, const char *name, int unit);
+uint64_t ft_pipe_new_flow_id(struct ft_pipe *pl);
+void ft_pipe_counter(struct ft_pipe *pl, uint64_t track, uint64_t ts, int64_t v);
+void ft_pipe_slice(struct ft_pipe *pl, uint64_t track, uint64_t ts, uint64_t dur,
+		   const char *name, const pf_arg *args, int nargs);
+void ft_pipe_instant(struct ft_pipe *pl, uint64_t track, uint64_t ts,
+		     const char *name, const pf_arg *args, int nargs);
+/* A call slice: c->rec (nslots slots, at most FT_PIPE_REC_MAX bytes) is copied. */
+void ft_pipe_call(struct ft_pipe *pl, const struct ft_pipe_call *c);
+
+#endif
