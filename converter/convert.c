@@ -151,7 +151,8 @@ static int call_args(const struct ft_process *p, const struct ft_rec *r,
 	if (!k)
 		return 0;
 	const unsigned char *b = (const unsigned char *)r;
-	for (int i = 0; i < k->n; i++) {
+	const int n = k->n;             /* not reloaded after each store to a[] */
+	for (int i = 0; i < n; i++) {
 		const struct argplan *f = &k->a[i];
 		uint64_t v;
 		if (f->size == 8) {
@@ -193,7 +194,7 @@ static int call_args(const struct ft_process *p, const struct ft_rec *r,
 		}
 		}
 	}
-	return k->n;
+	return n;
 }
 
 static const char *call_name(const struct ft_rec *r, const struct kplan *k,
@@ -231,8 +232,7 @@ static void draw_call(pf_writer *w, const struct ft_pipe_call *pc)
 		ev.flow_ids = &flow;
 		ev.nflow_ids = 1;
 	}
-	pf_emit(w, &ev);
-	pf_slice_end(w, pc->track, pc->end);
+	pf_slice_complete(w, &ev, pc->end);     /* BEGIN and END */
 }
 
 /* Writes one complete slice; flow != 0 attaches a flow id (terminating or not). */

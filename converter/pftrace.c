@@ -239,6 +239,10 @@ static struct fast_tags {
     ftag te_ann, te_type, te_name_iid, te_track, te_cval, te_dval, te_flow,
          te_tflow;
     ftag da_name_iid, da_bool, da_uint, da_int, da_double, da_ptr, da_siid;
+    /* Non-zero where te_ann's and da_name_iid's keys take one byte each (on
+     * a little-endian machine): those keys with a 0 length byte between,
+     * as the low three bytes of a 32-bit store (emit_fast). */
+    uint32_t ann_hdr;
 } FT;
 
 enum wire { W_VARINT = 0, W_FIXED64 = 1, W_LEN = 2 };
@@ -332,6 +336,10 @@ static void fast_init(void) {
         t->ok = -1;
     else
         t->ok = 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->ok > 0 && t->te_ann.n == 1 && t->da_name_iid.n == 1)
+        t->ann_hdr = t->te_ann.b[0] | (uint32_t)t->da_name_iid.b[0] << 16;
+#endif
 }
 
 /* ------------------------------------------------------------------------
@@ -1021,33 +1029,90 @@ static inline uint64_t intern_hit(intern_table *t, const char *s) {
 /* A stable BEGIN or INSTANT whose name, argument names and string values
  * are all interned already (nearly every event of a long trace), past the
  * first packet and any clear: no lookup beyond the pointer cache, no
- * intern entries to write. Returns 1 when written, 0 when the event needs
- * the general path (nothing changed then), -1 on a failed write. */
+ * intern entries to write. The lookups and the encoding are one pass over
+ * the arguments, in place in w->out: a miss abandons the bytes written so
+ * far (w->out_len has not moved). Writes what encode_event writes for
+ * such an event (no interned data, flags NEEDS, not first, no defaults).
+ * Returns 1 when written, 0 when the event needs the general path
+ * (nothing changed then), -1 on a failed write. */
 static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs) {
     uint64_t arg_iid[FAST_ARGS], str_iid[FAST_ARGS];
     if (nargs > FAST_ARGS || !w->names.pc || !w->arg_names.pc || !w->strings.pc)
         return 0;
-    ev_iids ii;                         /* not cleared: only these two are read */
-    ii.has_id = 0;
-    if (!(ii.name_iid = intern_hit(&w->names, ev->name))) return 0;
-    for (int i = 0; i < nargs; i++) {
-        const pf_arg *a = &ev->args[i];
-        if (!a->name || !(arg_iid[i] = intern_hit(&w->arg_names, a->name)))
-            return 0;
-        if (a->kind == PF_STRING) {
-            if (!a->v.s || !(str_iid[i] = intern_hit(&w->strings, a->v.s)))
-                return 0;
-        } else if (a->kind < PF_UINT || a->kind > PF_POINTER) {
-            return 0;
-        }
-    }
-    size_t at, n;
-    if (!(n = encode_event(w, ev, nargs, &ii, arg_iid, str_iid, FLAG_NEEDS, 0,
-                           &at))) {
+    uint64_t name_iid = intern_hit(&w->names, ev->name);
+    if (!name_iid) return 0;
+    if (reserve(w, te_bound(ev, nargs) + 64) < 0) {
         w->err = 1;
         return -1;
     }
+    size_t at = w->out_len;
+    uint8_t *start = w->out + at, *p = start;
+    *p++ = TRACE_PACKET_TAG;
+    uint8_t *pkt = ++p;                 /* the packet's length: fixed below */
+    p = put_varint(put_tag(p, &FT.pkt_ts), ev->ts);
+    p = put_varint(put_tag(p, &FT.pkt_seq), SEQ_ID);
+    p = put_tag(p, &FT.pkt_te);
+    uint8_t *te = ++p;
+    /* encode_te's annotations, each looked up as it is written */
+    for (int i = 0; i < nargs; i++) {
+        const pf_arg *a = &ev->args[i];
+        uint64_t aiid;
+        if (!a->name || !(aiid = intern_hit(&w->arg_names, a->name))) return 0;
+        arg_iid[i] = aiid;
+        uint8_t *len;
+        if (FT.ann_hdr && aiid < 0x80) {
+            /* annotation key, length (fixed below), name_iid key and a
+             * one-byte iid: one 4-byte store */
+            uint32_t hdr = FT.ann_hdr | (uint32_t)aiid << 24;
+            memcpy(p, &hdr, 4);
+            len = p + 1;
+            p += 4;
+        } else {
+            p = put_tag(p, &FT.te_ann);
+            len = p++;                  /* < 31 bytes follow: one length byte */
+            p = put_varint(put_tag(p, &FT.da_name_iid), aiid);
+        }
+        switch (a->kind) {
+        case PF_UINT:
+            p = put_varint(put_tag(p, &FT.da_uint), a->v.u);
+            break;
+        case PF_POINTER:
+            p = put_varint(put_tag(p, &FT.da_ptr), a->v.u);
+            break;
+        case PF_INT:
+            p = put_varint(put_tag(p, &FT.da_int), (uint64_t)a->v.i);
+            break;
+        case PF_STRING: {
+            uint64_t siid;
+            if (!a->v.s || !(siid = intern_hit(&w->strings, a->v.s))) return 0;
+            str_iid[i] = siid;
+            p = put_varint(put_tag(p, &FT.da_siid), siid);
+            break;
+        }
+        case PF_DOUBLE: {
+            uint64_t bits;
+            memcpy(&bits, &a->v.d, 8);
+            p = put_fixed64(put_tag(p, &FT.da_double), bits);
+            break;
+        }
+        case PF_BOOL:
+            p = put_varint(put_tag(p, &FT.da_bool), a->v.b != 0);
+            break;
+        default:
+            return 0;
+        }
+        *len = (uint8_t)(p - len - 1);
+    }
+    /* the rest of encode_te: nargs 0 skips its annotations */
+    p = encode_te(p, ev, 0, name_iid, NULL, NULL);
+    p = fix_len(te, (size_t)(p - te));
+    p = put_varint(put_tag(p, &FT.pkt_flags), FLAG_NEEDS);
+    p = fix_len(pkt, (size_t)(p - pkt));
+    size_t n = (size_t)(p - start);
     if (w->verify) {
+        ev_iids ii;                     /* only these two are read */
+        ii.has_id = 0;
+        ii.name_iid = name_iid;
         if (grow_scratch(w, nargs) < 0) abort();
         memcpy(w->arg_iid, arg_iid, (size_t)nargs * sizeof(*arg_iid));
         memcpy(w->str_iid, str_iid, (size_t)nargs * sizeof(*str_iid));
@@ -1064,6 +1129,13 @@ static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs) {
     return 1;
 }
 
+/* Whether a stable BEGIN or INSTANT may try emit_fast. */
+static inline int begin_fast(const pf_writer *w, const pf_event *ev) {
+    return (ev->type == PF_SLICE_BEGIN || ev->type == PF_INSTANT) && ev->name &&
+           ev->stable && w->fast && !w->need_clear && !w->first &&
+           w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit;
+}
+
 int pf_emit(pf_writer *w, const pf_event *ev) {
     track *t = get_track(w, ev->track);
     int nargs = ev->args ? ev->nargs : 0;
@@ -1076,9 +1148,7 @@ int pf_emit(pf_writer *w, const pf_event *ev) {
     if (ev->type == PF_SLICE_END && !nargs && !ev->nflow_ids &&
         !ev->nterm_flow_ids && end_fast(w, t))
         return emit_end(w, t, ev->track, ev->ts);
-    if ((ev->type == PF_SLICE_BEGIN || ev->type == PF_INSTANT) && ev->name &&
-        ev->stable && w->fast && !w->need_clear && !w->first &&
-        w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit) {
+    if (begin_fast(w, ev)) {
         int r = emit_fast(w, t, ev, nargs);
         if (r) return r < 0 ? -1 : 0;
     }
@@ -1223,6 +1293,24 @@ int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts) {
         return emit_end(w, t, track, ts);
     pf_event ev = { .type = PF_SLICE_END, .track = track, .ts = ts };
     return pf_emit(w, &ev);
+}
+
+int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end) {
+    track *t = get_track(w, ev->track);
+    int nargs = ev->args ? ev->nargs : 0;
+    /* pf_emit's checks, then its fast path; the END that follows a fast
+     * BEGIN takes emit_end at once (end_fast holds: the BEGIN opened a
+     * slice and changed no intern table nor sequence state) */
+    if (!w->err && t && t->kind && t->kind != TK_COUNTER && nargs >= 0 &&
+        ev->nflow_ids >= 0 && ev->nterm_flow_ids >= 0 &&
+        ev->type == PF_SLICE_BEGIN && begin_fast(w, ev)) {
+        int r = emit_fast(w, t, ev, nargs);
+        if (r < 0) return -1;
+        if (r > 0) return emit_end(w, t, ev->track, end);
+    }
+    int rb = pf_emit(w, ev);
+    int re = pf_slice_end(w, ev->track, end);
+    return rb < 0 || re < 0 ? -1 : 0;
 }
 
 int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur,

@@ -139,6 +139,10 @@ int pf_emit(pf_writer *w, const pf_event *ev);
 int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts,
                    const char *name, const pf_arg *args, int nargs);
 int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts);
+/* A complete slice: ev (a SLICE_BEGIN) then its END at end on the same
+ * track, exactly as pf_emit(w, ev) then pf_slice_end(w, ev->track, end),
+ * the END written even if the BEGIN failed; -1 if either failed. */
+int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end);
 int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur,
              const char *name, const pf_arg *args, int nargs);
 int pf_instant(pf_writer *w, uint64_t track, uint64_t ts,
