@@ -193,6 +193,19 @@ static void *xcalloc(size_t n, size_t s)
 	return p;
 }
 
+/* An array of *cap elements of size bytes grown to twice as many (8 at
+ * first); exits on out of memory like every converter allocation. */
+void *ft_grow(void *p, int *cap, size_t size)
+{
+	*cap = *cap ? *cap * 2 : 8;
+	p = realloc(p, (size_t)*cap * size);
+	if (!p) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);

@@ -27,6 +27,7 @@ extern const char *const ft_cat_label[FT_CAT_N];  /* "submitting", ... */
 
 /* CUDA call classes (events.def) */
 enum { FT_SYNC_SUBMIT, FT_SYNC_WAIT, FT_SYNC_HIDDEN, FT_SYNC_POLL, FT_SYNC_OTHER };
+void *ft_grow(void *p, int *cap, size_t size);   /* doubles *cap; exits when out of memory */
 const char *ft_sync_word(unsigned sync);          /* "submit", "wait", ... */
 const char *ft_dir_word(unsigned dir);            /* "HtoD", ... */
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "ranges.h"
 
 #define MAX_DEPTH 64
@@ -33,17 +34,6 @@ struct ft_ranges {
 };
 
 static const char *const api_word[] = { "nvtx", "nvtx domain", "feedtrace" };
-
-static void *grow(void *p, int *cap, size_t size)
-{
-	*cap = *cap ? *cap * 2 : 8;
-	p = realloc(p, (size_t)*cap * size);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 int ft_ranges_kind(unsigned kind)
 {
@@ -73,7 +63,7 @@ static struct rthread *thread_of(struct ft_ranges *r, int32_t tid, uint64_t trac
 		if (r->th[i].tid == tid)
 			return &r->th[i];
 	if (r->nth == r->capth)
-		r->th = grow(r->th, &r->capth, sizeof *r->th);
+		r->th = ft_grow(r->th, &r->capth, sizeof *r->th);
 	struct rthread *t = &r->th[r->nth++];
 	t->tid = tid;
 	t->track = track;
@@ -157,7 +147,7 @@ void ft_ranges_event(struct ft_ranges *r, const struct ft_event *ev, uint64_t th
 	}
 	case FT_EV_RANGE_START:
 		if (r->nas == r->capas)
-			r->as = grow(r->as, &r->capas, sizeof *r->as);
+			r->as = ft_grow(r->as, &r->capas, sizeof *r->as);
 		r->as[r->nas++] = (struct rasync){ rec->p.u64[0], ts, rec->p.u32[2], rec->p.u32[3] };
 		break;
 	case FT_EV_RANGE_END:

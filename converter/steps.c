@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "analysis.h"
 #include "steps.h"
 
 #define MAX_DEPTH 64                  /* deeper pushes are matched by level only */
@@ -27,17 +28,6 @@ struct ft_steps {
 	uint64_t *len; size_t nlen, caplen;
 	struct ft_steps_result r;
 };
-
-static void *grow(void *p, int *cap, size_t size)
-{
-	*cap = *cap ? *cap * 2 : 8;
-	p = realloc(p, (size_t)*cap * size);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 int ft_step_name(const char *name, const char *prefix)
 {
@@ -63,7 +53,7 @@ static struct tstack *stack_of(struct ft_steps *s, int32_t tid)
 		if (s->th[i].tid == tid)
 			return &s->th[i];
 	if (s->nth == s->capth)
-		s->th = grow(s->th, &s->capth, sizeof *s->th);
+		s->th = ft_grow(s->th, &s->capth, sizeof *s->th);
 	struct tstack *t = &s->th[s->nth++];
 	t->tid = tid;
 	t->n = 0;
@@ -142,7 +132,7 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 		if (!is_step(s, r->p.u32[2]))
 			return;
 		if (s->nas == s->capas)
-			s->as = grow(s->as, &s->capas, sizeof *s->as);
+			s->as = ft_grow(s->as, &s->capas, sizeof *s->as);
 		s->as[s->nas++] = (struct open_async){ r->p.u64[0], ev->ts_ns };
 		s->open++;
 		return;
