@@ -34,6 +34,7 @@ void ft_ring_after_fork_child(void);
 
 /* strtab.c */
 void ft_strtab_init(void);
+void ft_strtab_after_fork_child(void);
 /* Next run of published entries after *pos, as file bytes; 0 if none. */
 size_t ft_strtab_pending(uint64_t *pos, const void **data);
 extern _Atomic uint64_t ft_strings_lost;

@@ -147,6 +147,7 @@ static void fork_child(void)
 	atomic_store(&exit_status, -1);
 	atomic_store(&ft_records_written, 0);
 	ft_ring_after_fork_child();
+	ft_strtab_after_fork_child();
 	ft_flusher_forget();
 	if (ft_out_fd >= 0)
 		syscall(SYS_close, ft_out_fd);

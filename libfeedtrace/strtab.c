@@ -5,6 +5,10 @@
  * a release store of its length publishes it. The flusher copies the
  * published tail of the arena into the trace before the records that use
  * it. Ids are arena offsets / 8 + 1, so 0 means "no string".
+ *
+ * fork copies the arena and table as they are at that instant: a string
+ * another thread was adding is then half there in the child, forever (its
+ * thread did not come along). ft_strtab_after_fork_child mends both.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -27,6 +31,7 @@ struct table_slot {
 static unsigned char *arena;            /* MAP_NORESERVE: pages on first touch */
 static _Atomic uint64_t arena_used;
 static struct table_slot *table;
+static _Atomic unsigned adding;         /* threads between claiming a slot and its id */
 _Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
 _Atomic uint64_t ft_strings_lost;
 
@@ -75,6 +80,17 @@ static uint32_t arena_add(const char *s, size_t n)
 	return id;
 }
 
+/* A string added without a table slot: a second copy under a new id. */
+static uint32_t add_uncached(const char *s, size_t n)
+{
+	atomic_fetch_add(&adding, 1);
+	uint32_t id = arena_add(s, n);
+	atomic_fetch_sub(&adding, 1);
+	if (id == 0)
+		atomic_fetch_add(&ft_strings_lost, 1);
+	return id;
+}
+
 uint32_t ft_intern(const char *s)
 {
 	if (!s || !table)
@@ -86,7 +102,9 @@ uint32_t ft_intern(const char *s)
 		uint64_t cur = atomic_load_explicit(&slot->hash, memory_order_acquire);
 		if (cur == 0) {
 			uint64_t expect = 0;
+			atomic_fetch_add(&adding, 1);
 			if (!atomic_compare_exchange_strong(&slot->hash, &expect, h)) {
+				atomic_fetch_sub(&adding, 1);
 				cur = expect;
 			} else {
 				uint32_t id = arena_add(s, n);
@@ -95,19 +113,75 @@ uint32_t ft_intern(const char *s)
 					id = UINT32_MAX;    /* slot is spent: never retried */
 				}
 				atomic_store_explicit(&slot->id, id, memory_order_release);
+				atomic_fetch_sub(&adding, 1);
 				return id == UINT32_MAX ? 0 : id;
 			}
 		}
 		if (cur == h) {
 			uint32_t id;
-			/* the claimer is writing the text: wait, it is a few stores */
-			while ((id = atomic_load_explicit(&slot->id, memory_order_acquire)) == 0)
+			/* The claimer is writing the text, a few stores: wait for
+			 * it, but not for ever. It may be this very thread, in a
+			 * signal handler that interrupted it; or preempted. */
+			for (unsigned spin = 0;
+			     (id = atomic_load_explicit(&slot->id, memory_order_acquire)) == 0;
+			     spin++) {
+				if (spin == 4096)
+					return add_uncached(s, n);
 				__builtin_ia32_pause();
+			}
 			return id == UINT32_MAX ? 0 : id;
 		}
 	}
-	atomic_fetch_add(&ft_strings_lost, 1);
+	atomic_fetch_add(&ft_strings_lost, 1);      /* the table is that full */
 	return 0;
+}
+
+/* Entry at off is whole: published, its own id, its text ends in NUL. */
+static int entry_whole(uint64_t off, uint64_t used)
+{
+	const struct ft_string_entry *e = (const void *)(arena + off);
+	uint64_t len = atomic_load_explicit((_Atomic uint32_t *)&e->len, memory_order_acquire);
+	uint64_t size = sizeof *e + ((len + 7) & ~7ull);
+	return len != 0 && e->id == off / 8 + 1 && off + size <= used &&
+	       ((const char *)(e + 1))[len - 1] == 0;
+}
+
+/* In a fork child (one thread, before the flusher starts): when a thread
+ * of the parent was adding a string at the fork, its table slot has a hash
+ * but no id (a lookup of that string would wait on a thread that is not
+ * here), and its arena space has no length (the flusher stops there: every
+ * later string, the child's own included, would never be written). Free
+ * such slots, and fill each hole with an empty string entry of its size. */
+void ft_strtab_after_fork_child(void)
+{
+	if (!table || atomic_load(&adding) == 0)
+		return;
+	atomic_store(&adding, 0);
+	for (uint32_t i = 0; i < TABLE_SLOTS; i++)
+		if (atomic_load(&table[i].hash) != 0 && atomic_load(&table[i].id) == 0)
+			atomic_store(&table[i].hash, 0);
+	uint64_t used = atomic_load(&arena_used);
+	if (used > ARENA_BYTES)
+		used = ARENA_BYTES;
+	uint64_t off = 0;
+	while (off + sizeof(struct ft_string_entry) <= used) {
+		struct ft_string_entry *e = (struct ft_string_entry *)(arena + off);
+		uint32_t len = atomic_load((_Atomic uint32_t *)&e->len);
+		if (len != 0) {
+			off += sizeof *e + ((len + 7) & ~7ull);
+			continue;
+		}
+		uint64_t end = off + 16;        /* the smallest entry */
+		while (end < used && !entry_whole(end, used))
+			end += 8;
+		if (end > used)
+			break;                  /* a tail too short to fill: nothing follows */
+		e->id = (uint32_t)(off / 8) + 1;
+		memset(e + 1, 0, end - off - sizeof *e);
+		atomic_store_explicit((_Atomic uint32_t *)&e->len,
+				      (uint32_t)(end - off - sizeof *e), memory_order_release);
+		off = end;
+	}
 }
 
 /* A path as recorded: itself, or with FEEDTRACE_REDACT=1 only a keyed hash

@@ -17,6 +17,11 @@
  *   fault_prog forkstorm FILE N         1 data read, then N forked children
  *                                       (forked in a row, reaped at the end),
  *                                       each 1 data read and _exit(0)
+ *   fault_prog forkintern FILE N        N forked children (in a row), while a
+ *                                       thread opens new 3000-byte paths that
+ *                                       do not exist, without pause; child i
+ *                                       opens FILE.child<i> (not there either)
+ *                                       and _exit(0)s
  *   fault_prog eintr N                  SIGALRM every 1 ms (setitimer, no
  *                                       SA_RESTART); N one-byte reads of a pipe,
  *                                       a byte written before every 4th read:
@@ -33,6 +38,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +110,24 @@ static void *one_read(void *arg)
 {
 	(void)arg;
 	data_read();
+	return NULL;
+}
+
+/* ---- forkintern: a thread that interns a new long path in a loop */
+static _Atomic int interning_stop;
+
+static void *new_paths(void *arg)
+{
+	static char path[3001];
+	(void)arg;
+	memset(path, 'p', 3000);
+	memcpy(path, "/nonexistent-feedtrace/", 23);
+	for (unsigned long i = 0; !interning_stop; i++) {
+		snprintf(path + 2980, 20, "%019lu", i);
+		int fd = open(path, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
+	}
 	return NULL;
 }
 
@@ -202,6 +226,36 @@ int main(int argc, char **argv)
 				_exit(0);
 			}
 		}
+		int bad = 0;
+		for (int i = 0; i < n; i++) {
+			int st;
+			if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+			    WEXITSTATUS(st) != 0)
+				bad++;
+		}
+		printf("children=%d bad=%d\n", n, bad);
+		return bad ? 1 : 0;
+	}
+	if (!strcmp(mode, "forkintern") && argc == 4) {
+		int n = atoi(argv[3]);
+		char child_path[4096];
+		pthread_t th;
+		pthread_create(&th, NULL, new_paths, NULL);
+		pid_t *kids = calloc((size_t)n, sizeof *kids);
+		for (int i = 0; i < n; i++) {
+			kids[i] = fork();
+			if (kids[i] < 0) {
+				perror("fork");
+				return 95;
+			}
+			if (kids[i] == 0) {
+				snprintf(child_path, sizeof child_path, "%s.child%d", argv[2], i);
+				int fd = open(child_path, O_RDONLY);
+				_exit(fd < 0 && errno == ENOENT ? 0 : 96);
+			}
+		}
+		interning_stop = 1;
+		pthread_join(th, NULL);
 		int bad = 0;
 		for (int i = 0; i < n; i++) {
 			int st;
