@@ -153,10 +153,11 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fprintf(out, ",\"file\":");
 		ft_json_string(out, p->path);
 		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
-			"\"lost\":%llu,\"damaged_chunks\":%llu,\"threads_untraced\":%llu,\"calls\":{",
+			"\"lost\":%llu,\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,"
+			"\"threads_untraced\":%llu,\"calls\":{",
 			end_reason(p), p->has_end ? p->end.status : 0, p->nthreads,
 			(unsigned long long)p->records, (unsigned long long)lost,
-			(unsigned long long)p->bad_chunks,
+			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots,
 			(unsigned long long)(p->has_end ? p->end.threads_untraced : 0));
 		int first = 1;
 		for (unsigned k = 1; k < FT_EV_COUNT; k++) {
@@ -174,9 +175,12 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	fprintf(out, "   end: %s", end_reason(p));
 	if (p->has_end)
 		fprintf(out, " (status %d)", p->end.status);
-	fprintf(out, "; threads %d, records %llu, lost %llu, damaged chunks %llu\n",
+	fprintf(out, "; threads %d, records %llu, lost %llu, damaged chunks %llu",
 		p->nthreads, (unsigned long long)p->records, (unsigned long long)lost,
 		(unsigned long long)p->bad_chunks);
+	if (p->dup_slots)
+		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
+	fputc('\n', out);
 	int col = 0;
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		if (!c->counts[k])

@@ -602,6 +602,29 @@ void ft_trace_close(struct ft_trace *tr)
 	memset(tr, 0, sizeof *tr);
 }
 
+/* How many of this chunk's first slots were read already. An exit path
+ * that could not take the flush lock drains beside the flusher, and both
+ * may write the same slots of a stream: the second copy is skipped. */
+static uint32_t already_read(struct ft_process *p, struct ft_thread_rec *t,
+			     const struct ft_events_prefix *pre)
+{
+	if (!pre->stream)
+		return 0;               /* a writer that did not say */
+	if (pre->stream != t->stream) {
+		t->stream = pre->stream;
+		t->next_slot = pre->first_slot;
+	}
+	uint32_t skip = 0;
+	if (pre->first_slot < t->next_slot) {
+		uint64_t over = t->next_slot - pre->first_slot;
+		skip = over < pre->nslots ? (uint32_t)over : pre->nslots;
+		p->dup_slots += skip;
+	}
+	if (pre->first_slot + pre->nslots > t->next_slot)
+		t->next_slot = pre->first_slot + pre->nslots;
+	return skip;
+}
+
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err)
 {
 	uint64_t off = p->hdr.header_size;
@@ -612,6 +635,9 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	int stop = 0;
 	uint64_t dropped = 0;
 	p->records = 0;
+	p->dup_slots = 0;
+	for (int i = 0; i < p->nthreads; i++)
+		p->threads[i].stream = p->threads[i].next_slot = 0;
 	while (!stop && next_chunk(p, &off, &h, &payload, err, 0)) {
 		if (off - dropped >= (8u << 20)) {      /* every 8 MiB read */
 			drop_pages(p, dropped, off - h.stored_size - sizeof h);
@@ -639,7 +665,7 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 		if (pre.lost_total > t->lost)
 			t->lost = pre.lost_total;
 		const struct ft_rec *slots = (const struct ft_rec *)(buf + sizeof pre);
-		for (uint32_t i = 0; i < pre.nslots && !stop;) {
+		for (uint32_t i = already_read(p, t, &pre); i < pre.nslots && !stop;) {
 			const struct ft_rec *r = &slots[i];
 			unsigned k = r->nslots;
 			const struct ft_kind_info *ki = ft_kind(r->kind);

@@ -20,6 +20,8 @@ struct ft_thread_rec {
 	char name[24];
 	uint64_t lost;           /* highest lost_total seen */
 	uint64_t records;
+	uint64_t stream;         /* stream of the last EVENTS chunk read */
+	uint64_t next_slot;      /* end of the slots read of that stream */
 };
 
 struct ft_process {
@@ -41,6 +43,7 @@ struct ft_process {
 	int has_end;
 	int end_count;           /* more than one: exec continued the file */
 	uint64_t chunks, bad_chunks, bad_bytes;
+	uint64_t dup_slots;      /* slots read twice (an exit drain beside the flusher): skipped */
 	uint64_t records;        /* records found in EVENTS chunks */
 	unsigned char *map;
 	uint64_t size;

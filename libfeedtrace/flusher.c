@@ -250,6 +250,7 @@ static void prefix_for(struct ft_thread *t, uint64_t tail, uint64_t n,
 	pre->nslots = (uint32_t)n;
 	pre->first_slot = tail;
 	pre->lost_total = atomic_load_explicit(&t->lost, memory_order_relaxed);
+	pre->stream = t->stream;
 	t->lost_written = pre->lost_total;
 }
 

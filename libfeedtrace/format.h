@@ -99,7 +99,7 @@ struct ft_events_prefix {                /* 32 bytes, start of an EVENTS payload
 	uint32_t nslots;                 /* slots that follow */
 	uint64_t first_slot;             /* index of the first slot in the thread's stream */
 	uint64_t lost_total;             /* records this thread dropped so far */
-	uint64_t reserved;
+	uint64_t stream;                 /* which ring's stream (nonzero), 0 unknown */
 };
 
 struct ft_string_entry {                 /* 8 bytes, then len bytes, padded to 8 */

@@ -145,6 +145,36 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	return 0;
 }
 
+/* The program is about to make fd the copy of another file (dup2, dup3)
+ * or close it (close_range, closefrom): if fd is the trace file's, move the
+ * trace file to another number first, under the flush lock, so that no
+ * chunk goes into the program's file and the trace goes on. Where no
+ * number is free, the trace file is given up: one line, losses counted. */
+void ft_output_vacate(int fd)
+{
+	if (fd < 0 || fd != ft_out_fd)
+		return;
+	int locked = ft_flush_lock(1000) == 0;
+	if (fd == ft_out_fd) {
+		int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
+		if (moved < 0)
+			moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+		if (moved >= 0) {
+			ft_out_fd = moved;
+		} else {
+			int e = errno;
+			ft_out_fd = -1;
+			if (!atomic_exchange(&out_broken, 1))
+				ft_log("feedtrace: the program took the descriptor of %s and no other "
+				       "is free (%s); tracing goes on without output, losses counted",
+				       out_path, strerror(e));
+		}
+		syscall(SYS_close, fd);
+	}
+	if (locked)
+		ft_flush_unlock();
+}
+
 /* mkdir -p with mode 0700 for what we create. */
 static int make_dirs(char *path)
 {

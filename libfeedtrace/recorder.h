@@ -38,6 +38,7 @@ struct ft_thread {
 	_Atomic int state;           /* enum ft_thread_state (ring.c) */
 	int named;                   /* THREAD chunk written */
 	uint64_t lost_written;
+	uint64_t stream;             /* this owner's stream: EVENTS prefix */
 };
 
 extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = off */

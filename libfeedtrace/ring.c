@@ -24,6 +24,7 @@ _Atomic uint64_t ft_threads_untraced;
 _Atomic uint64_t ft_threads_seen;
 _Atomic uint64_t ft_lost_recycled;
 _Atomic uint32_t ft_wake_seq;
+static _Atomic uint64_t streams;        /* stream ids given out (per process) */
 
 __thread struct ft_thread *ft_self FT_TLS;
 __thread int ft_tls_notrace FT_TLS;     /* flusher and init: never record */
@@ -119,6 +120,7 @@ struct ft_thread *ft_thread_attach(void)
 		return NULL;                    /* stays refused */
 	}
 	ring_reset(t);
+	t->stream = atomic_fetch_add(&streams, 1) + 1;
 	t->tid = (int32_t)syscall(SYS_gettid);
 	atomic_fetch_add(&ft_threads_seen, 1);
 	pthread_setspecific(exit_key, t);

@@ -426,8 +426,14 @@ int dup(int fd)
 	return r;
 }
 
+/* dup2/dup3 onto the trace file's number: the trace file moves out of the
+ * way first (ft_output_vacate). close of it fails with EBADF, as for any
+ * descriptor the program never opened (close above); close_range and
+ * closefrom close all the rest of their range (below). */
 int dup2(int fd, int newfd)
 {
+	if (newfd == ft_out_fd && fd >= 0 && fd != newfd)
+		ft_output_vacate(newfd);
 	int r = REAL(dup2)(fd, newfd);
 	dup_path(fd, r);
 	return r;
@@ -435,9 +441,37 @@ int dup2(int fd, int newfd)
 
 int dup3(int fd, int newfd, int flags)
 {
+	if (newfd == ft_out_fd && fd >= 0 && fd != newfd)
+		ft_output_vacate(newfd);
 	int r = REAL(dup3)(fd, newfd, flags);
 	dup_path(fd, r);
 	return r;
+}
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int out = ft_out_fd;
+	if (out < 0 || (unsigned)out < first || (unsigned)out > last)
+		return REAL(close_range)(first, last, flags);
+	/* the range less the trace file's number */
+	int r = (unsigned)out > first ? REAL(close_range)(first, (unsigned)out - 1, flags) : 0;
+	int e = errno;
+	if ((unsigned)out < last && REAL(close_range)((unsigned)out + 1, last, flags) != 0)
+		return -1;
+	errno = e;
+	return r;
+}
+
+void closefrom(int lowfd)
+{
+	int out = ft_out_fd;
+	if (out < 0 || out < lowfd) {
+		REAL(closefrom)(lowfd);
+		return;
+	}
+	if (out > lowfd)
+		REAL(close_range)((unsigned)(lowfd < 0 ? 0 : lowfd), (unsigned)out - 1, 0);
+	REAL(closefrom)(out + 1);
 }
 
 /* The third argument is an int or a pointer, by command; it is passed on

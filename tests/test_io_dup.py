@@ -5,10 +5,14 @@ Programs: tests/progs/io_dup.c (each way of copying an fd, failing dups,
 a dup2 over another open file) and python3's os.dup / os.dup2 (which call
 fcntl64(F_DUPFD_CLOEXEC), dup2 and dup3). A dup records nothing itself;
 results and errno are the real functions' (traced output is byte-identical
-to untraced).
+to untraced). A program that takes over every descriptor number
+(tests/progs/io_fdsteal.c) neither loses the trace nor gets trace bytes in
+its own file.
 """
 import os
 import subprocess
+
+import pytest
 
 from conftest import BUILD, PYTHON, ROOT, prog, untraced
 
@@ -98,3 +102,27 @@ def test_python_os_dup(traced, tmp_path):
     assert t.count("read", path=a, req=100, ret=100) == 9
     assert sorted(e["args"]["fd"] for e in t.calls("read", path=a))[-5:] == [60] * 3 + [61] * 2
     assert t.count("close", path=a, ret=0) == 4
+
+
+@pytest.mark.parametrize("how", ["closefrom", "close_range", "close_all"])
+def test_program_takes_every_descriptor(traced, tmp_path, how):
+    """A program that closes every descriptor from 3 (closefrom, close_range,
+    a close loop) and then dup2s/dup3s its own file onto each number up to
+    999 (the trace file sits at 700 or above): the trace file keeps its
+    place or moves, never a byte of trace goes into the program's file, and
+    every read is in the trace. Before, dup2 onto the trace file's number
+    sent the rest of the trace into the program's file (3-9 KB of it here)
+    and the trace ended without records."""
+    exe = build("io_fdsteal")
+    data = make_file(tmp_path, "data.bin", 100)
+    victim = str(tmp_path / "victim.txt")
+    n = 50
+    r = traced([exe, how, data, victim, str(n)])
+    assert (r.returncode, r.stdout, r.stderr) == (0, "reads=%d\n" % (2 * n), "")
+    with open(victim, "rb") as f:
+        assert f.read() == b"hello\nhello\n"
+    t = r.trace
+    assert t.count("read", path=data, req=100, ret=100) == 2 * n
+    assert t.count("open", path=data) == 2 * n
+    [p] = t.procs
+    assert (p["end"], p["status"], p["lost"], p["damaged_chunks"]) == ("exit", 0, 0, 0)
