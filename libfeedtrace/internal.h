@@ -33,6 +33,7 @@ void ft_ring_recycle(struct ft_thread *t);
 void ft_ring_after_fork_child(void);
 
 /* strtab.c */
+void *ft_map_anon(size_t bytes, int flags);  /* ring.c */
 void ft_strtab_init(void);
 void ft_strtab_after_fork_child(void);
 /* Next run of published entries after *pos, as file bytes; 0 if none. */

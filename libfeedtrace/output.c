@@ -149,10 +149,12 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
  * or close it (close_range, closefrom): if fd is the trace file's, move the
  * trace file to another number first, under the flush lock, so that no
  * chunk goes into the program's file and the trace goes on. Where no
- * number is free, the trace file is given up: one line, losses counted. */
+ * number is free, the trace file is given up: one line, losses counted.
+ * A vfork or posix_spawn child (another pid on our memory) has a table of
+ * descriptors of its own, where ours closes at exec: nothing to do. */
 void ft_output_vacate(int fd)
 {
-	if (fd < 0 || fd != ft_out_fd)
+	if (fd < 0 || fd != ft_out_fd || (int)syscall(SYS_getpid) != ft_pid)
 		return;
 	int locked = ft_flush_lock(1000) == 0;
 	if (fd == ft_out_fd) {

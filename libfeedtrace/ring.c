@@ -84,6 +84,28 @@ static struct ft_thread *claim_slot(void)
 	return NULL;
 }
 
+#ifdef __SANITIZE_THREAD__
+void *__interceptor_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+#endif
+
+/* Anonymous zeroed memory straight from the kernel, never through a
+ * wrapper (ours records file mappings); NULL if refused. A ThreadSanitizer
+ * build asks the runtime's own mmap instead, which clears what TSan
+ * remembers of the range: a raw mapping would inherit the accesses TSan
+ * recorded there before the program unmapped that memory behind its back. */
+void *ft_map_anon(size_t bytes, int flags)
+{
+#ifdef __SANITIZE_THREAD__
+	void *p = __interceptor_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+#else
+	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+#endif
+}
+
 /* Gives t a ring of the configured size, within the memory bound. */
 static int give_ring(struct ft_thread *t)
 {
@@ -94,9 +116,8 @@ static int give_ring(struct ft_thread *t)
 		atomic_fetch_sub(&ring_bytes, bytes);
 		return -1;
 	}
-	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED || ((long)p < 0 && (long)p > -4096)) {
+	void *p = ft_map_anon(bytes, 0);
+	if (!p) {
 		atomic_fetch_sub(&ring_bytes, bytes);
 		return -1;
 	}

@@ -37,9 +37,7 @@ _Atomic uint64_t ft_strings_lost;
 
 static void *map_zeroed(size_t bytes)
 {
-	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+	return ft_map_anon(bytes, MAP_NORESERVE);      /* pages on first touch */
 }
 
 void ft_strtab_init(void)
