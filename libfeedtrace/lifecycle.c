@@ -21,7 +21,8 @@
 #include "lifecycle.h"
 #include "log.h"
 
-void ft_callsite_init(void);
+void ft_callsite_init(void);      /* shim/callsite.c */
+void ft_cuda_fork_child(void);    /* shim/cuda.c */
 
 _Atomic unsigned ft_active;
 int ft_pid;
@@ -148,6 +149,7 @@ static void fork_child(void)
 	atomic_store(&ft_records_written, 0);
 	ft_ring_after_fork_child();
 	ft_strtab_after_fork_child();
+	ft_cuda_fork_child();
 	ft_flusher_forget();
 	if (ft_out_fd >= 0)
 		syscall(SYS_close, ft_out_fd);

@@ -28,6 +28,14 @@ static void *driver_handle;
 static _Atomic int driver_state;                 /* 0 unknown, 1 learning, 2 known */
 static _Atomic uint64_t unmatched;               /* driver answers passed on unwrapped */
 
+/* fork child: a thread of the parent that was learning the driver did not
+ * come along; the child learns again rather than wait for it for ever. */
+void ft_cuda_fork_child(void)
+{
+	int learning = 1;
+	atomic_compare_exchange_strong(&driver_state, &learning, 0);
+}
+
 /* Learns the driver once, from any function inside it: its handle, the
  * address of each wrapped export, and the helpers the records need. */
 static void driver_learn(void *fn_in_driver)
