@@ -197,18 +197,13 @@ static void write_strings(void)
 static void write_thread_info(struct ft_thread *t)
 {
 	struct ft_thread_info ti;
-	char path[64];
 	memset(&ti, 0, sizeof ti);
 	ti.tid = t->tid;
 	ti.flags = t->tid == ft_pid ? 1 : 0;
-	snprintf(path, sizeof path, "/proc/self/task/%d/comm", t->tid);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		long n = syscall(SYS_read, fd, ti.name, sizeof ti.name - 1);
-		syscall(SYS_close, fd);
-		if (n > 0 && ti.name[n - 1] == '\n')
-			ti.name[n - 1] = 0;
-	}
+	atomic_store_explicit(&t->renamed, 0, memory_order_relaxed);
+	uint64_t w[2] = { atomic_load_explicit(&t->name[0], memory_order_acquire),
+			  atomic_load_explicit(&t->name[1], memory_order_acquire) };
+	memcpy(ti.name, w, 15);         /* ti.name[15..] stay 0 */
 	struct iovec v = { &ti, sizeof ti };
 	ft_output_write_chunk(FT_CHUNK_THREAD, FT_CODEC_RAW, sizeof ti, &v, 1);
 	t->named = 1;
@@ -263,7 +258,7 @@ static void drain_ring(struct ft_thread *t)
 		uint64_t lost = atomic_load_explicit(&t->lost, memory_order_relaxed);
 		if (head == tail && lost == t->lost_written)
 			return;
-		if (!t->named)
+		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
 		write_strings();
 		uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
@@ -415,6 +410,8 @@ void ft_flush_all_raw(void)
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
+			write_thread_info(t);
 		while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 			struct iovec v = { (void *)sdata, sn };
 			ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

@@ -39,6 +39,9 @@ struct ft_thread {
 	int named;                   /* THREAD chunk written */
 	uint64_t lost_written;
 	uint64_t stream;             /* this owner's stream: EVENTS prefix */
+	_Atomic uint64_t name[2];    /* the thread's name (comm), NUL-padded */
+	_Atomic int renamed;         /* name changed since the THREAD chunk */
+	uint64_t pthread;            /* its pthread_t, to find it by that */
 };
 
 extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = off */

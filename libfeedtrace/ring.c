@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/futex.h>
@@ -143,12 +145,42 @@ struct ft_thread *ft_thread_attach(void)
 	ring_reset(t);
 	t->stream = atomic_fetch_add(&streams, 1) + 1;
 	t->tid = (int32_t)syscall(SYS_gettid);
+	t->pthread = (uint64_t)pthread_self();
+	char name[16] = { 0 };
+	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+	ft_thread_set_name(t, name);
+	atomic_store(&t->renamed, 0);
 	atomic_fetch_add(&ft_threads_seen, 1);
 	pthread_setspecific(exit_key, t);
 	atomic_store_explicit(&t->state, FT_SLOT_LIVE, memory_order_release);
 	ft_self = t;
 	errno = saved;
 	return t;
+}
+
+/* A thread's name as the flusher will write it: the kernel's 15 bytes at
+ * most, read at attach and on each rename (pthread_setname_np, prctl),
+ * never from /proc by the flusher: an open there would take the lowest
+ * free descriptor, one the program may be about to dup2 onto (EBUSY) or
+ * expect its own next open to get. */
+void ft_thread_set_name(struct ft_thread *t, const char *name)
+{
+	uint64_t w[2] = { 0, 0 };
+	memcpy(w, name, strnlen(name, 15));
+	atomic_store_explicit(&t->name[0], w[0], memory_order_relaxed);
+	atomic_store_explicit(&t->name[1], w[1], memory_order_relaxed);
+	atomic_store_explicit(&t->renamed, 1, memory_order_release);
+}
+
+/* The live thread whose pthread_t is th, or NULL. */
+struct ft_thread *ft_thread_by_pthread(uint64_t th)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	for (unsigned i = 0; i < hw; i++)
+		if (atomic_load_explicit(&ft_threads[i].state, memory_order_acquire) == FT_SLOT_LIVE &&
+		    ft_threads[i].pthread == th)
+			return &ft_threads[i];
+	return NULL;
 }
 
 /* Runs at thread exit (TLS destructors): hand the ring to the flusher. */
