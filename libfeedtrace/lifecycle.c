@@ -31,8 +31,14 @@ static _Atomic int finished;
 static _Atomic int exit_status = -1;
 
 /* Signals whose default action kills: while the program leaves them at
- * SIG_DFL, our handler commits the trace and re-raises. */
-static const int kill_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+ * SIG_DFL, our handler commits the trace and re-raises. The faults come
+ * last: a crash (a segfault, an abort, a bus error on a truncated mapped
+ * file) keeps its last flush interval, the part that shows what led to
+ * it. The re-raised signal finds SIG_DFL back, so the process still dies
+ * by it, with its core dump. A fault the handler cannot run for (a stack
+ * overflow without an alternate stack) kills the process as before. */
+static const int kill_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+				    SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 static _Atomic unsigned char handler_ours[NSIG];
 
 int ft_signal_is_ours(int sig)

@@ -12,6 +12,7 @@ Every data read is open()+read(fd, buf, 100)+close() of a 100-byte file, so
 """
 import glob
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -295,6 +296,50 @@ def test_killed_by_signal(start, data, sig):
     assert pr["end"] == "signal" and pr["status"] == sig
     assert t.count("signal", signo=int(sig)) == 1
     assert pr["lost"] == 0
+
+
+FAULTS = {"segv": signal.SIGSEGV, "bus": signal.SIGBUS, "fpe": signal.SIGFPE,
+          "ill": signal.SIGILL, "abort": signal.SIGABRT}
+
+
+@skip_under(["asan", "tsan", "ubsan"], "the sanitizer runtime takes the fault signals and "
+            "reports the crash itself")
+@pytest.mark.parametrize("how", sorted(FAULTS))
+def test_crash_keeps_the_trace(tmp_path, data, how):
+    """A program that crashes (a fault, or abort) keeps the records of its
+    last flush interval (well under 200 ms old here), and still dies by the
+    same signal."""
+    outdir = str(tmp_path / "trace")
+    no_core = lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    p = subprocess.run([LIFE, "crash", data, "7", how], env=traced_env(outdir),
+                       capture_output=True, text=True, timeout=60, preexec_fn=no_core)
+    sig = FAULTS[how]
+    assert p.returncode == -sig, p.stderr
+    t = Trace.load(outdir)
+    [pr] = t.procs
+    assert len(reads(t, data)) == 7
+    assert (pr["end"], pr["status"], pr["lost"], pr["damaged_chunks"]) == ("signal", int(sig), 0, 0)
+    assert t.count("signal", signo=int(sig)) == 1
+
+
+@skip_under(["asan", "tsan", "ubsan"], "the sanitizer runtime takes the fault signals and "
+            "reports the crash itself")
+def test_python_segfault_keeps_the_trace(tmp_path, data):
+    """A C extension's segfault in python3 (no faulthandler: CPython's
+    default): the file reads before it are in the trace."""
+    outdir = str(tmp_path / "trace")
+    code = ("import ctypes, sys\n"
+            "for _ in range(5):\n"
+            "    open(sys.argv[1], 'rb').read()\n"
+            "ctypes.string_at(0)\n")
+    no_core = lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    p = subprocess.run([PYTHON, "-c", code, data], env=traced_env(outdir),
+                       capture_output=True, text=True, timeout=60, preexec_fn=no_core)
+    assert p.returncode == -signal.SIGSEGV, p.stderr
+    t = Trace.load(outdir)
+    [pr] = t.procs
+    assert len(t.calls("read", path=data, ret=100)) == 5
+    assert (pr["end"], pr["status"], pr["lost"]) == ("signal", int(signal.SIGSEGV), 0)
 
 
 def test_own_sigterm_handler_kept(start, data, monkeypatch):

@@ -19,6 +19,10 @@
  *   life_prog shortthreads FILE T     T threads one after another, one read each
  *   life_prog sleep FILE N            N reads, "ready", sleep 60 s
  *   life_prog zero N                  open /dev/zero, N one-byte reads, no close
+ *   life_prog crash FILE N HOW        N reads, then dies by a fault: HOW is segv
+ *                                     (store to address 0), bus (touch a mapped
+ *                                     page past the end of FILE), fpe (integer
+ *                                     division by zero), ill (ud2), abort
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,6 +208,29 @@ int main(int argc, char **argv)
 			ok += read(fd, &c, 1) == 1;
 		printf("zero reads=%ld\n", ok);
 		return 0;         /* fd left open: no close record */
+	}
+	if (!strcmp(mode, "crash") && argc == 5) {
+		read_file(atoi(argv[3]));
+		const char *how = argv[4];
+		if (!strcmp(how, "segv")) {
+			*(volatile int *)0 = 1;
+		} else if (!strcmp(how, "bus")) {
+			int fd = open(file, O_RDONLY);
+			long page = sysconf(_SC_PAGESIZE);
+			volatile char *m = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+			if (m == MAP_FAILED)
+				return 97;
+			(void)m[page];          /* a whole page past the file's end */
+		} else if (!strcmp(how, "fpe")) {
+			volatile int num = 7, zero = 0;
+			volatile int x = num / zero;    /* an idiv (1 / x compiles to compares) */
+			(void)x;
+		} else if (!strcmp(how, "ill")) {
+			__builtin_trap();
+		} else if (!strcmp(how, "abort")) {
+			abort();
+		}
+		return 98;              /* not reached */
 	}
 	fprintf(stderr, "life_prog: bad arguments\n");
 	return 2;
