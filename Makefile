@@ -30,7 +30,7 @@ endif
 PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
 
 LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
-           libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/output.c \
+           libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c

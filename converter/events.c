@@ -20,41 +20,24 @@ static const struct {
 static struct ft_kind_info kinds[FT_EV_COUNT];
 static int built;
 
-static const struct { const char *name; int type; unsigned size; } types[] = {
-	{"i32", FT_F_I32, 4}, {"u32", FT_F_U32, 4}, {"x32", FT_F_X32, 4},
-	{"str", FT_F_STR, 4}, {"u64", FT_F_U64, 8}, {"i64", FT_F_I64, 8},
-	{"ptr", FT_F_PTR, 8},
-};
-
-/* "fd:i32 path:str ..." -> fields with offsets (payload starts at byte 16) */
+/* "fd:i32 path:str ..." -> fields with offsets (libfeedtrace/layout.h) */
 static void parse_fields(struct ft_kind_info *k, const char *spec)
 {
 	static char names[FT_EV_COUNT][FT_MAX_FIELDS][24];
-	unsigned off = 16;
-	const char *p = spec;
-	while (p && *p && k->nfields < FT_MAX_FIELDS) {
-		while (*p == ' ')
-			p++;
-		size_t n = strcspn(p, ":");
-		size_t tn = strcspn(p + n + 1, " ");
-		struct ft_field *f = &k->f[k->nfields];
-		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-			if (strlen(types[i].name) == tn && !memcmp(types[i].name, p + n + 1, tn)) {
-				f->type = types[i].type;
-				f->size = types[i].size;
-			}
-		if (f->size == 8)
-			off = (off + 7) & ~7u;
-		f->off = off;
-		off += f->size;
-		if (!(n == 1 && p[0] == '_')) {
-			char *dst = names[k - kinds][k->nfields];
-			memcpy(dst, p, n < 23 ? n : 23);
+	struct ft_layout_field lf[FT_MAX_FIELDS];
+	int n = ft_layout_parse(spec, lf, FT_MAX_FIELDS);
+	for (int i = 0; i < n; i++) {
+		struct ft_field *f = &k->f[i];
+		f->type = lf[i].type < 0 ? 0 : lf[i].type;
+		f->size = lf[i].size;
+		f->off = lf[i].off;
+		if (!(lf[i].name_len == 1 && lf[i].name[0] == '_')) {
+			char *dst = names[k - kinds][i];
+			memcpy(dst, lf[i].name, lf[i].name_len < 23 ? lf[i].name_len : 23);
 			f->name = dst;
 		}
-		k->nfields++;
-		p += n + 1 + tn;
 	}
+	k->nfields = n;
 }
 
 static void build(void)

@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "../libfeedtrace/format.h"
-
-enum ft_field_type { FT_F_I32, FT_F_U32, FT_F_X32, FT_F_STR, FT_F_U64, FT_F_I64, FT_F_PTR };
+#include "../libfeedtrace/layout.h"
 
 #define FT_MAX_FIELDS 12
 

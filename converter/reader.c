@@ -285,6 +285,11 @@ static struct ft_thread_rec *thread_rec(struct ft_process *p, int32_t tid)
 	return t;
 }
 
+uint32_t ft_string_count(const struct ft_process *p)
+{
+	return p->strings ? p->strings->n : 0;
+}
+
 const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 {
 	for (int i = 0; i < p->nthreads; i++)

@@ -81,5 +81,7 @@ const char *ft_site_text(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);
+/* string entries read from the file's STRINGS chunks */
+uint32_t ft_string_count(const struct ft_process *p);
 
 #endif

@@ -194,6 +194,25 @@ static void write_strings(void)
 	}
 }
 
+/* A fork child's file: the inherited strings that the n slots from index
+ * first of ring name and the file lacks, before the chunk that names them. */
+static void write_inherited(const struct ft_rec *ring, uint64_t mask, uint64_t first, uint64_t n)
+{
+	static unsigned char buf[64 << 10];
+	size_t k;
+	while ((k = ft_strrefs_collect(ring, mask, first, n, buf, sizeof buf)) > 0) {
+		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, buf, k, ft_cfg.zstd_level);
+		struct iovec v = { buf, k };
+		if (!ZSTD_isError(z) && z < k) {
+			v.iov_base = packed;
+			v.iov_len = z;
+		}
+		ft_output_write_chunk(FT_CHUNK_STRINGS, v.iov_base == buf ? FT_CODEC_RAW : FT_CODEC_ZSTD,
+				      (uint32_t)k, &v, 1);
+		write_symbols(buf, k);
+	}
+}
+
 static void write_thread_info(struct ft_thread *t)
 {
 	struct ft_thread_info ti;
@@ -265,6 +284,7 @@ static void drain_ring(struct ft_thread *t)
 		struct ft_events_prefix pre;
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
+		write_inherited((const struct ft_rec *)stage, ~0ull, 0, n);
 		ft_shuffle_slots(stage, shuffled + sizeof pre, n);
 		memcpy(shuffled, &pre, sizeof pre);
 		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
@@ -392,7 +412,7 @@ void ft_flusher_stop(void)
 void ft_flusher_forget(void)
 {
 	atomic_store(&flusher_running, 0);
-	strings_pos = 0;        /* the child's new file needs every string */
+	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
 	last_clock_ns = 0;
 	atomic_store(&flush_lock_word, 0);
 }
@@ -422,6 +442,13 @@ void ft_flush_all_raw(void)
 			if (tail >= head && lost == t->lost_written)
 				break;
 			uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
+			static unsigned char inherited[16 << 10];
+			size_t got;
+			while ((got = ft_strrefs_collect(t->ring, t->mask, tail, n, inherited,
+							 sizeof inherited)) > 0) {
+				struct iovec v = { inherited, got };
+				ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)got, &v, 1);
+			}
 			struct ft_events_prefix pre;
 			prefix_for(t, tail, n, &pre);
 			uint64_t cap = t->mask + 1, first = tail & t->mask;

@@ -40,6 +40,13 @@ void ft_strtab_init(void);
 void ft_strtab_after_fork_child(void);
 /* Next run of published entries after *pos, as file bytes; 0 if none. */
 size_t ft_strtab_pending(uint64_t *pos, const void **data);
+const struct ft_string_entry *ft_strtab_entry(uint32_t id);
+/* strrefs.c: a fork child writes the inherited strings its records name */
+void ft_strrefs_after_fork_child(uint64_t inherited_end);
+uint64_t ft_strrefs_start(void);
+size_t ft_strrefs_collect(const struct ft_rec *ring, uint64_t mask, uint64_t first,
+			  uint64_t n, unsigned char *buf, size_t cap);
+size_t ft_strrefs_one(uint32_t id, unsigned char *buf, size_t cap);
 extern _Atomic uint64_t ft_strings_lost;
 
 extern uint64_t ft_redact_key;

@@ -280,6 +280,12 @@ static void write_process_chunk(void)
 	}
 	struct iovec v[2] = { { &pi, sizeof pi }, { cmd, (size_t)n } };
 	ft_output_write_chunk(FT_CHUNK_PROCESS, FT_CODEC_RAW, (uint32_t)(sizeof pi + (size_t)n), v, 2);
+	/* a fork child's exe path is an inherited string: its file needs it */
+	size_t k = ft_strrefs_one(pi.exe_id, (unsigned char *)exe, sizeof exe);
+	if (k) {
+		struct iovec s = { exe, k };
+		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)k, &s, 1);
+	}
 }
 
 /* Opens this process's file in the run directory. 0 on success. */

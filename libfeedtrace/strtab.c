@@ -134,6 +134,21 @@ uint32_t ft_intern(const char *s)
 	return 0;
 }
 
+/* The published entry of id, or NULL. */
+const struct ft_string_entry *ft_strtab_entry(uint32_t id)
+{
+	uint64_t off = ((uint64_t)id - 1) * 8;
+	uint64_t used = atomic_load(&arena_used);
+	if (!arena || id == 0 || off + sizeof(struct ft_string_entry) > used ||
+	    off + sizeof(struct ft_string_entry) > ARENA_BYTES)
+		return NULL;
+	const struct ft_string_entry *e = (const void *)(arena + off);
+	uint32_t len = atomic_load_explicit((_Atomic uint32_t *)&e->len, memory_order_acquire);
+	if (len == 0 || e->id != id || off + sizeof *e + ((len + 7) & ~7ull) > ARENA_BYTES)
+		return NULL;
+	return e;
+}
+
 /* Entry at off is whole: published, its own id, its text ends in NUL. */
 static int entry_whole(uint64_t off, uint64_t used)
 {
@@ -144,13 +159,26 @@ static int entry_whole(uint64_t off, uint64_t used)
 	       ((const char *)(e + 1))[len - 1] == 0;
 }
 
-/* In a fork child (one thread, before the flusher starts): when a thread
- * of the parent was adding a string at the fork, its table slot has a hash
- * but no id (a lookup of that string would wait on a thread that is not
- * here), and its arena space has no length (the flusher stops there: every
- * later string, the child's own included, would never be written). Free
- * such slots, and fill each hole with an empty string entry of its size. */
+/* In a fork child (one thread, before the flusher starts): the strings it
+ * inherited go into its file only as its records name them (strrefs.c);
+ * and first, what a fork in the middle of an add left half done is mended
+ * (below). */
+static void mend_after_fork(void);
+
 void ft_strtab_after_fork_child(void)
+{
+	mend_after_fork();
+	uint64_t used = atomic_load(&arena_used);
+	ft_strrefs_after_fork_child(used < ARENA_BYTES ? used : ARENA_BYTES);
+}
+
+/* When a thread of the parent was adding a string at the fork, its table
+ * slot has a hash but no id (a lookup of that string would wait on a
+ * thread that is not here), and its arena space has no length (the flusher
+ * stops there: every later string, the child's own included, would never
+ * be written). Free such slots, and fill each hole with an empty string
+ * entry of its size. */
+static void mend_after_fork(void)
 {
 	if (!table || atomic_load(&adding) == 0)
 		return;

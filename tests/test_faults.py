@@ -298,6 +298,9 @@ def test_fork_storm_200(tmp_path, data):
     for k in kids:
         assert k["calls"] == {"open": 1, "read": 1, "close": 1, "_exit": 1}, k
         assert k["ppid"] == parent[0]["pid"] and k["status"] == 0
+        # of the strings it inherited, a child's file has those it names:
+        # its exe and the data file's path
+        assert k["strings"] == 2, k
     for p in procs:
         assert p["lost"] == 0 and p["damaged_chunks"] == 0
     assert len(reads(Trace.load(out), data)) == n + 1
@@ -324,6 +327,8 @@ def test_fork_while_a_thread_interns(tmp_path, data):
         assert path.startswith(data + ".child") and opens[0]["args"]["fd"] == -2, (k, opens)
         seen.add(path)
         assert k["lost"] == 0 and k["damaged_chunks"] == 0
+        # its exe and its own path; none of the thousands the thread added
+        assert k["strings"] == 2, k
     assert seen == {"%s.child%d" % (data, i) for i in range(n)}
 
 

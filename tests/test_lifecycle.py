@@ -179,6 +179,35 @@ def test_python_fork_os_exit(traced, data):
     check_fork(r, data, 6, 4, 3)
 
 
+def test_fork_child_file_has_the_inherited_strings_it_names(traced, data, tmp_path):
+    """A fork child's file has, of the strings it inherited (here the
+    parent's 300 paths), only those its records name, written by its
+    flusher (compressed) before the records, and by the exit drain (raw):
+    the parent's data file, read before and after a flush, and the exe."""
+    code = ("import os, sys, time\n"
+            "for i in range(300):\n"
+            "    try: open('%s/nothing-%%d' %% i)\n"
+            "    except OSError: pass\n"
+            "f = open(sys.argv[1], 'rb', buffering=0)\n"
+            "if os.fork() == 0:\n"
+            "    f.read(10)\n"
+            "    time.sleep(0.6)\n"          # the child's flusher drains: 200 ms
+            "    open(sys.argv[1], 'rb').read()\n"
+            "    os._exit(0)\n"
+            "os.wait()\n") % tmp_path
+    r = traced([PYTHON, "-c", code, data])
+    assert r.returncode == 0, r.stderr
+    t = r.trace
+    [child] = [p for p in t.procs if p["end"] == "_exit"]
+    [parent] = [p for p in t.procs if p["end"] == "exit"]
+    assert parent["strings"] > 300
+    assert child["strings"] == 2              # the exe and the data file
+    assert child["exe"] == parent["exe"]
+    reads = t.calls("read", pid=child["pid"], path=data)
+    assert [(e["args"]["req"], e["args"]["ret"]) for e in reads][:2] == [(10, 10), (101, 100)]
+    assert t.count("open64", pid=child["pid"], path=data) == 1
+
+
 def test_torch_dataloader_workers(traced, tmp_path):
     chk = subprocess.run([PYTHON, "-c", "import importlib.util, sys; "
                           "sys.exit(importlib.util.find_spec('torch') is None)"],
