@@ -164,6 +164,21 @@ static void write_symbols(const unsigned char *p, size_t n)
 	}
 }
 
+/* One STRINGS chunk of whole entries: one zstd frame when that is smaller,
+ * else raw; then SYMBOLS for the stacks among them. */
+static void write_strings_chunk(const unsigned char *p, size_t n)
+{
+	size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, p, n, ft_cfg.zstd_level);
+	if (ZSTD_isError(z) || z >= n) {
+		struct iovec v = { (void *)p, n };
+		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)n, &v, 1);
+	} else {
+		struct iovec v = { packed, z };
+		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_ZSTD, (uint32_t)n, &v, 1);
+	}
+	write_symbols(p, n);
+}
+
 static void write_strings(void)
 {
 	const void *data;
@@ -178,16 +193,7 @@ static void write_strings(void)
 				const struct ft_string_entry *e = (const void *)(p + take);
 				take += sizeof *e + ((e->len + 7) & ~7u);
 			}
-			size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, p, take,
-						     ft_cfg.zstd_level);
-			if (ZSTD_isError(z) || z >= take) {
-				struct iovec v = { (void *)p, take };
-				ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)take, &v, 1);
-			} else {
-				struct iovec v = { packed, z };
-				ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_ZSTD, (uint32_t)take, &v, 1);
-			}
-			write_symbols(p, take);
+			write_strings_chunk(p, take);
 			p += take;
 			n -= take;
 		}
@@ -200,17 +206,8 @@ static void write_inherited(const struct ft_rec *ring, uint64_t mask, uint64_t f
 {
 	static unsigned char buf[64 << 10];
 	size_t k;
-	while ((k = ft_strrefs_collect(ring, mask, first, n, buf, sizeof buf)) > 0) {
-		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, buf, k, ft_cfg.zstd_level);
-		struct iovec v = { buf, k };
-		if (!ZSTD_isError(z) && z < k) {
-			v.iov_base = packed;
-			v.iov_len = z;
-		}
-		ft_output_write_chunk(FT_CHUNK_STRINGS, v.iov_base == buf ? FT_CODEC_RAW : FT_CODEC_ZSTD,
-				      (uint32_t)k, &v, 1);
-		write_symbols(buf, k);
-	}
+	while ((k = ft_strrefs_collect(ring, mask, first, n, buf, sizeof buf)) > 0)
+		write_strings_chunk(buf, k);
 }
 
 static void write_thread_info(struct ft_thread *t)
