@@ -131,6 +131,47 @@ static void *new_paths(void *arg)
 	return NULL;
 }
 
+/* ---- forkstorm, forkintern */
+static int child_data_read(int i)
+{
+	(void)i;
+	data_read();
+	return 0;
+}
+
+/* child i opens FILE.child<i>, which is not there */
+static int child_open_own(int i)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s.child%d", file, i);
+	return open(path, O_RDONLY) < 0 && errno == ENOENT ? 0 : 96;
+}
+
+/* Forks n children in a row, child i leaving by _exit(child(i)), then
+ * reaps them all; prints "children=N bad=B" (B: not exited with 0). */
+static int fork_children(int n, int (*child)(int))
+{
+	pid_t *kids = calloc((size_t)n, sizeof *kids);
+	for (int i = 0; i < n; i++) {
+		kids[i] = fork();
+		if (kids[i] < 0) {
+			perror("fork");
+			return 95;
+		}
+		if (kids[i] == 0)
+			_exit(child(i));
+	}
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		int st;
+		if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			bad++;
+	}
+	printf("children=%d bad=%d\n", n, bad);
+	return bad ? 1 : 0;
+}
+
 /* ---- eintr */
 static volatile sig_atomic_t alarms;
 
@@ -212,59 +253,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "forkstorm") && argc == 4) {
 		file = argv[2];
-		int n = atoi(argv[3]);
 		data_read();
-		pid_t *kids = calloc((size_t)n, sizeof *kids);
-		for (int i = 0; i < n; i++) {
-			kids[i] = fork();
-			if (kids[i] < 0) {
-				perror("fork");
-				return 95;
-			}
-			if (kids[i] == 0) {
-				data_read();
-				_exit(0);
-			}
-		}
-		int bad = 0;
-		for (int i = 0; i < n; i++) {
-			int st;
-			if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
-			    WEXITSTATUS(st) != 0)
-				bad++;
-		}
-		printf("children=%d bad=%d\n", n, bad);
-		return bad ? 1 : 0;
+		return fork_children(atoi(argv[3]), child_data_read);
 	}
 	if (!strcmp(mode, "forkintern") && argc == 4) {
-		int n = atoi(argv[3]);
-		char child_path[4096];
+		file = argv[2];
 		pthread_t th;
 		pthread_create(&th, NULL, new_paths, NULL);
-		pid_t *kids = calloc((size_t)n, sizeof *kids);
-		for (int i = 0; i < n; i++) {
-			kids[i] = fork();
-			if (kids[i] < 0) {
-				perror("fork");
-				return 95;
-			}
-			if (kids[i] == 0) {
-				snprintf(child_path, sizeof child_path, "%s.child%d", argv[2], i);
-				int fd = open(child_path, O_RDONLY);
-				_exit(fd < 0 && errno == ENOENT ? 0 : 96);
-			}
-		}
+		int r = fork_children(atoi(argv[3]), child_open_own);
 		interning_stop = 1;
 		pthread_join(th, NULL);
-		int bad = 0;
-		for (int i = 0; i < n; i++) {
-			int st;
-			if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
-			    WEXITSTATUS(st) != 0)
-				bad++;
-		}
-		printf("children=%d bad=%d\n", n, bad);
-		return bad ? 1 : 0;
+		return r;
 	}
 	if (!strcmp(mode, "eintr") && argc == 3) {
 		long n = atol(argv[2]);
