@@ -27,6 +27,7 @@ extern _Atomic uint64_t ft_lost_recycled;
 extern _Atomic uint32_t ft_wake_seq;
 extern __thread int ft_tls_notrace;
 extern struct ft_thread ft_thread_refused;
+extern struct ft_thread ft_thread_vfork_child;
 void ft_ring_init(void);
 void ft_flusher_wake(void);
 void ft_ring_recycle(struct ft_thread *t);

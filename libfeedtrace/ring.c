@@ -33,6 +33,9 @@ __thread int ft_tls_notrace FT_TLS;     /* flusher and init: never record */
 
 /* Stand-in for threads that must not record: busy forever. */
 struct ft_thread ft_thread_refused = { .busy = 1 };
+/* Stand-in while this thread is a vfork child on its parent's memory
+ * (shim/process.c): its hooks pass through and touch no shared state. */
+struct ft_thread ft_thread_vfork_child = { .busy = 1 };
 
 static pthread_key_t exit_key;
 static _Atomic uint64_t ring_bytes;

@@ -2,9 +2,12 @@
  * process.c: wrappers for the calls that end, copy or replace a process
  * (fork, exit, _exit, exec*), and for sigaction/signal so that the program
  * sees its own view of the signals whose default we stand in for.
- * vfork and posix_spawn are deliberately not wrapped: their children share
- * the parent's memory until they exec, and an exec wrapper called there
- * sees a foreign pid and passes straight through.
+ * posix_spawn is not wrapped: its child calls only libc's internal
+ * functions, never a wrapper. vfork is, in assembly (x86-64): its child
+ * runs on the parent's memory, so while it does, the calling thread's
+ * ring pointer is a stand-in that makes every hook pass straight through
+ * (its dup2 and close would otherwise have gone into the parent's ring and
+ * fd->path table); the parent puts its own back when vfork returns to it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +21,39 @@
 /* every non-static function below is a wrapper: exported */
 #pragma GCC visibility push(default)
 
+#if defined(__x86_64__)
+/* vfork cannot be a C function: the child returns from it and goes on
+ * using the stack below the caller's frame, which the parent then finds
+ * changed. Like glibc's own, this keeps the return address in a register
+ * (each task has its own registers) and makes the system call itself.
+ * %rsi keeps the thread's ring pointer for the parent. */
+__attribute__((visibility("hidden"))) long ft_vfork_failed(long neg_errno);
+__asm__(
+	".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	popq %rdi\n"                             /* the caller's return address */
+	"	movq ft_self@gottpoff(%rip), %rcx\n"
+	"	movq %fs:(%rcx), %rsi\n"
+	"	leaq ft_thread_vfork_child(%rip), %rdx\n"
+	"	movq %rdx, %fs:(%rcx)\n"
+	"	movl $58, %eax\n"                        /* SYS_vfork */
+	"	syscall\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"                                 /* the child keeps the stand-in */
+	"	movq ft_self@gottpoff(%rip), %rcx\n"     /* the parent, or no child */
+	"	movq %rsi, %fs:(%rcx)\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"1:	pushq %rdi\n"
+	"	ret\n"
+	"2:	pushq %rdi\n"
+	"	movq %rax, %rdi\n"
+	"	jmp ft_vfork_failed\n"
+	".size vfork, .-vfork\n");
+#endif
+
 pid_t fork(void)
 {
 	struct ft_thread *t = ft_enter(FT_G_PROC);
@@ -30,6 +66,15 @@ pid_t fork(void)
 	}
 	return pid;
 }
+
+#if defined(__x86_64__)
+/* vfork failed (no child): errno, and -1 to vfork's caller. */
+__attribute__((visibility("hidden"))) long ft_vfork_failed(long neg_errno)
+{
+	errno = (int)-neg_errno;
+	return -1;
+}
+#endif
 
 static void record_exit(int status)
 {
@@ -180,7 +225,7 @@ int execle(const char *path, const char *arg, ...)
  * SIG_DFL. Once it installs a handler, that handler is the real one. */
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!ft_signal_wanted(sig))
+	if (!ft_signal_wanted(sig) || ft_self == &ft_thread_vfork_child)
 		return REAL(sigaction)(sig, act, old);
 	if (ft_signal_is_ours(sig)) {
 		if (old) {
@@ -203,7 +248,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (!ft_signal_wanted(sig))
+	if (!ft_signal_wanted(sig) || ft_self == &ft_thread_vfork_child)
 		return REAL(signal)(sig, handler);
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);

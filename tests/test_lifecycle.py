@@ -309,6 +309,24 @@ def test_python_subprocess(traced, data, how):
     assert t.count("_exit", pid=py[0]["pid"]) == 0
 
 
+@skip_under(["tsan"], "the runtime turns vfork into fork")
+def test_vfork_child_leaves_no_trace_in_the_parent(traced, data):
+    """A vfork child runs on its parent's memory until it execs or leaves:
+    its calls (a dup2, a close, a pread) must not appear as the parent's,
+    nor change the parent's fd -> path table. Before, the child's close
+    and pread were recorded in the parent's ring under the parent's tid,
+    and the parent's own pread and close of that fd then had no path."""
+    r = traced([LIFE, "vfork", data])
+    assert (r.returncode, r.stdout) == (0, "vfork status=0\n"), r.stderr
+    t = r.trace
+    [p] = t.procs
+    assert p["calls"] == {"open": 1, "read": 1, "pread": 1, "close": 1}
+    [pr] = t.calls("pread")
+    assert (pr["args"]["fd"], pr["args"]["path"], pr["args"]["ret"]) == (
+        t.calls("open")[0]["args"]["fd"], data, 100)
+    assert t.calls("close")[0]["args"]["path"] == data
+
+
 # ---------------------------------------------------------------- 5. signals
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

@@ -19,6 +19,11 @@
  *   life_prog shortthreads FILE T     T threads one after another, one read each
  *   life_prog sleep FILE N            N reads, "ready", sleep 60 s
  *   life_prog zero N                  open /dev/zero, N one-byte reads, no close
+ *   life_prog vfork FILE              opens FILE, reads 100; vfork: the child
+ *                                     dup2s the fd onto 60, closes it, reads 100
+ *                                     through 60, _exit(0); the parent preads 100
+ *                                     at 0 through the fd, closes it, prints
+ *                                     "vfork status=S"
  *   life_prog crash FILE N HOW        N reads, then dies by a fault: HOW is segv
  *                                     (store to address 0), bus (touch a mapped
  *                                     page past the end of FILE), fpe (integer
@@ -208,6 +213,26 @@ int main(int argc, char **argv)
 			ok += read(fd, &c, 1) == 1;
 		printf("zero reads=%ld\n", ok);
 		return 0;         /* fd left open: no close record */
+	}
+	if (!strcmp(mode, "vfork") && argc == 3) {
+		char buf[100];
+		int fd = open(file, O_RDONLY);
+		if (fd < 0 || read(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+			return 90;
+		pid_t kid = vfork();
+		if (kid == 0) {
+			int ok = dup2(fd, 60) == 60 && close(fd) == 0 &&
+				 pread(60, buf, sizeof buf, 0) == (ssize_t)sizeof buf;
+			_exit(ok ? 0 : 1);
+		}
+		int st = -1;
+		if (kid < 0 || waitpid(kid, &st, 0) != kid)
+			return 91;
+		if (pread(fd, buf, sizeof buf, 0) != (ssize_t)sizeof buf)
+			return 92;
+		close(fd);
+		printf("vfork status=%d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return 0;
 	}
 	if (!strcmp(mode, "crash") && argc == 5) {
 		read_file(atoi(argv[3]));
