@@ -169,23 +169,29 @@ def test_fixed_cuda_twin_has_no_findings(tmp_path):
                 ["--expect-flows", "0"])
 
 
-def test_threads_merge_and_sync_lanes(tmp_path):
-    """Two threads syncing at overlapping times, chunks flushed every 50 ms: their
-    syncs share no lane;
-    every slice nests (check_pftrace) and Perfetto imports it cleanly."""
-    d = tmp_path / "mt"
-    d.mkdir()
-    w = ftgen.TraceFile(str(d / "host.7.ft"), 7, ["mt"], flush_ns=50 * MS)
+def two_syncing_threads(path, rounds):
+    """Threads 7 and 8 of pid 7, each launching then syncing its own stream
+    every 10 ms (8 one ms after 7), chunks flushed every 50 ms."""
+    w = ftgen.TraceFile(path, 7, ["mt"], flush_ns=50 * MS)
     for tid in (7, 8):
         w.thread(tid, "t%d" % tid)
-    for i in range(20):
+    for i in range(rounds):
         for tid, s in ((7, 0x100), (8, 0x200)):
             t = w.start + i * 10 * MS + (tid - 7) * MS
             w.event(tid, "CU_LAUNCH_KERNEL", t, 50_000, sym="cuLaunchKernel", kernel="k",
                     sync=0, stream=s)
             w.event(tid, "CU_STREAM_SYNC", t + 100_000, 3 * MS, sym="cuStreamSynchronize",
                     sync=1, stream=s)
-    w.close()
+    return w
+
+
+def test_threads_merge_and_sync_lanes(tmp_path):
+    """Two threads syncing at overlapping times, chunks flushed every 50 ms: their
+    syncs share no lane;
+    every slice nests (check_pftrace) and Perfetto imports it cleanly."""
+    d = tmp_path / "mt"
+    d.mkdir()
+    two_syncing_threads(str(d / "host.7.ft"), 20).close()
     out, _ = convert(str(d))
     # each stream idles ~7 ms after each sync: 19 gaps per stream, the
     # identical per-thread gaps are not repeated

@@ -10,8 +10,7 @@ import subprocess
 import pytest
 
 from conftest import TOOL, prog
-import ftgen
-from test_convert import MS, cuda_steps, good_file
+from test_convert import cuda_steps, good_file, two_syncing_threads
 from test_ranges import planted_steps
 
 
@@ -66,17 +65,7 @@ def test_synthetic_cuda_many_batches(tmp_path):
 def test_synthetic_threads_ranges_lost(tmp_path):
     d = tmp_path / "mt"
     d.mkdir()
-    w = ftgen.TraceFile(str(d / "host.7.ft"), 7, ["mt"], flush_ns=50 * MS)
-    for tid in (7, 8):
-        w.thread(tid, "t%d" % tid)
-    for i in range(200):
-        for tid, s in ((7, 0x100), (8, 0x200)):
-            t = w.start + i * 10 * MS + (tid - 7) * MS
-            w.event(tid, "CU_LAUNCH_KERNEL", t, 50_000, sym="cuLaunchKernel", kernel="k",
-                    sync=0, stream=s)
-            w.event(tid, "CU_STREAM_SYNC", t + 100_000, 3 * MS, sym="cuStreamSynchronize",
-                    sync=1, stream=s)
-    w.close(lost={8: 99})
+    two_syncing_threads(str(d / "host.7.ft"), 200).close(lost={8: 99})
     planted_steps(str(d / "host.300.ft"))
     _, err = convert_both(str(d))
     assert "dropped 99 events" in err
