@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -27,7 +28,7 @@ void ft_cuda_fork_child(void);    /* shim/cuda.c */
 _Atomic unsigned ft_active;
 int ft_pid;
 static int ready;                 /* set up for ft_pid: a file and a flusher */
-static _Atomic int finished;
+static _Atomic int finished;             /* 0 tracing, 1 committing, 2 committed */
 static _Atomic int exit_status = -1;
 
 /* Signals whose default action kills: while the program leaves them at
@@ -97,15 +98,49 @@ static int my_process(void)
 	return ready && (int)syscall(SYS_getpid) == ft_pid;
 }
 
-/* Commit everything now, from any context (signal handler, _exit, exec). */
+/* Every signal blocked in this thread while it commits; *old gets the mask
+ * to put back. A killing signal that arrived mid-commit (a Pool's
+ * terminate() meeting a worker already in _exit) killed the process half
+ * way through its last drain: the rest of its records and END were lost. */
+static void block_all(uint64_t *old)
+{
+	uint64_t all = ~0ull;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, sizeof all);
+}
+
+static void unblock(const uint64_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, sizeof *old);
+}
+
+/* Another thread is committing: give it up to 2 s to finish before this
+ * one goes on to end the process. */
+static void wait_committed(void)
+{
+	struct timespec ts = { 0, 50000 };
+	for (int i = 0; i < 40000 && atomic_load(&finished) == 1; i++)
+		syscall(SYS_nanosleep, &ts, NULL);
+}
+
+/* Commit everything now, from any context (signal handler, _exit). The
+ * signals stay blocked: the caller is leaving (a handler's return puts its
+ * own mask back, and the signal it re-raised then kills). */
 void ft_finish_now(int reason, int status)
 {
-	if (!my_process() || atomic_exchange(&finished, 1))
+	int expect = 0;
+	if (!my_process())
 		return;
+	if (!atomic_compare_exchange_strong(&finished, &expect, 1)) {
+		wait_committed();
+		return;
+	}
+	uint64_t old;
+	block_all(&old);
 	atomic_store(&ft_active, 0);
 	ft_flush_lock(1000);
 	ft_flush_all_raw();
 	ft_write_end(reason, status);
+	atomic_store(&finished, 2);
 	/* the lock stays taken: the process is going away */
 }
 
@@ -123,11 +158,14 @@ void ft_before_exec(const char *path)
 		uint64_t now = ft_now();
 		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern_path(path), 0, 0);
 	}
+	uint64_t old;
+	block_all(&old);                /* the exec keeps the mask: put it back */
 	int locked = ft_flush_lock(1000) == 0;
 	ft_flush_all_raw();
 	ft_write_end(FT_END_EXEC, 0);
 	if (locked)                     /* never release the flusher's hold */
 		ft_flush_unlock();
+	unblock(&old);
 }
 
 static __thread int fork_locked FT_TLS;   /* this thread's fork_prepare took the flush lock */
@@ -214,10 +252,19 @@ __attribute__((constructor(101))) static void ft_init(void)
 
 __attribute__((destructor(101))) static void ft_fini(void)
 {
-	if (!my_process() || atomic_exchange(&finished, 1))
+	int expect = 0;
+	if (!my_process())
 		return;
+	if (!atomic_compare_exchange_strong(&finished, &expect, 1)) {
+		wait_committed();
+		return;
+	}
+	uint64_t old;
+	block_all(&old);                /* a signal now comes after the commit */
 	atomic_store(&ft_active, 0);
 	ft_flusher_stop();              /* joins; returns holding the flush lock */
 	ft_write_end(FT_END_EXIT, atomic_load(&exit_status));
 	ft_flush_unlock();
+	atomic_store(&finished, 2);
+	unblock(&old);
 }

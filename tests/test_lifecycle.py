@@ -389,6 +389,23 @@ def test_python_segfault_keeps_the_trace(tmp_path, data):
     assert (pr["end"], pr["status"], pr["lost"]) == ("signal", int(signal.SIGSEGV), 0)
 
 
+def test_sigterm_during_the_exit_commit(traced, data):
+    """A SIGTERM that arrives while a child's _exit commits its trace (what
+    a multiprocessing Pool's terminate() does to a worker already leaving):
+    before, our handler found the commit under way and re-raised at once,
+    killing the child half way through its last drain (about half of its
+    20 000 reads and its END lost, every run). Now every signal is blocked
+    while a commit runs: the child leaves by its _exit, as it asked first."""
+    n = 20000
+    r = traced([LIFE, "exitsig", data, str(n)],
+               env={"FEEDTRACE_BUF_KB": "16384", "FEEDTRACE_FLUSH_MS": "60000"})
+    assert (r.returncode, r.stdout) == (0, "child exit=0 signal=0\n"), r.stderr
+    t = r.trace
+    [child] = [p for p in t.procs if p["end"] != "exit"]     # the parent returns from main
+    assert (child["end"], child["status"], child["lost"]) == ("_exit", 0, 0)
+    assert len(reads(t, data, pid=child["pid"])) == n
+
+
 def test_own_sigterm_handler_kept(start, data, monkeypatch):
     # the program's handler calls exit() on purpose, so destructors (ours:
     # the last compressed flush, malloc and free in zstd) run inside a

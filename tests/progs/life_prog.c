@@ -24,6 +24,11 @@
  *                                     through 60, _exit(0); the parent preads 100
  *                                     at 0 through the fd, closes it, prints
  *                                     "vfork status=S"
+ *   life_prog exitsig FILE N          fork; the child makes N reads, tells the
+ *                                     parent through a pipe and calls _exit(0);
+ *                                     the parent sends it SIGTERM at once (while
+ *                                     the tracer commits the child's trace) and
+ *                                     prints "child exit=E signal=S"
  *   life_prog crash FILE N HOW        N reads, then dies by a fault: HOW is segv
  *                                     (store to address 0), bus (touch a mapped
  *                                     page past the end of FILE), fpe (integer
@@ -213,6 +218,28 @@ int main(int argc, char **argv)
 			ok += read(fd, &c, 1) == 1;
 		printf("zero reads=%ld\n", ok);
 		return 0;         /* fd left open: no close record */
+	}
+	if (!strcmp(mode, "exitsig") && argc == 4) {
+		int p[2];
+		if (pipe(p) != 0)
+			return 90;
+		pid_t kid = fork();
+		if (kid == 0) {
+			read_file(atoi(argv[3]));
+			if (write(p[1], "x", 1) != 1)
+				_exit(91);
+			_exit(0);
+		}
+		char c;
+		if (kid < 0 || read(p[0], &c, 1) != 1)
+			return 92;
+		kill(kid, SIGTERM);
+		int st;
+		if (waitpid(kid, &st, 0) != kid)
+			return 93;
+		printf("child exit=%d signal=%d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+		       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		return 0;
 	}
 	if (!strcmp(mode, "vfork") && argc == 3) {
 		char buf[100];
