@@ -122,21 +122,31 @@ static void wait_committed(void)
 		syscall(SYS_nanosleep, &ts, NULL);
 }
 
+/* The final commit's start: 1 if this thread makes it (every signal then
+ * blocked, *old the mask to put back), 0 if it is not ours to make (another
+ * process's memory, or another thread's commit, waited for). */
+static int begin_commit(uint64_t *old)
+{
+	int expect = 0;
+	if (!my_process())
+		return 0;
+	if (!atomic_compare_exchange_strong(&finished, &expect, 1)) {
+		wait_committed();
+		return 0;
+	}
+	block_all(old);
+	atomic_store(&ft_active, 0);
+	return 1;
+}
+
 /* Commit everything now, from any context (signal handler, _exit). The
  * signals stay blocked: the caller is leaving (a handler's return puts its
  * own mask back, and the signal it re-raised then kills). */
 void ft_finish_now(int reason, int status)
 {
-	int expect = 0;
-	if (!my_process())
-		return;
-	if (!atomic_compare_exchange_strong(&finished, &expect, 1)) {
-		wait_committed();
-		return;
-	}
 	uint64_t old;
-	block_all(&old);
-	atomic_store(&ft_active, 0);
+	if (!begin_commit(&old))
+		return;
 	ft_flush_lock(1000);
 	ft_flush_all_raw();
 	ft_write_end(reason, status);
@@ -252,16 +262,9 @@ __attribute__((constructor(101))) static void ft_init(void)
 
 __attribute__((destructor(101))) static void ft_fini(void)
 {
-	int expect = 0;
-	if (!my_process())
-		return;
-	if (!atomic_compare_exchange_strong(&finished, &expect, 1)) {
-		wait_committed();
-		return;
-	}
 	uint64_t old;
-	block_all(&old);                /* a signal now comes after the commit */
-	atomic_store(&ft_active, 0);
+	if (!begin_commit(&old))        /* a signal now comes after the commit */
+		return;
 	ft_flusher_stop();              /* joins; returns holding the flush lock */
 	ft_write_end(FT_END_EXIT, atomic_load(&exit_status));
 	ft_flush_unlock();
