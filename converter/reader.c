@@ -285,6 +285,61 @@ static struct ft_thread_rec *thread_rec(struct ft_process *p, int32_t tid)
 	return t;
 }
 
+/* CPU chunk: samples kept per thread, in time order (a sample older
+ * than the thread's last one is dropped: chunks of one file come in
+ * time order but an exit drain may repeat one). */
+static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	for (size_t o = 0; o + sizeof(struct ft_cpu_sample) <= n; o += sizeof(struct ft_cpu_sample)) {
+		struct ft_cpu_sample s;
+		memcpy(&s, d + o, sizeof s);
+		struct ft_thread_rec *t = thread_rec(p, s.tid);
+		if (t->ncpu && (int64_t)(s.ticks - t->cpu[t->ncpu - 1].ticks) <= 0)
+			continue;
+		if (t->ncpu == t->cpucap) {
+			t->cpucap = t->cpucap ? 2 * t->cpucap : 16;
+			t->cpu = xrealloc(t->cpu, (size_t)t->cpucap * sizeof *t->cpu);
+		}
+		t->cpu[t->ncpu++] = (struct ft_cpu_point){ s.ticks, s.cpu_ns };
+	}
+}
+
+/* the thread's CPU time at ns, linear between the samples around it */
+static double cpu_at(const struct ft_process *p, const struct ft_thread_rec *t, uint64_t ns)
+{
+	int lo = 0, hi = t->ncpu - 1;
+	while (hi - lo > 1) {
+		int mid = (lo + hi) / 2;
+		if (ft_ticks_to_ns(p, t->cpu[mid].ticks) <= ns)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint64_t a = ft_ticks_to_ns(p, t->cpu[lo].ticks), b = ft_ticks_to_ns(p, t->cpu[hi].ticks);
+	double ca = (double)t->cpu[lo].cpu_ns, cb = (double)t->cpu[hi].cpu_ns;
+	if (b <= a || ns <= a)
+		return ca;
+	if (ns >= b)
+		return cb;
+	return ca + (cb - ca) * (double)(ns - a) / (double)(b - a);
+}
+
+int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
+			 uint64_t t0_ns, uint64_t t1_ns)
+{
+	const struct ft_thread_rec *t = NULL;
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			t = &p->threads[i];
+	if (!t || t->ncpu < 2 || t1_ns < t0_ns)
+		return -1;
+	if (t0_ns < ft_ticks_to_ns(p, t->cpu[0].ticks) ||
+	    t1_ns > ft_ticks_to_ns(p, t->cpu[t->ncpu - 1].ticks))
+		return -1;
+	double d = cpu_at(p, t, t1_ns) - cpu_at(p, t, t0_ns);
+	return d > 0 ? (int64_t)d : 0;
+}
+
 uint32_t ft_string_count(const struct ft_process *p)
 {
 	return p->strings ? p->strings->n : 0;
@@ -437,6 +492,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			break;
 		case FT_CHUNK_PROCESS:
 			set_cmdline(p, buf, (size_t)n);
+			break;
+		case FT_CHUNK_CPU:
+			add_cpu_samples(p, buf, (size_t)n);
 			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= sizeof(struct ft_end_info)) {
@@ -597,6 +655,8 @@ void ft_trace_close(struct ft_trace *tr)
 			free(t->index);
 			free(t);
 		}
+		for (int j = 0; j < p->nthreads; j++)
+			free(p->threads[j].cpu);
 		free(p->threads);
 		free(p->cmdline);
 		free(p->path);

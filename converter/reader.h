@@ -15,6 +15,11 @@
 
 struct ft_strtab;
 
+struct ft_cpu_point {
+	uint64_t ticks;          /* trace clock */
+	uint64_t cpu_ns;         /* the thread's CPU time by then */
+};
+
 struct ft_thread_rec {
 	int32_t tid;
 	char name[24];
@@ -22,6 +27,8 @@ struct ft_thread_rec {
 	uint64_t records;
 	uint64_t stream;         /* stream of the last EVENTS chunk read */
 	uint64_t next_slot;      /* end of the slots read of that stream */
+	struct ft_cpu_point *cpu;    /* CPU samples (CPU chunks), in time order */
+	int ncpu, cpucap;
 };
 
 struct ft_process {
@@ -81,6 +88,10 @@ const char *ft_site_text(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);
+/* CPU time thread tid used in [t0_ns, t1_ns] (CLOCK_MONOTONIC), linear
+ * between its samples; -1 when its samples do not cover the interval. */
+int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
+			 uint64_t t0_ns, uint64_t t1_ns);
 /* string entries read from the file's STRINGS chunks */
 uint32_t ft_string_count(const struct ft_process *p);
 

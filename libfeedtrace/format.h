@@ -75,6 +75,7 @@ enum ft_chunk_type {
 	FT_CHUNK_PROCESS = 5,   /* struct ft_process_info, then cmdline bytes */
 	FT_CHUNK_END     = 6,   /* struct ft_end_info: how the process ended */
 	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
+	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
 };
 
 enum ft_codec {
@@ -100,6 +101,21 @@ struct ft_events_prefix {                /* 32 bytes, start of an EVENTS payload
 	uint64_t first_slot;             /* index of the first slot in the thread's stream */
 	uint64_t lost_total;             /* records this thread dropped so far */
 	uint64_t stream;                 /* which ring's stream (nonzero), 0 unknown */
+};
+
+/* What a descriptor is (wait records' kind fields, events.def). */
+enum ft_fd_kind {
+	FT_FDK_UNKNOWN = 0, FT_FDK_FILE = 1, FT_FDK_PIPE = 2, FT_FDK_SOCKET = 3,
+	FT_FDK_EVENTFD = 4, FT_FDK_EPOLL = 5, FT_FDK_OTHER = 6,
+};
+
+/* One thread's CPU time (CLOCK_THREAD_CPUTIME of the thread) at a clock
+ * tick: sampled for every traced thread at each flush and at its exit. */
+struct ft_cpu_sample {                   /* 24 bytes */
+	int32_t  tid;
+	uint32_t reserved;
+	uint64_t ticks;                  /* when (the trace clock, as ts) */
+	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
 };
 
 struct ft_string_entry {                 /* 8 bytes, then len bytes, padded to 8 */

@@ -55,7 +55,7 @@ class TraceFile:
     def __init__(self, path, pid, cmdline=("prog",), start_ns=1_000_000_000_000, ppid=1,
                  flush_ns=200_000_000, real_ns=1_700_000_000_000_000_000, version=1):
         self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
-        self.strings, self.threads, self.events = {}, [], []
+        self.strings, self.threads, self.events, self.cpus = {}, [], [], []
         self.cmdline = list(cmdline)
         hdr = struct.pack("<8sHHIiiIIQQQQII64s", b"FEEDTRC\n", version, 256, 2, pid, ppid, 0, 15,
                           start_ns, start_ns, real_ns, 0, 16384, 0, b"testhost")
@@ -68,6 +68,10 @@ class TraceFile:
 
     def thread(self, tid, name, main=False):
         self.threads.append((tid, name, main))
+
+    def cpu(self, tid, ts, cpu_ns):
+        """A CPU-time sample: thread tid had used cpu_ns of CPU at ts (ticks = ns here)."""
+        self.cpus.append((ts, tid, cpu_ns))
 
     def event(self, tid, kind, ts, dur, **fields):
         """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text."""
@@ -115,6 +119,9 @@ class TraceFile:
                 lt = (lost or {}).get(tid, 0)
                 out.append((1, struct.pack("<iIQQQ", tid, n, first_slot.get(tid, 0), lt, 0) + body))
                 first_slot[tid] = first_slot.get(tid, 0) + n
+        if self.cpus:
+            out.append((8, b"".join(struct.pack("<iIQQ", tid, 0, ts, c)
+                                    for ts, tid, c in sorted(self.cpus))))
         out.append((4, struct.pack("<QQQQ", last + 1000, last + 1000, 0, 0)))
         nrec = len(self.events)
         out.append((6, struct.pack("<IiQQQQQ", 1, 0, nrec, sum((lost or {}).values()),
