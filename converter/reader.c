@@ -497,8 +497,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			add_cpu_samples(p, buf, (size_t)n);
 			break;
 		case FT_CHUNK_END:
-			if ((size_t)n >= sizeof(struct ft_end_info)) {
-				memcpy(&p->end, buf, sizeof p->end);
+			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
+				memset(&p->end, 0, sizeof p->end);
+				memcpy(&p->end, buf, (size_t)n < sizeof p->end ? (size_t)n : sizeof p->end);
 				p->has_end = 1;
 				p->end_count++;
 			}

@@ -150,7 +150,7 @@ enum ft_end_reason {
 	FT_END_EXEC = 4,        /* the image was replaced by exec */
 };
 
-struct ft_end_info {                     /* 48 bytes */
+struct ft_end_info {                     /* 80 bytes */
 	uint32_t reason;                 /* enum ft_end_reason */
 	int32_t  status;                 /* exit status or signal number */
 	uint64_t records;                /* records written to this file */
@@ -158,7 +158,11 @@ struct ft_end_info {                     /* 48 bytes */
 	uint64_t threads;                /* threads that recorded */
 	uint64_t threads_untraced;       /* threads refused a ring (limits) */
 	uint64_t strings_lost;           /* strings that did not fit the table */
+	/* appended (an older writer's END is 48 bytes: these read as 0) */
+	uint64_t handler_lost;           /* calls in signal handlers not recorded */
+	uint64_t reserved[3];
 };
+#define FT_END_INFO_V1_SIZE 48
 
 /* FNV-1a, 32 bit: chunk integrity (not security) */
 static inline uint32_t ft_hash32(const void *data, uint64_t len)
