@@ -51,6 +51,8 @@ TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 HEADERS = $(wildcard libfeedtrace/*.h libfeedtrace/*.def shim/*.h shim/*.def converter/*.h)
 
 TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
+# tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
+VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 
 .PHONY: all deps demo test test-only bench install clean
 
@@ -108,7 +110,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
-test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
+test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES)
 	$(PYTHON) -m pytest -q tests
 
 demo: deps
@@ -135,6 +137,17 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 examples: $(EXAMPLES)
 
 $(BUILD)/examples/%: examples/%.c examples/cudrv.h examples/nvtx_stub.h $(SIMGPU_OUT)/libcuda.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
+	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread
+
+# tests/vshapes/: programs with a planted limiting feed and their fixed twins
+# (tests/test_verdict_shapes.py), built as the examples are: -g -O2, linked
+# against the simulated driver through the rpath.
+.PHONY: vshapes
+vshapes: $(VSHAPES)
+
+$(BUILD)/vshapes/%: tests/vshapes/%.c tests/vshapes/vshape.h examples/cudrv.h $(SIMGPU_OUT)/libcuda.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
 	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread

@@ -1,0 +1,87 @@
+/*
+ * locks: 4 threads each prepare a request on the CPU (1 ms), wait for
+ * their previous kernel, then launch the next one on their own stream.
+ * Owns the planted feed of shape 4 (tests/test_verdict_shapes.py); the
+ * threads share nothing but the lock (when there is one).
+ *
+ *   broken (default)  the preparation and the launch happen under one shared
+ *                     mutex: the threads take turns, one launch per ms in
+ *                     all, and each kernel (0.3 ms) leaves its stream and the
+ *                     GPU idle while the others hold the lock
+ *   --fixed           no shared lock, and 3 ms kernels: each thread keeps its
+ *                     stream busy while it prepares the next request and
+ *                     then waits for the GPU (the same loop, GPU-bound)
+ *   --streams ptds|explicit  per-thread default streams (stream 0 through the
+ *                     _ptsz entry points, FT_CUDA_PATH=proc-ptds, the default)
+ *                     or a stream created by each thread (default ptds)
+ *
+ * Facts printed: "fact main PID", "fact launcher TID" per thread,
+ * "fact lock ADDRESS".
+ */
+#include <pthread.h>
+
+#include "vshape.h"
+
+#define THREADS 4
+#define REQUESTS 30
+#define CPU_NS 1000000ull
+
+static const char image[] = "kernel short_req 300000\nkernel long_req 3000000\n";
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t start;
+static CUfunction kern;
+static CUdeviceptr dbuf;
+static int fixed, explicit_streams;
+
+static void *launcher(void *arg)
+{
+	(void)arg;
+	FACT("launcher", "%ld", vs_tid());
+	cudrv_thread();
+	CUstream s = NULL;
+	if (explicit_streams)
+		CK(cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	void *args[] = { &dbuf };
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < REQUESTS; i++) {
+		if (!fixed)
+			pthread_mutex_lock(&shared_lock);
+		cudrv_spin(CPU_NS);                      /* prepare the request */
+		CK(cu.StreamSynchronize(s));             /* the previous result */
+		CK(cu.LaunchKernel(kern, 32, 1, 1, 256, 1, 1, 0, s, args, NULL));
+		if (!fixed)
+			pthread_mutex_unlock(&shared_lock);
+	}
+	CK(cu.StreamSynchronize(s));
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	fixed = vs_flag(argc, argv, "--fixed");
+	const char *streams = vs_opt(argc, argv, "--streams", "ptds");
+	if (strcmp(streams, "ptds") && strcmp(streams, "explicit")) {
+		fprintf(stderr, "usage: locks [--fixed] [--streams ptds|explicit]\n");
+		return 2;
+	}
+	explicit_streams = strcmp(streams, "explicit") == 0;
+	FACT("main", "%d", (int)getpid());
+	FACT("lock", "%p", (void *)&shared_lock);
+	cudrv_init();
+	CUlibrary lib = cudrv_library(image);
+	kern = cudrv_kernel(lib, fixed ? "long_req" : "short_req");
+	CK(cu.MemAlloc(&dbuf, 1 << 16));
+	pthread_barrier_init(&start, NULL, THREADS);
+	pthread_t th[THREADS];
+	uint64_t t0 = cudrv_now_ns();
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, launcher, NULL);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	uint64_t t1 = cudrv_now_ns();
+	printf("locks%s [%s, %s streams]: %d threads x %d requests, %.1f ms\n",
+	       fixed ? " --fixed" : "", cu.path, streams, THREADS, REQUESTS,
+	       (double)(t1 - t0) / 1e6);
+	return 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * vshape.h: what the verdict's test shapes (the programs of tests/vshapes) share: the
+ * driver (examples/cudrv.h), option parsing, full pipe reads and writes,
+ * and the "fact" lines the tests read (pid, tids, planted durations).
+ * Owns no policy: each shape decides its feed; never prints anything but facts.
+ */
+#ifndef VSHAPE_H
+#define VSHAPE_H
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../../examples/cudrv.h"
+
+/* a fact the test reads: "fact KEY VALUE" on stdout, flushed at once (so a
+ * forked child's buffer is never printed twice) */
+#define FACT(key, fmt, ...) do { printf("fact " key " " fmt "\n", __VA_ARGS__); \
+	fflush(stdout); } while (0)
+
+static inline long vs_tid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* argv has "--name"? */
+static inline int vs_flag(int argc, char **argv, const char *name)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* the value after "--name", or dflt */
+static inline const char *vs_opt(int argc, char **argv, const char *name, const char *dflt)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return argv[i + 1];
+	return dflt;
+}
+
+static inline void vs_die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* all n bytes (retries short reads and EINTR); 0 at end of file before any */
+static inline int vs_read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			vs_die("read");
+		if (r == 0) {
+			if (got == 0)
+				return 0;
+			fprintf(stderr, "short message\n");
+			exit(1);
+		}
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+static inline void vs_write_full(int fd, const void *buf, size_t n)
+{
+	size_t put = 0;
+	while (put < n) {
+		ssize_t r = write(fd, (const char *)buf + put, n - put);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			vs_die("write");
+		put += (size_t)r;
+	}
+}
+
+#endif

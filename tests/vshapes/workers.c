@@ -1,0 +1,183 @@
+/*
+ * workers: forked worker processes produce batches; the main process waits
+ * for each batch on the worker's pipe, then launches one 1.5 ms kernel on it
+ * and waits for it (a DataLoader with worker processes, in C).
+ * Owns the planted feed of shapes 1 and 2 (tests/test_verdict_shapes.py);
+ * never touches the driver in a worker (they are forked before cuInit).
+ *
+ *   --wait poll|read   the main process waits in poll() on the pipe, with a
+ *                      timeout, as multiprocessing's Queue.get(timeout=) does,
+ *                      then reads (default); or blocks in read() directly
+ *   --work cpu|io|fast per batch, a worker spins 16 ms on the CPU (default,
+ *                      "preprocessing"); or reads a 768 KiB file it wrote
+ *                      with 192 O_DIRECT reads of 4 KiB, each a request to the
+ *                      disk ("I/O"); or nothing: every batch is ready before
+ *                      the first launch (the fixed twin: the GPU is the limit)
+ *   --workers N        2 by default; 24 batches in all, round robin
+ *   --dir DIR          where io workers write their file (default $TMPDIR or /tmp)
+ *
+ * Facts printed: "fact main PID", "fact worker PID" for each worker; with
+ * io, exit 3 before anything else when the file system refuses O_DIRECT.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+
+#include "vshape.h"
+
+#define BATCHES 24
+#define MSG_BYTES 1024
+#define CPU_NS_PER_BATCH 16000000ull
+#define IO_READS 192
+#define IO_CHUNK 4096
+#define MAX_WORKERS 8
+
+static const char image[] = "kernel step 1500000\n";
+
+static void io_file(const char *dir, int id, char *path, size_t cap)
+{
+	snprintf(path, cap, "%s/vshape-worker%d-%d.bin", dir, (int)getpid(), id);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		vs_die(path);
+	char block[IO_CHUNK];
+	memset(block, id + 1, sizeof block);
+	for (int i = 0; i < IO_READS; i++)
+		vs_write_full(fd, block, sizeof block);
+	if (fsync(fd) != 0 || close(fd) != 0)
+		vs_die(path);
+}
+
+static void worker(int id, int nworkers, const char *work, const char *dir, int out)
+{
+	char path[4200];
+	unsigned char *buf = NULL;
+	int fd = -1;
+	if (strcmp(work, "io") == 0) {
+		io_file(dir, id, path, sizeof path);
+		if (posix_memalign((void **)&buf, 4096, IO_CHUNK) != 0)
+			exit(1);
+		fd = open(path, O_RDONLY | O_DIRECT);
+		if (fd < 0)
+			vs_die(path);
+	}
+	char msg[MSG_BYTES];
+	for (int b = id; b < BATCHES; b += nworkers) {
+		if (strcmp(work, "cpu") == 0) {
+			cudrv_spin(CPU_NS_PER_BATCH);
+		} else if (fd >= 0) {
+			for (int i = 0; i < IO_READS; i++)
+				if (pread(fd, buf, IO_CHUNK, (off_t)i * IO_CHUNK) != IO_CHUNK)
+					vs_die("pread");
+		}
+		memset(msg, b & 0xff, sizeof msg);
+		vs_write_full(out, msg, sizeof msg);
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	close(out);
+	exit(0);
+}
+
+/* the next batch from fd: poll (with a timeout, retried) then read, or read */
+static void next_batch(int fd, int use_poll, char *msg)
+{
+	if (use_poll) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r;
+		while ((r = poll(&p, 1, 5000)) == 0 || (r < 0 && errno == EINTR))
+			;
+		if (r < 0)
+			vs_die("poll");
+	}
+	if (!vs_read_full(fd, msg, MSG_BYTES)) {
+		fprintf(stderr, "workers: a worker ended early\n");
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *wait = vs_opt(argc, argv, "--wait", "poll");
+	const char *work = vs_opt(argc, argv, "--work", "cpu");
+	int n = atoi(vs_opt(argc, argv, "--workers", "2"));
+	const char *tmp = getenv("TMPDIR");
+	const char *dir = vs_opt(argc, argv, "--dir", tmp && *tmp ? tmp : "/tmp");
+	if (n < 1 || n > MAX_WORKERS || (strcmp(wait, "poll") && strcmp(wait, "read")) ||
+	    (strcmp(work, "cpu") && strcmp(work, "io") && strcmp(work, "fast"))) {
+		fprintf(stderr, "usage: workers [--wait poll|read] [--work cpu|io|fast] "
+			"[--workers 1-%d] [--dir DIR]\n", MAX_WORKERS);
+		return 2;
+	}
+	if (strcmp(work, "io") == 0) {        /* O_DIRECT here? (tmpfs says no) */
+		char probe[4200];
+		snprintf(probe, sizeof probe, "%s/vshape-probe-%d", dir, (int)getpid());
+		int fd = open(probe, O_RDWR | O_CREAT | O_DIRECT, 0600);
+		if (fd < 0 && errno == EINVAL) {
+			fprintf(stderr, "workers: no O_DIRECT in %s\n", dir);
+			return 3;
+		}
+		if (fd < 0)
+			vs_die(probe);
+		close(fd);
+		unlink(probe);
+	}
+	FACT("main", "%d", (int)getpid());
+	int in[MAX_WORKERS];
+	pid_t pid[MAX_WORKERS];
+	for (int w = 0; w < n; w++) {
+		int p[2];
+		if (pipe(p) != 0)
+			vs_die("pipe");
+		pid[w] = fork();
+		if (pid[w] < 0)
+			vs_die("fork");
+		if (pid[w] == 0) {
+			close(p[0]);
+			for (int o = 0; o < w; o++)
+				close(in[o]);
+			worker(w, n, work, dir, p[1]);
+		}
+		close(p[1]);
+		in[w] = p[0];
+		FACT("worker", "%d", (int)pid[w]);
+	}
+	if (strcmp(work, "fast") == 0) {      /* every batch is ready: wait for the pipes */
+		for (int w = 0; w < n; w++) {
+			struct pollfd p = { .fd = in[w], .events = POLLIN };
+			while (poll(&p, 1, -1) < 0 && errno == EINTR)
+				;
+		}
+		usleep(20000);                    /* the workers wrote all of them */
+	}
+
+	cudrv_init();
+	CUlibrary lib = cudrv_library(image);
+	CUfunction step = cudrv_kernel(lib, "step");
+	CUdeviceptr d_batch;
+	unsigned char *h_batch;
+	CK(cu.MemAlloc(&d_batch, MSG_BYTES));
+	CK(cu.MemHostAlloc((void **)&h_batch, MSG_BYTES, 0));
+	void *args[] = { &d_batch };
+	uint64_t t0 = cudrv_now_ns();
+	for (int b = 0; b < BATCHES; b++) {
+		next_batch(in[b % n], strcmp(wait, "poll") == 0, (char *)h_batch);
+		CK(cu.MemcpyHtoDAsync(d_batch, h_batch, MSG_BYTES, NULL));
+		CK(cu.LaunchKernel(step, 128, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+		CK(cu.StreamSynchronize(NULL));
+	}
+	uint64_t t1 = cudrv_now_ns();
+	int bad = 0;
+	for (int w = 0; w < n; w++) {
+		int st;
+		if (waitpid(pid[w], &st, 0) != pid[w] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			bad = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (bad)
+		return bad;
+	printf("workers: %d workers (%s), main waits in %s, %d batches, %.1f ms\n", n, work,
+	       wait, BATCHES, (double)(t1 - t0) / 1e6);
+	return 0;
+}
