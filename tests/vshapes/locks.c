@@ -1,16 +1,18 @@
 /*
- * locks: 4 threads each prepare a request on the CPU (1 ms), wait for
- * their previous kernel, then launch the next one on their own stream.
+ * locks: 5 threads each prepare a request on the CPU (1 ms), launch its
+ * kernel on their own stream, then wait for the result.
  * Owns the planted feed of shape 4 (tests/test_verdict_shapes.py); the
  * threads share nothing but the lock (when there is one).
  *
  *   broken (default)  the preparation and the launch happen under one shared
  *                     mutex: the threads take turns, one launch per ms in
- *                     all, and each kernel (0.3 ms) leaves its stream and the
- *                     GPU idle while the others hold the lock
- *   --fixed           no shared lock, and 3 ms kernels: each thread keeps its
- *                     stream busy while it prepares the next request and
- *                     then waits for the GPU (the same loop, GPU-bound)
+ *                     all (the waiting thread is in the sync when the lock is
+ *                     released, so they alternate), and each kernel (0.3 ms)
+ *                     leaves its stream and the GPU idle while the others
+ *                     hold the lock
+ *   --fixed           no shared lock, and 3 ms kernels: each thread's stream
+ *                     is busy 3 ms of every 4, and the five streams together
+ *                     keep the GPU busy (the same loop, GPU-bound)
  *   --streams ptds|explicit  per-thread default streams (stream 0 through the
  *                     _ptsz entry points, FT_CUDA_PATH=proc-ptds, the default)
  *                     or a stream created by each thread (default ptds)
@@ -22,8 +24,8 @@
 
 #include "vshape.h"
 
-#define THREADS 4
-#define REQUESTS 30
+#define THREADS 5
+#define REQUESTS 24
 #define CPU_NS 1000000ull
 
 static const char image[] = "kernel short_req 300000\nkernel long_req 3000000\n";
@@ -48,12 +50,11 @@ static void *launcher(void *arg)
 		if (!fixed)
 			pthread_mutex_lock(&shared_lock);
 		cudrv_spin(CPU_NS);                      /* prepare the request */
-		CK(cu.StreamSynchronize(s));             /* the previous result */
 		CK(cu.LaunchKernel(kern, 32, 1, 1, 256, 1, 1, 0, s, args, NULL));
 		if (!fixed)
 			pthread_mutex_unlock(&shared_lock);
+		CK(cu.StreamSynchronize(s));             /* the result */
 	}
-	CK(cu.StreamSynchronize(s));
 	return NULL;
 }
 

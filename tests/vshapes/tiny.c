@@ -1,6 +1,6 @@
 /*
  * tiny: launch-bound (shape 7 of tests/test_verdict_shapes.py): each thread
- * launches 6000 tiny kernels (1 us on the GPU; the launch call itself costs
+ * launches 10000 tiny kernels (1 us on the GPU; the launch call itself costs
  * 2 us, SIMGPU_LAUNCH_NS) with 0.5 us of CPU between them, on its
  * per-thread default stream, and synchronizes once at the end.
  * Owns only the planted launches.
@@ -15,7 +15,7 @@
 
 #include "vshape.h"
 
-#define TINY 6000
+#define TINY 10000
 #define FUSED 30
 
 static const char image[] = "kernel tiny_op 1000\nkernel fused_op 3000000\n";

@@ -1,0 +1,340 @@
+"""The verdict on programs with a planted limiting feed and their fixed twins
+(issue 12's shapes): tests/vshapes/*.c on the simulated GPU, the lock_bound
+example, `feedtrace run -- /bin/echo hi`, and a CPU-only Python run whose
+workers feed the parent through a multiprocessing Queue.
+
+Each shape's planted feed costs most of its loop by construction (the
+programs' header comments give the numbers), so the verdict is not a matter
+of thresholds: it must name that feed and the feeding process (its pid, its
+role "main"), and the fixed twin must not name it. The programs print the
+facts the test needs ("fact main PID", "fact worker PID", "fact loader TID",
+...) so nothing is guessed from the trace."""
+import collections
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD, PYTHON, ROOT, TOOL
+
+VSHAPES = os.path.join(BUILD, "vshapes")
+EXAMPLES = os.path.join(BUILD, "examples")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "vshapes",
+                        os.path.join(BUILD, "examples", "lock_bound")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+class Shape:
+    """One traced run: its facts (stdout "fact KEY VALUE" lines) and report."""
+
+    def __init__(self, run, rep):
+        self.run = run
+        self.rep = rep
+        self.v = rep["verdict"]
+        self.facts = collections.defaultdict(list)
+        for line in run.stdout.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[0] == "fact":
+                self.facts[f[1]].append(int(f[2], 0))
+
+    def fact(self, key):
+        vals = self.facts[key]
+        assert len(vals) == 1, (key, vals)
+        return vals[0]
+
+
+def report(d):
+    r = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def shape(traced, argv, env=None):
+    run = traced(argv, env=env, load=False, timeout=60)
+    if run.returncode == 3 and "no O_DIRECT" in run.stderr:
+        pytest.skip(run.stderr.strip())
+    assert run.returncode == 0, run.stdout + run.stderr
+    return Shape(run, report(run.dir))
+
+
+def vshape(traced, name, *args, env=None):
+    return shape(traced, [os.path.join(VSHAPES, name)] + list(args), env=env)
+
+
+def check(s, limit, program, workers=(), cause=None):
+    """The verdict: limit, about the main process `program`, whose children
+    `workers` are its workers; data_cause when the limit is data delivery;
+    the GPU's idle time never above the window."""
+    v = s.v
+    main = s.fact("main")
+    assert v["limit"] == limit, v
+    assert v["pid"] == main, v
+    assert v["role"] == "main", v
+    assert str(main) in v["process"] and program in v["process"], v
+    roles = {p["pid"]: p["role"] for p in s.rep["processes"]}
+    assert roles == dict({main: "main"}, **{w: "worker" for w in workers}), roles
+    if limit == "data delivery":
+        assert v["data_cause"] == cause, v
+    w = v["window"]
+    assert 0 < w["start_ns"] < w["end_ns"], v
+    if v["gpu"] is not None:
+        assert 0 <= v["gpu"]["idle_ns"] <= w["end_ns"] - w["start_ns"], v
+        assert 0 < v["gpu"]["busy_ns"], v
+    return v
+
+
+def producers(v, key):
+    """{pid or tid: [producers]} of the verdict's producers."""
+    out = collections.defaultdict(list)
+    for p in v["producers"]:
+        out[p[key]].append(p)
+    return out
+
+
+# ---- 1, 2: forked worker processes feeding the main process through pipes
+
+@pytest.mark.parametrize("wait", ["poll", "read"])
+def test_workers_cpu_starve_main(traced, wait):
+    """2 workers spin 16 ms per batch, the main process runs a 1.5 ms kernel
+    on each: it waits for data ~80% of its loop, in poll() or in read()."""
+    s = vshape(traced, "workers", "--wait", wait, "--work", "cpu")
+    workers = s.facts["worker"]
+    v = check(s, "data delivery", "workers", workers, cause="preprocessing")
+    prod = producers(v, "pid")
+    assert set(prod) == set(workers), v["producers"]
+    for p in v["producers"]:
+        assert p["role"] == "worker", p
+        assert p["cpu_ns"] > p["io_ns"] + p["lock_ns"], p
+        assert p["cpu_ns"] >= p["wall_ns"] // 2, p
+
+
+def test_workers_three_cpu_read(traced):
+    """The same with 3 workers of 16 ms per batch: still starved (~70%)."""
+    s = vshape(traced, "workers", "--wait", "read", "--work", "cpu", "--workers", "3")
+    workers = s.facts["worker"]
+    assert len(workers) == 3
+    v = check(s, "data delivery", "workers", workers, cause="preprocessing")
+    assert set(producers(v, "pid")) == set(workers)
+
+
+@pytest.mark.parametrize("wait", ["poll", "read"])
+def test_workers_io_starve_main(traced, tmp_path, wait):
+    """2 workers read 768 KiB per batch with 192 O_DIRECT reads of 4 KiB:
+    the workers are in file I/O most of the time, the main process waits."""
+    s = vshape(traced, "workers", "--wait", wait, "--work", "io", "--dir", str(tmp_path))
+    workers = s.facts["worker"]
+    v = check(s, "data delivery", "workers", workers, cause="I/O")
+    prod = producers(v, "pid")
+    assert set(prod) == set(workers), v["producers"]
+    for p in v["producers"]:
+        assert p["role"] == "worker", p
+        assert p["io_ns"] >= p["wall_ns"] // 2, p
+        assert p["io_ns"] > p["cpu_ns"], p
+
+
+@pytest.mark.parametrize("wait", ["poll", "read"])
+def test_workers_fast_twin(traced, wait):
+    """Every batch ready before the first launch: the GPU is the limit."""
+    s = vshape(traced, "workers", "--wait", wait, "--work", "fast")
+    check(s, "GPU-bound", "workers", s.facts["worker"])
+
+
+# ---- 3: loader threads feeding the launching thread through a queue
+
+@pytest.mark.parametrize("queue", ["cond", "sem"])
+def test_loader_threads_starve(traced, queue):
+    """2 loader threads spin 16 ms per batch into a 2-slot queue guarded by
+    condition variables or semaphores; the launching thread waits ~80%."""
+    s = vshape(traced, "loaders", "--queue", queue)
+    v = check(s, "data delivery", "loaders", cause="preprocessing")
+    loaders = s.facts["loader"]
+    assert len(loaders) == 2
+    prod = producers(v, "tid")
+    assert set(prod) == set(loaders) and len(v["producers"]) == 2, v["producers"]
+    for p in v["producers"]:
+        assert p["role"] == "loader thread" and p["pid"] == s.fact("main"), p
+
+
+@pytest.mark.parametrize("queue", ["cond", "sem"])
+def test_loader_threads_fixed_twin(traced, queue):
+    """Loaders of 0.1 ms per batch keep the queue full: the GPU is the limit
+    (the loaders' waits for a free slot are not a feed)."""
+    s = vshape(traced, "loaders", "--queue", queue, "--fixed")
+    check(s, "GPU-bound", "loaders")
+
+
+# ---- 4: threads launching under one contended lock
+
+@pytest.mark.parametrize("streams", ["ptds", "explicit"])
+def test_lock_bound_threads(traced, streams):
+    """5 threads prepare (1 ms) and launch (0.3 ms kernels) under one mutex:
+    each waits for the lock ~4 ms of every 5."""
+    s = vshape(traced, "locks", "--streams", streams)
+    check(s, "locks", "locks")
+
+
+@pytest.mark.parametrize("streams", ["ptds", "explicit"])
+def test_lock_free_twin(traced, streams):
+    s = vshape(traced, "locks", "--streams", streams, "--fixed")
+    check(s, "GPU-bound", "locks")
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["broken", "fixed"])
+def test_lock_bound_example(traced, fixed):
+    """The project's own demo (issue 12, item 3): 4 workers on per-thread
+    default streams hold one lock across launch and sync; its fix has no
+    lock and a stream per worker."""
+    argv = [os.path.join(EXAMPLES, "lock_bound")] + (["--fixed"] if fixed else [])
+    run = traced(argv, env={"FT_CUDA_PATH": "proc-ptds"}, load=False, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rep = report(run.dir)
+    v = rep["verdict"]
+    assert v["limit"] == ("GPU-bound" if fixed else "locks"), v
+    assert [p.get("role") for p in rep["processes"]] == ["main"]
+    assert v["pid"] == rep["processes"][0]["pid"] and v.get("role") == "main", v
+
+
+# ---- 5: a sync the program needs vs a hidden sync that starves the GPU
+
+def test_needed_sync_is_gpu_bound(traced):
+    """5 ms kernels and the result read back with cuMemcpyDtoH each step:
+    the CPU waits in the copy but the GPU is busy ~96% of the loop."""
+    s = vshape(traced, "syncs", "--mode", "needed")
+    v = check(s, "GPU-bound", "syncs")
+    assert v["gpu"]["idle_ns"] < v["gpu"]["busy_ns"], v
+
+
+def test_hidden_sync_starves(traced):
+    """A pageable copy between two 0.6 ms kernels, then 0.8 ms of CPU with
+    nothing queued: the GPU idles after each hidden sync (~40%)."""
+    s = vshape(traced, "syncs", "--mode", "hidden")
+    check(s, "synchronization", "syncs")
+
+
+def test_hidden_sync_fixed_twin(traced):
+    """The same copy from page-locked memory: the CPU runs ahead (0.8 ms of
+    CPU per 1.2 ms of kernels) and the GPU never waits."""
+    s = vshape(traced, "syncs", "--mode", "fixed")
+    check(s, "GPU-bound", "syncs")
+
+
+# ---- 6: a long start-up before a GPU-bound loop
+
+@pytest.mark.parametrize("steps", [False, True], ids=["launches", "steps"])
+def test_startup_before_gpu_bound_loop(traced, tmp_path, steps):
+    """File I/O and 0.6 s of CPU before 40 steps of 4 ms kernels: the
+    start-up is reported on its own, the loop is GPU-bound."""
+    s = vshape(traced, "startup", "--dir", str(tmp_path), *(["--steps"] if steps else []))
+    v = check(s, "GPU-bound", "startup")
+    assert v["startup_ns"] >= s.fact("startup_ns") >= 600000000, v
+    assert v["window"]["from"] == ("steps" if steps else "first launch"), v
+
+
+# ---- 7: launch-bound tiny kernels
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tiny_kernels_launch_bound(traced, threads):
+    """10000 kernels of 1 us per thread, each launch call 2 us of CPU."""
+    s = vshape(traced, "tiny", "--threads", str(threads))
+    assert len(s.facts["launcher"]) == threads
+    check(s, "work submission", "tiny")
+
+
+def test_fused_kernels_twin(traced):
+    s = vshape(traced, "tiny", "--fused")
+    check(s, "GPU-bound", "tiny")
+
+
+# ---- 8: three explicit streams, each fed by its own thread
+
+def test_three_streams_starved(traced):
+    """Each stream's thread reads its batches from a loader thread's pipe;
+    the loaders spend 8 ms per 2 ms kernel."""
+    s = vshape(traced, "streams3")
+    v = check(s, "data delivery", "streams3", cause="preprocessing")
+    prod = producers(v, "tid")
+    assert set(prod) == set(s.facts["loader"]) and len(v["producers"]) == 3, v["producers"]
+    for p in v["producers"]:
+        assert p["role"] == "loader thread", p
+
+
+def test_three_streams_fed(traced):
+    s = vshape(traced, "streams3", "--fed")
+    check(s, "GPU-bound", "streams3")
+
+
+# ---- 9: no GPU and no batches: no feed is invented
+
+def test_echo_has_no_feed(tmp_path):
+    d = str(tmp_path / "echo")
+    r = subprocess.run([TOOL, "run", "-o", d, "--", "/bin/echo", "hi"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "hi", r.stdout
+    rep = report(d)
+    v = rep["verdict"]
+    assert v["limit"] == "none" and v["gpu"] is None and v["producers"] == [], v
+    assert [p["role"] for p in rep["processes"]] == ["main"]
+    assert v["pid"] == rep["processes"][0]["pid"] and v["role"] == "main", v
+
+
+def test_file_io_only_has_no_feed(traced, tmp_path):
+    """Writes 1 MiB in 4 KiB writes, reads it back 8 times in 4 KiB reads."""
+    s = vshape(traced, "fileonly", "--dir", str(tmp_path))
+    v = s.v
+    assert v["limit"] == "none" and v["gpu"] is None and v["producers"] == [], v
+    assert v["pid"] == s.fact("main") and v["role"] == "main", v
+
+
+# ---- 10: CPU-only Python, multiprocessing workers feeding the parent
+
+MPQ = r'''
+import multiprocessing as mp, os, time
+
+def spin(s):
+    t = time.monotonic()
+    while time.monotonic() - t < s:
+        pass
+
+def worker(q, n):
+    print("fact worker", os.getpid(), flush=True)
+    for i in range(n):
+        spin(0.03)                      # preprocessing a batch: 30 ms
+        q.put((i, bytes(1024)))
+
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    print("fact main", os.getpid(), flush=True)
+    q = mp.Queue(maxsize=4)
+    ws = [mp.Process(target=worker, args=(q, 10)) for _ in range(2)]
+    for w in ws:
+        w.start()
+    for _ in range(20):
+        q.get(timeout=60)               # waits in poll(), as the DataLoader does
+        spin(0.001)                     # the step: 1 ms of CPU
+    for w in ws:
+        w.join()
+    print("mpq: 20 batches")
+'''
+
+
+def test_python_queue_workers_feed_parent(traced, tmp_path):
+    """The parent waits ~90% of its loop for batches in poll(): a CPU-only
+    run is still limited by data delivery, about the parent."""
+    script = tmp_path / "mpq.py"
+    script.write_text(MPQ)
+    s = shape(traced, [PYTHON, str(script)])
+    assert "mpq: 20 batches" in s.run.stdout
+    workers = s.facts["worker"]
+    v = check(s, "data delivery", "mpq.py", workers, cause="preprocessing")
+    assert v["gpu"] is None, v
+    prod = producers(v, "pid")
+    assert set(prod) == set(workers), v["producers"]
+    assert all(p["role"] == "worker" for p in v["producers"]), v["producers"]
