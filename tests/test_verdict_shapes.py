@@ -338,3 +338,50 @@ def test_python_queue_workers_feed_parent(traced, tmp_path):
     prod = producers(v, "pid")
     assert set(prod) == set(workers), v["producers"]
     assert all(p["role"] == "worker" for p in v["producers"]), v["producers"]
+
+
+# ---- the real Debian PyTorch run (CPU): DataLoader with 2 worker processes
+
+SPAWN = r'''
+import runpy, sys
+import torch.multiprocessing as mp
+mp.set_start_method("spawn")
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_train_py_verdict_is_about_main(traced, tmp_path, start):
+    """examples/train.py, 4 steps, 2 DataLoader workers, started by fork
+    (the default) or spawn (through a wrapper that sets the start method):
+    the verdict is about the training process, the workers are workers and
+    spawn's resource tracker is a helper."""
+    data = tmp_path / "data"
+    data.mkdir()
+    argv = [os.path.join(ROOT, "examples", "train.py"), "--steps", "4", "--workers", "2",
+            "--cpu", "--data", str(data)]
+    if start == "spawn":
+        wrapper = tmp_path / "spawn_train.py"
+        wrapper.write_text(SPAWN)
+        argv = [str(wrapper)] + argv
+    run = traced([PYTHON] + argv, load=False, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 steps of 32" in run.stdout
+    rep = report(run.dir)
+    v = rep["verdict"]
+    procs = {p["pid"]: p for p in rep["processes"]}
+    main = [pid for pid, p in procs.items() if p["ppid"] not in procs]
+    assert len(main) == 1, procs
+    main = main[0]
+    assert v["pid"] == main and v["role"] == "main", v
+    assert "train.py" in v["process"] and str(main) in v["process"], v
+    workers = {pid for pid, p in procs.items() if pid != main and
+               (start == "fork" or "spawn_main" in p["cmdline"])}
+    assert len(workers) == 2, procs
+    roles = {pid: p["role"] for pid, p in procs.items()}
+    want = {pid: "main" if pid == main else "worker" if pid in workers else "helper"
+            for pid in procs}
+    assert roles == want, (roles, {pid: p["cmdline"] for pid, p in procs.items()})
+    if start == "spawn":
+        assert any("resource_tracker" in p["cmdline"] for p in procs.values()), procs
