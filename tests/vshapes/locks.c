@@ -1,18 +1,17 @@
 /*
- * locks: 5 threads each prepare a request on the CPU (1 ms), launch its
- * kernel on their own stream, then wait for the result.
- * Owns the planted feed of shape 4 (tests/test_verdict_shapes.py); the
- * threads share nothing but the lock (when there is one).
+ * locks: 5 threads each prepare 24 requests on the CPU (1 ms each) and
+ * launch each one's kernel on their own stream as soon as it is prepared;
+ * they wait for their stream once, at the end. Owns the planted feed of
+ * shape 4 (tests/test_verdict_shapes.py); the threads share nothing but the
+ * lock (when there is one).
  *
  *   broken (default)  the preparation and the launch happen under one shared
- *                     mutex: the threads take turns, one launch per ms in
- *                     all (the waiting thread is in the sync when the lock is
- *                     released, so they alternate), and each kernel (0.3 ms)
- *                     leaves its stream and the GPU idle while the others
- *                     hold the lock
- *   --fixed           no shared lock, and 3 ms kernels: each thread's stream
- *                     is busy 3 ms of every 4, and the five streams together
- *                     keep the GPU busy (the same loop, GPU-bound)
+ *                     mutex: one launch per ms in all, each kernel 0.3 ms, so
+ *                     the GPU idles ~70% of the run while one thread prepares
+ *                     and the others wait for the lock (~4 of every 5 ms)
+ *   --fixed           no shared lock, and 3 ms kernels: each thread queues
+ *                     work faster than its stream runs it, the GPU never
+ *                     waits (the same loop, GPU-bound)
  *   --streams ptds|explicit  per-thread default streams (stream 0 through the
  *                     _ptsz entry points, FT_CUDA_PATH=proc-ptds, the default)
  *                     or a stream created by each thread (default ptds)
@@ -53,8 +52,8 @@ static void *launcher(void *arg)
 		CK(cu.LaunchKernel(kern, 32, 1, 1, 256, 1, 1, 0, s, args, NULL));
 		if (!fixed)
 			pthread_mutex_unlock(&shared_lock);
-		CK(cu.StreamSynchronize(s));             /* the result */
 	}
+	CK(cu.StreamSynchronize(s));                     /* the results */
 	return NULL;
 }
 
