@@ -108,10 +108,11 @@ def producers(v, key):
 
 # ---- 1, 2: forked worker processes feeding the main process through pipes
 
-@pytest.mark.parametrize("wait", ["poll", "read"])
+@pytest.mark.parametrize("wait", ["poll", "read", "select", "epoll", "recv"])
 def test_workers_cpu_starve_main(traced, wait):
     """2 workers spin 16 ms per batch, the main process runs a 1.5 ms kernel
-    on each: it waits for data ~80% of its loop, in poll() or in read()."""
+    on each: it waits for data ~80% of its loop, in poll(), read(), select()
+    or epoll_wait() on pipes, or in recv() on socketpairs."""
     s = vshape(traced, "workers", "--wait", wait, "--work", "cpu")
     workers = s.facts["worker"]
     v = check(s, "data delivery", "workers", workers, cause="preprocessing", starved=True)

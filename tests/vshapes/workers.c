@@ -5,9 +5,13 @@
  * Owns the planted feed of shapes 1 and 2 (tests/test_verdict_shapes.py);
  * never touches the driver in a worker (they are forked before cuInit).
  *
- *   --wait poll|read   the main process waits in poll() on the pipe, with a
+ *   --wait poll|read|select|epoll|recv
+ *                      the main process waits in poll() on the pipe, with a
  *                      timeout, as multiprocessing's Queue.get(timeout=) does,
- *                      then reads (default); or blocks in read() directly
+ *                      then reads (default); or blocks in read() directly; or
+ *                      waits in select() or epoll_wait() (with a timeout)
+ *                      then reads; or, with a socketpair per worker instead
+ *                      of a pipe, blocks in recv()
  *   --work cpu|io|fast per batch, a worker spins 16 ms on the CPU (default,
  *                      "preprocessing"); or reads a 768 KiB file it wrote
  *                      with 192 O_DIRECT reads of 4 KiB, each a request to the
@@ -21,6 +25,9 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "vshape.h"
@@ -81,17 +88,47 @@ static void worker(int id, int nworkers, const char *work, const char *dir, int 
 	exit(0);
 }
 
-/* the next batch from fd: poll (with a timeout, retried) then read, or read */
-static void next_batch(int fd, int use_poll, char *msg)
+/* the next batch from fd: wait as `wait` says (with a timeout, retried),
+ * then read it; or recv it */
+static void next_batch(int fd, const char *wait, int ep, char *msg)
 {
-	if (use_poll) {
+	int r = 0;
+	if (strcmp(wait, "poll") == 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r;
 		while ((r = poll(&p, 1, 5000)) == 0 || (r < 0 && errno == EINTR))
 			;
-		if (r < 0)
-			vs_die("poll");
+	} else if (strcmp(wait, "select") == 0) {
+		do {
+			fd_set set;
+			FD_ZERO(&set);
+			FD_SET(fd, &set);
+			struct timeval tv = { .tv_sec = 5 };
+			r = select(fd + 1, &set, NULL, NULL, &tv);
+		} while (r == 0 || (r < 0 && errno == EINTR));
+	} else if (strcmp(wait, "epoll") == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+			vs_die("epoll_ctl");
+		while ((r = epoll_wait(ep, &ev, 1, 5000)) == 0 || (r < 0 && errno == EINTR))
+			;
+		if (epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL) != 0)
+			vs_die("epoll_ctl");
+	} else if (strcmp(wait, "recv") == 0) {
+		size_t got = 0;
+		while (got < MSG_BYTES) {
+			ssize_t n = recv(fd, msg + got, MSG_BYTES - got, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				fprintf(stderr, "workers: a worker ended early\n");
+				exit(1);
+			}
+			got += (size_t)n;
+		}
+		return;
 	}
+	if (r < 0)
+		vs_die(wait);
 	if (!vs_read_full(fd, msg, MSG_BYTES)) {
 		fprintf(stderr, "workers: a worker ended early\n");
 		exit(1);
@@ -105,9 +142,10 @@ int main(int argc, char **argv)
 	int n = atoi(vs_opt(argc, argv, "--workers", "2"));
 	const char *tmp = getenv("TMPDIR");
 	const char *dir = vs_opt(argc, argv, "--dir", tmp && *tmp ? tmp : "/tmp");
-	if (n < 1 || n > MAX_WORKERS || (strcmp(wait, "poll") && strcmp(wait, "read")) ||
+	if (n < 1 || n > MAX_WORKERS || (strcmp(wait, "poll") && strcmp(wait, "read") &&
+	    strcmp(wait, "select") && strcmp(wait, "epoll") && strcmp(wait, "recv")) ||
 	    (strcmp(work, "cpu") && strcmp(work, "io") && strcmp(work, "fast"))) {
-		fprintf(stderr, "usage: workers [--wait poll|read] [--work cpu|io|fast] "
+		fprintf(stderr, "usage: workers [--wait poll|read|select|epoll|recv] [--work cpu|io|fast] "
 			"[--workers 1-%d] [--dir DIR]\n", MAX_WORKERS);
 		return 2;
 	}
@@ -129,7 +167,7 @@ int main(int argc, char **argv)
 	pid_t pid[MAX_WORKERS];
 	for (int w = 0; w < n; w++) {
 		int p[2];
-		if (pipe(p) != 0)
+		if (strcmp(wait, "recv") == 0 ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p))
 			vs_die("pipe");
 		pid[w] = fork();
 		if (pid[w] < 0)
@@ -161,9 +199,12 @@ int main(int argc, char **argv)
 	CK(cu.MemAlloc(&d_batch, MSG_BYTES));
 	CK(cu.MemHostAlloc((void **)&h_batch, MSG_BYTES, 0));
 	void *args[] = { &d_batch };
+	int ep = epoll_create1(0);
+	if (ep < 0)
+		vs_die("epoll_create1");
 	uint64_t t0 = cudrv_now_ns();
 	for (int b = 0; b < BATCHES; b++) {
-		next_batch(in[b % n], strcmp(wait, "poll") == 0, (char *)h_batch);
+		next_batch(in[b % n], wait, ep, (char *)h_batch);
 		CK(cu.MemcpyHtoDAsync(d_batch, h_batch, MSG_BYTES, NULL));
 		CK(cu.LaunchKernel(step, 128, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 		CK(cu.StreamSynchronize(NULL));
