@@ -107,6 +107,7 @@ int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 
 struct kfacts {
 	int cat, read, launch, mutex, cuda;
+	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
 	const struct ft_field *site, *py;
 };
@@ -138,8 +139,19 @@ static void build_facts(void)
 		}
 		f->read = f->req && f->ret && ki->group == FT_G_IO;
 		f->mutex = f->lock != NULL;       /* mutex and rwlock records carry "lock" */
-		if (k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT)
+		/* waiting for another thread or process to deliver: semaphores,
+		 * condition variables (signalled by a producer), multiplexed waits,
+		 * reads of pipes and sockets */
+		if ((k >= FT_EV_COND_WAIT && k <= FT_EV_SEM_CLOCKWAIT)) {
 			f->cat = FT_CAT_DATA;
+			f->got = 2;
+		}
+		if (k >= FT_EV_POLL && k <= FT_EV_PIPE_READ) {
+			f->cat = FT_CAT_DATA;
+			f->got = 1;
+		}
+		if (k == FT_EV_FD_NEW)
+			f->cat = FT_CAT_CPU;
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
 			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
 	}
@@ -302,6 +314,8 @@ struct thread {
 	int32_t tid;
 	uint64_t first, last_end, events, launches;
 	uint64_t t[FT_CAT_N];
+	uint64_t ct[FT_CAT_N];       /* t clipped to the window */
+	uint64_t wevents, batches, first_batch, last_batch;
 	struct recent ring[RECENT];
 	uint32_t nring, ring_head;   /* entries, next write position */
 	uint64_t last_sub_end, last_sync_end;
@@ -313,7 +327,12 @@ struct stream {
 	uint64_t last_sub_end, last_sync_end;
 	int submitted;
 	uint64_t seq, done;          /* submissions, known complete */
+	/* the GPU model: busy from a submission to a wait that drained it */
+	int busy, idle_hidden;       /* idle_hidden: drained by a hidden sync */
+	uint64_t busy_since, idle_from, first_sub;
 };
+
+struct busy { uint64_t start, end; int hidden; };
 
 struct group {                      /* hidden sync (site or sym+tid) or lock (addr) */
 	uint64_t key;
@@ -351,6 +370,12 @@ struct ft_an {
 	int64_t ctr[FT_CTR_N], shown[FT_CTR_N];
 	int have_bin;
 	uint64_t bin_end;        /* (bin + 1) * bin_ns, or lower: no division per event */
+	/* the GPU model: busy intervals of all streams (one per drain) */
+	struct busy *busy; int nbusy, capbusy;
+	uint64_t sidle[FT_CAT_N];    /* streams' idle time in the window, by cause */
+	uint64_t first_launch;
+	/* launching threads' lock waits: their union in the window */
+	uint64_t lk0, lk1, lk_union;
 	/* run */
 	uint64_t first_ts, last_end;
 	struct ft_metrics m;
@@ -388,6 +413,7 @@ void ft_an_free(struct ft_an *a)
 	free(a->ring);
 	ft_steps_free(a->steps);
 	free(a->files); map_free(&a->filemap);
+	free(a->busy);
 	free(a);
 }
 
@@ -547,6 +573,64 @@ static void attribute(const struct thread *t, uint64_t g0, uint64_t g1, uint64_t
 	out[FT_CAT_CPU] += gap > traced ? gap - traced : 0;
 }
 
+/* length of [s, e) within the window (all of it without a window) */
+static uint64_t clip(const struct ft_an *a, uint64_t s, uint64_t e)
+{
+	if (a->o.win_end) {
+		if (s < a->o.win_start)
+			s = a->o.win_start;
+		if (e > a->o.win_end)
+			e = a->o.win_end;
+	}
+	return e > s ? e - s : 0;
+}
+
+/* The key of a stream as the GPU sees it: each thread's per-thread default
+ * stream (2) is its own; the legacy stream's two names (0, 1) are one. */
+static uint64_t stream_key(uint64_t stream, int32_t tid)
+{
+	if (stream == 2)
+		return 1ull << 63 | (uint32_t)tid;
+	return stream == 1 ? 0 : stream;
+}
+
+/* Stream s idled in [g0, g1) until thread t submitted to it: what t did
+ * meanwhile, within the window; after a hidden sync, the time t spent on
+ * the CPU or submitting is the sync's cost (without it the GPU would have
+ * had queued work). */
+static void stream_idle(struct ft_an *a, const struct stream *s, const struct thread *t,
+			uint64_t g0, uint64_t g1)
+{
+	if (a->o.win_end) {
+		if (g0 < a->o.win_start)
+			g0 = a->o.win_start;
+		if (g1 > a->o.win_end)
+			g1 = a->o.win_end;
+	}
+	if (g1 <= g0)
+		return;
+	uint64_t attr[FT_CAT_N];
+	attribute(t, g0, g1, attr);
+	if (s->idle_hidden) {
+		attr[FT_CAT_HIDDEN] += attr[FT_CAT_SUBMIT] + attr[FT_CAT_CPU] + attr[FT_CAT_GPU_WAIT];
+		attr[FT_CAT_SUBMIT] = attr[FT_CAT_CPU] = attr[FT_CAT_GPU_WAIT] = 0;
+	}
+	for (int c = 0; c < FT_CAT_N; c++)
+		a->sidle[c] += attr[c];
+}
+
+/* stream s's queued work is known complete at end */
+static void gpu_drained(struct ft_an *a, struct stream *s, uint64_t end, int hidden)
+{
+	if (!s->busy)
+		return;
+	GROW(a->busy, a->nbusy, a->capbusy);
+	a->busy[a->nbusy++] = (struct busy){ s->busy_since, end, hidden };
+	s->busy = 0;
+	s->idle_from = end;
+	s->idle_hidden = hidden;
+}
+
 static int cause_of(const uint64_t attr[FT_CAT_N])
 {
 	int best = FT_CAT_CPU;
@@ -587,9 +671,17 @@ static void report_gap(struct ft_an *a, int scope, uint64_t stream, struct threa
 static void on_submit(struct ft_an *a, struct thread *t, const struct ft_event *ev,
 		      const struct ft_evinfo *in)
 {
-	struct stream *s = stream_of(a, in->stream);
+	struct stream *s = stream_of(a, stream_key(in->stream, ev->tid));
 	uint64_t end = ev->ts_ns + ev->dur_ns;
 	uint64_t sg0 = 0, sg1 = 0;
+	if (!s->busy) {
+		if (s->submitted && ev->ts_ns > s->idle_from)
+			stream_idle(a, s, t, s->idle_from, ev->ts_ns);
+		s->busy = 1;
+		s->busy_since = ev->ts_ns;
+	}
+	if (!s->first_sub)
+		s->first_sub = ev->ts_ns;
 	if (s->submitted) {
 		int after_sync = s->last_sync_end >= s->last_sub_end;
 		uint64_t g0 = after_sync ? s->last_sync_end : s->last_sub_end;
@@ -616,7 +708,7 @@ static void on_submit(struct ft_an *a, struct thread *t, const struct ft_event *
 }
 
 /* a wait that leaves stream s (all streams for s == NULL) drained */
-static void drained(struct ft_an *a, struct stream *s, uint64_t end)
+static void drained(struct ft_an *a, struct stream *s, uint64_t end, int hidden)
 {
 	for (int i = 0; i < a->nst; i++) {
 		struct stream *x = &a->st[i];
@@ -625,6 +717,7 @@ static void drained(struct ft_an *a, struct stream *s, uint64_t end)
 		if (end > x->last_sync_end)
 			x->last_sync_end = end;
 		outstanding_set(a, x, x->seq);
+		gpu_drained(a, x, end, hidden);
 	}
 }
 
@@ -639,25 +732,35 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 		t->launches++;
 		a->ctr[FT_CTR_LAUNCHES]++;
 	}
+	if (in->launch && !a->first_launch)
+		a->first_launch = ev->ts_ns;
+	/* a query that said done drains like a wait (CUDA_SUCCESS is 0) */
+	int done = in->sync == FT_SYNC_WAIT || in->sync == FT_SYNC_HIDDEN ||
+		   (in->sync == FT_SYNC_POLL && f->ret && ft_field_signed(r, f->ret) == 0);
 	if (in->sync == FT_SYNC_SUBMIT) {
 		on_submit(a, t, ev, in);
-	} else if (in->sync == FT_SYNC_WAIT || in->sync == FT_SYNC_HIDDEN) {
-		if (end > t->last_sync_end)
+	} else if (done) {
+		int hidden = in->sync == FT_SYNC_HIDDEN;
+		if (in->sync != FT_SYNC_POLL && end > t->last_sync_end)
 			t->last_sync_end = end;
-		if (r->kind == FT_EV_CU_EVENT_SYNC && f->handle) {
+		if ((r->kind == FT_EV_CU_EVENT_SYNC || r->kind == FT_EV_CU_EVENT_QUERY) && f->handle) {
 			long e = map_get(&a->evmap, ft_field_raw(r, f->handle));
 			if (e >= 0) {
 				struct stream *s = &a->st[a->ev[e].stream];
-				if (end > s->last_sync_end)
+				if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
 					s->last_sync_end = end;
 				outstanding_set(a, s, a->ev[e].seq);
+				if (a->ev[e].seq >= s->seq)     /* nothing queued after it */
+					gpu_drained(a, s, end, hidden);
 			}
-		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0) {
-			drained(a, NULL, end);
+		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0 || in->stream == 1) {
+			drained(a, NULL, end, hidden);
 		} else if (r->kind != FT_EV_CU_STREAM_WAIT_EVENT) {
-			drained(a, stream_of(a, in->stream), end);
+			drained(a, stream_of(a, stream_key(in->stream, ev->tid)), end, hidden);
 		}
-		if (in->sync == FT_SYNC_HIDDEN) {
+		if (in->sync == FT_SYNC_POLL) {
+			/* a query: no sync */
+		} else if (in->sync == FT_SYNC_HIDDEN) {
 			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
 			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
 			uint32_t site = py ? py : f->site ? (uint32_t)ft_field_raw(r, f->site) : 0;
@@ -678,7 +781,7 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 			a->m.sync_ns += ev->dur_ns;
 		}
 	} else if (r->kind == FT_EV_CU_EVENT_RECORD && f->handle) {
-		struct stream *s = stream_of(a, in->stream);
+		struct stream *s = stream_of(a, stream_key(in->stream, ev->tid));
 		uint64_t h = ft_field_raw(r, f->handle);
 		long e = map_get(&a->evmap, h);
 		if (e < 0) {
@@ -826,10 +929,23 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		if (n->start < ev->ts_ns || n->end > end)
 			break;
 		t->t[n->cat] -= n->end - n->start;
+		t->ct[n->cat] -= clip(a, n->start, n->end);
 		t->ring_head = last;
 		t->nring--;
 	}
 	t->t[in.cat] += ev->dur_ns;
+	t->ct[in.cat] += clip(a, ev->ts_ns, end);
+	if (!a->o.win_end || (ev->ts_ns >= a->o.win_start && ev->ts_ns < a->o.win_end))
+		t->wevents++;
+	if (f->got && f->ret) {
+		int64_t ret = ft_field_signed(r, f->ret);
+		if (f->got == 1 ? ret > 0 : ret == 0) {
+			if (!t->batches++)
+				t->first_batch = end;
+			if (end > t->last_batch)
+				t->last_batch = end;
+		}
+	}
 	if (in.cuda)
 		on_cuda(a, t, ev, &in);
 	if (in.read) {
@@ -855,8 +971,21 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
 		a->m.lock_waits++;
 		a->m.lock_ns += ev->dur_ns;
+		uint64_t s0 = ev->ts_ns, s1 = end;
+		if (a->o.win_end) {
+			s0 = s0 < a->o.win_start ? a->o.win_start : s0;
+			s1 = s1 > a->o.win_end ? a->o.win_end : s1;
+		}
+		if (t->launches && s1 > s0) {      /* start order: a running union */
+			if (s0 > a->lk1) {
+				a->lk_union += a->lk1 - a->lk0;
+				a->lk0 = s0, a->lk1 = s1;
+			} else if (s1 > a->lk1) {
+				a->lk1 = s1;
+			}
+		}
 	}
-	if (in.cat == FT_CAT_DATA) {
+	if (r->kind >= FT_EV_SEM_WAIT && r->kind <= FT_EV_SEM_CLOCKWAIT) {
 		a->m.sem_waits++;
 		a->m.sem_ns += ev->dur_ns;
 	}
@@ -918,34 +1047,129 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 	}
 }
 
-static void verdict(struct ft_an *a, struct ft_verdict *v)
+static int busy_cmp(const void *x, const void *y)
+{
+	const struct busy *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The device's busy time in [w0, w1): the union of the streams' busy
+ * intervals (never above the window); also the last moment the GPU had work. */
+static uint64_t gpu_busy(struct ft_an *a, uint64_t w0, uint64_t w1, uint64_t *last)
+{
+	for (int i = 0; i < a->nst; i++) {       /* work never known complete */
+		struct stream *s = &a->st[i];
+		if (s->busy) {
+			GROW(a->busy, a->nbusy, a->capbusy);
+			uint64_t e = s->last_sub_end > s->busy_since ? s->last_sub_end : s->busy_since;
+			a->busy[a->nbusy++] = (struct busy){ s->busy_since, e, 0 };
+			s->busy = 0;
+		}
+	}
+	if (a->nbusy > 1)
+		qsort(a->busy, (size_t)a->nbusy, sizeof *a->busy, busy_cmp);
+	uint64_t sum = 0, cur0 = 0, cur1 = 0;
+	*last = 0;
+	for (int i = 0; i <= a->nbusy; i++) {
+		if (i < a->nbusy && a->busy[i].end > *last)
+			*last = a->busy[i].end;
+		if (i < a->nbusy && a->busy[i].start <= cur1) {
+			if (a->busy[i].end > cur1)
+				cur1 = a->busy[i].end;
+			continue;
+		}
+		uint64_t s = cur0 > w0 ? cur0 : w0, e = cur1 < w1 ? cur1 : w1;
+		if (e > s)
+			sum += e - s;
+		if (i < a->nbusy)
+			cur0 = a->busy[i].start, cur1 = a->busy[i].end;
+	}
+	return sum;
+}
+
+static void thread_sums(struct ft_an *a, struct ft_verdict *v)
+{
+	v->ths = xcalloc((size_t)a->nth, sizeof *v->ths);
+	v->nths = a->nth;
+	for (int i = 0; i < a->nth; i++) {
+		const struct thread *t = &a->th[i];
+		struct ft_thread_sum *o = &v->ths[i];
+		o->tid = t->tid;
+		o->launches = t->launches;
+		o->events = t->wevents;
+		o->first = t->first;
+		o->last_end = t->last_end;
+		o->wall = clip(a, t->first, t->last_end);
+		memcpy(o->t, t->ct, sizeof o->t);
+		memcpy(o->all, t->t, sizeof o->all);
+		o->batches = t->batches;
+		o->first_batch = t->first_batch;
+		o->last_batch = t->last_batch;
+		if (t->batches) {
+			v->batches += t->batches;
+			if (!v->first_batch || t->first_batch < v->first_batch)
+				v->first_batch = t->first_batch;
+			if (t->last_batch > v->last_batch)
+				v->last_batch = t->last_batch;
+		}
+	}
+}
+
+void ft_verdict_free(struct ft_verdict *v)
+{
+	free(v->ths);
+	v->ths = NULL;
+	v->nths = 0;
+}
+
+/* The process's verdict (docs/ANALYSES.md, "The verdict"): about its
+ * feeding threads (those that launch kernels; without launches, those that
+ * received batches), within the window. */
+static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps_result *sr)
 {
 	memset(v, 0, sizeof *v);
-	int busiest = -1;
-	for (int i = 0; i < a->nth; i++) {
-		if (a->th[i].launches) {
+	thread_sums(a, v);
+	v->first_step = sr->steps ? sr->first_ns : 0;
+	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
+	v->first_launch = a->first_launch;
+	v->lock_union = a->lk_union + (a->lk1 - a->lk0);
+	v->win_start = a->o.win_end ? a->o.win_start : a->first_ts;
+	v->win_end = a->o.win_end ? a->o.win_end : a->last_end;
+	v->basis = "thread_time";
+	for (int i = 0; i < a->nth; i++)
+		if (a->th[i].launches)
 			v->by_launch = 1;
-			if (v->nfeeders < 8)
-				v->feeder[v->nfeeders] = a->th[i].tid;
-			v->nfeeders++;
-		}
-		if (busiest < 0 || a->th[i].events > a->th[busiest].events)
-			busiest = i;
-	}
 	for (int i = 0; i < a->nth; i++) {
-		struct thread *t = &a->th[i];
-		if (v->by_launch ? !t->launches : i != busiest)
+		const struct thread *t = &a->th[i];
+		if (v->by_launch ? !t->launches : !t->batches)
 			continue;
-		uint64_t wall = t->last_end - t->first, traced = 0;
+		if (v->nfeeders < 8)
+			v->feeder[v->nfeeders] = t->tid;
+		v->nfeeders++;
+		uint64_t wall = clip(a, t->first, t->last_end), traced = 0;
 		for (int c = 0; c < FT_CAT_N; c++)
 			if (c != FT_CAT_CPU)
-				traced += t->t[c], v->t[c] += t->t[c];
-		v->t[FT_CAT_CPU] += t->t[FT_CAT_CPU] + (wall > traced ? wall - traced - t->t[FT_CAT_CPU] : 0);
-		v->wall_ns += wall > traced ? wall : traced;
+				traced += t->ct[c], v->t[c] += t->ct[c];
+		uint64_t cpu = t->ct[FT_CAT_CPU];
+		v->t[FT_CAT_CPU] += cpu + (wall > traced + cpu ? wall - traced - cpu : 0);
+		v->wall_ns += wall > traced + cpu ? wall : traced + cpu;
 	}
-	if (!v->by_launch && busiest >= 0) {
-		v->nfeeders = 1;
-		v->feeder[0] = a->th[busiest].tid;
+	uint64_t last = 0;
+	if (v->by_launch) {
+		uint64_t w0 = v->win_start, w1 = v->win_end;
+		if (!a->o.win_end)
+			w0 = a->first_launch;
+		v->busy_ns = gpu_busy(a, w0, w1, &last);
+		v->idle_ns = w1 > w0 + v->busy_ns ? w1 - w0 - v->busy_ns : 0;
+		v->last_gpu_end = last;
+		uint64_t sum = 0;
+		for (int c = 0; c < FT_CAT_N; c++)
+			sum += v->sidle[c] = a->sidle[c];
+		for (int c = 0; c < FT_CAT_N && sum; c++)
+			v->idle_by_feed[c] = (uint64_t)((double)v->idle_ns * (double)a->sidle[c] / (double)sum);
+		for (int i = 0; i < a->nst; i++)
+			if (a->st[i].first_sub)
+				v->sidle_den += clip(a, a->st[i].first_sub > w0 ? a->st[i].first_sub : w0, w1);
 	}
 	double w = v->wall_ns ? (double)v->wall_ns : 1.0;
 	double sh[FT_CAT_N];
@@ -956,30 +1180,84 @@ static void verdict(struct ft_an *a, struct ft_verdict *v)
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	if (!v->nfeeders) {
 		v->limit = "none";
-		snprintf(v->sentence, sizeof v->sentence, "No events were recorded.");
+		snprintf(v->sentence, sizeof v->sentence,
+			 "No GPU work and no data feed was recorded: nothing to limit.");
 		return;
 	}
 	if (!v->by_launch) {
 		if (data >= locks && data >= 0.2) {
 			v->limit = "data delivery";
 			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded; the busiest thread is limited by data delivery: "
-				 "%.0f%% of its time is file I/O and %.0f%% waiting for data.",
-				 100 * sh[FT_CAT_IO], 100 * sh[FT_CAT_DATA]);
+				 "No GPU work was recorded; the process is limited by data delivery: "
+				 "%s %.0f%% of the time waiting for data and %.0f%% in file I/O.",
+				 who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
 		} else if (locks >= 0.2) {
 			v->limit = "locks";
 			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded; the busiest thread is limited by locks: "
-				 "%.0f%% of its time is spent waiting on locks.", 100 * locks);
+				 "No GPU work was recorded; the process is limited by locks: %s "
+				 "%.0f%% of the time waiting on locks.", who, 100 * locks);
 		} else {
 			v->limit = "none";
 			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded and no feed is limiting: the busiest thread "
-				 "spends %.0f%% of its time on untraced CPU work.", 100 * sh[FT_CAT_CPU]);
+				 "No GPU work was recorded and the data feed keeps up: %s %.0f%% of "
+				 "the time waiting for data.", who, 100 * data);
 		}
 		return;
 	}
 	double gpu = sh[FT_CAT_GPU_WAIT];
+	double win = v->win_end > v->win_start ? (double)(v->win_end - v->win_start) : 1.0;
+	double idle = (double)v->idle_ns / win;
+	/* some launching thread waits for a lock most of the loop: the feeding
+	 * threads take turns on it, whatever the GPU does meanwhile */
+	double held = (double)v->lock_union / win;
+	int shared = 0;                 /* a lock that two launching threads waited for */
+	for (int i = 0; i < a->nlk; i++) {
+		int n = 0;
+		for (int k = 0; k < a->lk[i].ntids; k++) {
+			long x = map_get(&a->thmap, (uint64_t)(uint32_t)a->lk[i].tids[k]);
+			n += x >= 0 && a->th[x].launches > 0;
+		}
+		shared |= n >= 2;
+	}
+	if (held >= 0.5 || (shared && locks >= 0.3)) {
+		v->limit = "locks";
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by locks: the launching threads take turns on a "
+			 "lock (one of them waits %.0f%% of the loop; %s %.0f%% of the time "
+			 "waiting on locks).", 100 * held, who, 100 * locks);
+		return;
+	}
+	/* The model's busy time is an upper bound (a stream counts busy until a
+	 * wait drains it): it is evidence only when it shows idle time, or when
+	 * the feeding threads did wait for the GPU. */
+	if (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1)) {
+		v->basis = "gpu_idle";
+		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
+		for (int c = 0; c < FT_CAT_N; c++)
+			S[c] = (double)v->sidle[c] / den;
+		double g[4] = { S[FT_CAT_IO] + S[FT_CAT_DATA], S[FT_CAT_HIDDEN], S[FT_CAT_LOCK],
+				S[FT_CAT_SUBMIT] + S[FT_CAT_CPU] + S[FT_CAT_GPU_WAIT] };
+		static const char *const lim[4] = { "data delivery", "synchronization", "locks",
+						    "work submission" };
+		int best = 0;
+		for (int k = 1; k < 4; k++)
+			if (g[k] > g[best])
+				best = k;
+		/* a GPU busy 90% of the loop is the limit, unless one feed kept
+		 * the streams idle half of the time (serialized streams) */
+		v->limit = idle < 0.1 && g[best] < 0.5 ? "GPU-bound" : lim[best];
+		if (!strcmp(v->limit, "GPU-bound"))
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
+				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), who,
+				 100 * (gpu + sync));
+		else
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop, and "
+				 "the streams idle %.0f%% of their time because of it.", v->limit,
+				 100 * idle, 100 * g[best]);
+		return;
+	}
 	double best = data;
 	v->limit = "data delivery";
 	if (sync > best) best = sync, v->limit = "synchronization";
@@ -987,21 +1265,14 @@ static void verdict(struct ft_an *a, struct ft_verdict *v)
 	if (sub > best) best = sub, v->limit = "work submission";
 	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
 		v->limit = "GPU-bound";
-	/* Waiting for data or locks only starves the GPU if the GPU then runs
-	 * dry: with the GPU known idle (a stream gap after a sync) for under 5%
-	 * of the run, the feed kept up and the GPU is the limit. */
-	double idle = a->m.wall_ns ? (double)a->m.idle_ns / (double)a->m.wall_ns : 0;
-	if ((!strcmp(v->limit, "data delivery") || !strcmp(v->limit, "locks")) &&
-	    gpu >= 0.2 && idle < 0.05)
-		v->limit = "GPU-bound";
 	if (!strcmp(v->limit, "GPU-bound"))
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
 			 "else.", who, 100 * gpu);
 	else if (!strcmp(v->limit, "data delivery"))
 		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by data delivery: %s %.0f%% of the time in file "
-			 "I/O and %.0f%% waiting for data.", who, 100 * sh[FT_CAT_IO], 100 * sh[FT_CAT_DATA]);
+			 "The GPU feed is limited by data delivery: %s %.0f%% of the time waiting "
+			 "for data and %.0f%% in file I/O.", who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
 	else if (!strcmp(v->limit, "synchronization"))
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
@@ -1049,5 +1320,5 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	if (m)
 		*m = a->m;
 	if (v)
-		verdict(a, v);
+		verdict(a, v, &sr);
 }

@@ -17,8 +17,9 @@ enum ft_cat {
 	FT_CAT_GPU_WAIT,    /* explicit synchronize calls and polls */
 	FT_CAT_HIDDEN,      /* hidden syncs */
 	FT_CAT_IO,          /* file I/O */
-	FT_CAT_LOCK,        /* mutex, rwlock and condition waits */
-	FT_CAT_DATA,        /* semaphore waits: waiting for a batch */
+	FT_CAT_LOCK,        /* mutex and rwlock waits */
+	FT_CAT_DATA,        /* waiting for data: semaphore, condition, poll/select/
+	                       epoll waits, pipe/socket reads, recv* */
 	FT_CAT_CPU,         /* untraced CPU time (and process calls) */
 	FT_CAT_N
 };
@@ -40,6 +41,7 @@ struct ft_an_opts {
 	uint64_t lock_min_ns;     /* report locks waited on at least this long in total (0) */
 	uint64_t bin_ns;          /* counter bin (1 ms) */
 	const char *step_range;   /* a range whose name starts with this is a step ("step") */
+	uint64_t win_start, win_end; /* the verdict's window (0, 0: the whole process) */
 };
 void ft_an_default_opts(struct ft_an_opts *o);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
@@ -99,6 +101,18 @@ struct ft_metrics {
 	uint64_t step_launches, step_hidden, step_reads;
 };
 
+/* one thread's time, clipped to the window (the whole process without one) */
+struct ft_thread_sum {
+	int32_t tid;
+	uint64_t launches, events;     /* events: that started in the window */
+	uint64_t first, last_end;      /* its first call's start, last call's end */
+	uint64_t wall;                 /* [first, last_end] within the window */
+	uint64_t t[FT_CAT_N];          /* traced time per category (CPU: process calls) */
+	uint64_t all[FT_CAT_N];        /* the same over the whole process */
+	uint64_t batches;              /* data waits that returned data */
+	uint64_t first_batch, last_batch; /* their ends */
+};
+
 struct ft_verdict {
 	int nfeeders;
 	int32_t feeder[8];        /* the GPU-feeding threads (first 8) */
@@ -108,7 +122,19 @@ struct ft_verdict {
 	const char *limit;        /* "work submission", "data delivery", "synchronization",
 	                             "locks", "GPU-bound", "none" */
 	char sentence[256];
+	/* the model (docs/ANALYSES.md, "The verdict") */
+	const char *basis;        /* "gpu_idle" or "thread_time" */
+	uint64_t win_start, win_end;
+	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
+	uint64_t first_step, last_step_end;    /* 0: no closed step */
+	uint64_t first_batch, last_batch, batches; /* data waits that returned data */
+	uint64_t busy_ns, idle_ns;             /* the device, in the window */
+	uint64_t lock_union;                   /* some launching thread waits for a lock */
+	uint64_t idle_by_feed[FT_CAT_N];       /* idle_ns split by what the feeders did */
+	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
+	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */
 };
+void ft_verdict_free(struct ft_verdict *v);
 
 struct ft_an_sink {
 	void (*finding)(void *arg, const struct ft_finding *f);

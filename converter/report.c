@@ -67,6 +67,294 @@ static int by_lost(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* one process analysed: its findings to sink (NULL: none), m and v */
+static void analyse(struct ft_process *p, const struct ft_an_opts *o,
+		    const struct ft_merge_opts *mg, const struct ft_an_sink *sink, FILE *err,
+		    struct ft_metrics *m, struct ft_verdict *v)
+{
+	struct feed fd = { ft_an_new(p, o, sink) };
+	ft_merge_events(p, mg, feed, &fd, err, NULL);
+	ft_an_finish(fd.an, m, v);
+	ft_an_free(fd.an);
+}
+
+/* ---- the run's verdict (docs/ANALYSES.md, "The verdict") ---- */
+
+static int depth_of(const struct ft_report *r, int i)
+{
+	int d = 0;
+	while (r->procs[i].parent >= 0 && d < r->nprocs)
+		i = r->procs[i].parent, d++;
+	return d;
+}
+
+/* the program's base name and its arguments, each path cut to its base
+ * name: "python3 train.py --fixed" */
+static void brief_command(const char *cmdline, char *out, size_t cap)
+{
+	size_t o = 0;
+	const char *s = cmdline;
+	while (*s && o + 1 < cap) {
+		size_t n = strcspn(s, " ");
+		const char *w = s;
+		if (*w != '-')
+			for (const char *q = s; q < s + n; q++)
+				if (*q == '/' && q + 1 < s + n)
+					w = q + 1;
+		size_t len = (size_t)(s + n - w);
+		if (o && o + 1 < cap)
+			out[o++] = ' ';
+		if (o + len >= cap)
+			len = cap - o - 1;
+		memcpy(out + o, w, len);
+		o += len;
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+	out[o] = 0;
+	if (o > 60)
+		strcpy(out + 57, "...");
+}
+
+static int python(const char *cmdline)
+{
+	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
+	for (const char *q = cmdline; q < end; q++)
+		if (*q == '/')
+			base = q + 1;
+	return !strncmp(base, "python", 6);
+}
+
+/* A child of the main process delivers to it when it runs the same
+ * program (forked) or is a multiprocessing child; others (sh, resource
+ * trackers, anything exec'd) are helpers. */
+static int worker_of(const struct ft_rep_proc *c, const struct ft_rep_proc *m)
+{
+	if (strstr(c->cmdline, "resource_tracker") || strstr(c->cmdline, "forkserver"))
+		return 0;
+	return !strcmp(c->cmdline, m->cmdline) || strstr(c->cmdline, "spawn_main") ||
+	       strstr(c->cmdline, "multiprocessing-fork");
+}
+
+/* The producer numbers of thread s of process p within [w0, w1]. */
+static void producer(struct ft_producer *o, const struct ft_process *p,
+		     const struct ft_thread_sum *s, uint64_t w0, uint64_t w1)
+{
+	o->tid = s->tid;
+	o->wall = s->wall;
+	o->io = s->t[FT_CAT_IO];
+	o->lock = s->t[FT_CAT_LOCK];
+	uint64_t waits = s->t[FT_CAT_DATA], traced = 0;
+	for (int c = 0; c < FT_CAT_N; c++)
+		traced += s->t[c];
+	uint64_t busy = o->wall > traced ? o->wall - traced : 0;   /* untraced */
+	busy += traced - waits - o->io - o->lock;                  /* other traced calls */
+	uint64_t a = s->first > w0 ? s->first : w0, b = s->last_end < w1 ? s->last_end : w1;
+	int64_t cpu = b > a ? ft_thread_cpu_ns(p, s->tid, a, b) : -1;
+	o->cpu_sampled = cpu >= 0;
+	uint64_t room = o->wall > o->io + o->lock ? o->wall - o->io - o->lock : 0;
+	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy;
+	if (o->cpu > room)
+		o->cpu = room;
+	o->idle = room - o->cpu;
+}
+
+static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
+{
+	rv->prod = xrealloc(rv->prod, (size_t)(rv->nprod + 1) * sizeof *rv->prod);
+	rv->prod[rv->nprod++] = *p;
+}
+
+/* The main process: the one that launches most kernels; without kernels,
+ * the process nearest the root that received batches (most data waits on
+ * a tie); without either, the first root process. */
+static int pick_main(const struct ft_report *r)
+{
+	int best = -1;
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct ft_rep_proc *p = &r->procs[i], *b = best >= 0 ? &r->procs[best] : NULL;
+		if (p->m.launches && (!b || p->m.launches > b->m.launches ||
+				      (p->m.launches == b->m.launches && p->m.events > b->m.events)))
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct ft_rep_proc *p = &r->procs[i];
+		if (!p->v.batches)
+			continue;
+		if (best < 0 || depth_of(r, i) < depth_of(r, best) ||
+		    (depth_of(r, i) == depth_of(r, best) && p->v.batches > r->procs[best].v.batches))
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	best = 0;
+	for (int i = 1; i < r->nprocs; i++)
+		if (depth_of(r, i) < depth_of(r, best) ||
+		    (depth_of(r, i) == depth_of(r, best) && r->procs[i].start < r->procs[best].start))
+			best = i;
+	return best;
+}
+
+static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
+			const struct ft_merge_opts *mg, FILE *err)
+{
+	struct ft_run_verdict *rv = &r->rv;
+	r->main = pick_main(r);
+	struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v0 = &mp->v;
+	/* the window: the training loop */
+	if (v0->first_step && (v0->by_launch || v0->batches)) {
+		rv->from = "steps";
+		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
+	} else if (v0->by_launch) {
+		rv->from = "first launch";
+		rv->w0 = v0->first_launch;
+		rv->w1 = v0->last_gpu_end > v0->win_end ? v0->last_gpu_end : v0->win_end;
+	} else if (v0->batches) {
+		rv->from = "first batch";
+		rv->w0 = v0->first_batch, rv->w1 = v0->last_batch;
+	}
+	if (!rv->from || rv->w1 <= rv->w0) {
+		rv->from = "whole run";
+		rv->w0 = v0->win_start, rv->w1 = v0->win_end;
+	}
+	/* roles */
+	int nworkers = 0, allpy = python(mp->cmdline);
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_rep_proc *p = &r->procs[i];
+		p->role = i == r->main ? "main" : p->parent == r->main && worker_of(p, mp) ? "worker"
+										       : "helper";
+		if (!strcmp(p->role, "worker"))
+			nworkers++, allpy &= python(p->cmdline);
+	}
+	/* again, within the window: the main process and its workers */
+	struct ft_an_opts wo = *o;
+	wo.win_start = rv->w0;
+	wo.win_end = rv->w1;
+	struct ft_metrics m;
+	int32_t tid0 = mp->pid;
+	uint64_t all[FT_CAT_N] = { 0 };
+	for (int i = 0; i < v0->nths; i++)
+		if (v0->ths[i].tid == tid0)
+			memcpy(all, v0->ths[i].all, sizeof all);
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_rep_proc *p = &r->procs[i];
+		if (strcmp(p->role, "helper") == 0 || !strcmp(rv->from, "whole run"))
+			continue;
+		ft_verdict_free(&p->v);
+		analyse(r->tr.procs[i], &wo, mg, NULL, err, &m, &p->v);
+	}
+	const struct ft_verdict *v = &mp->v;
+	/* start-up: the time before the window, and the main thread's calls in it */
+	uint64_t pstart = mp->start;
+	rv->startup_ns = rv->w0 > pstart ? rv->w0 - pstart : 0;
+	uint64_t traced = 0;
+	for (int i = 0; i < v->nths; i++)
+		if (v->ths[i].tid == tid0)
+			for (int c = 0; c < FT_CAT_N; c++)
+				if (c != FT_CAT_CPU) {
+					uint64_t x = all[c] > v->ths[i].t[c] ? all[c] - v->ths[i].t[c] : 0;
+					rv->startup[c] = x < rv->startup_ns ? x : rv->startup_ns;
+					traced += rv->startup[c];
+				}
+	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
+	/* producers: the workers (each one's busiest thread) and the main
+	 * process's loader threads (not feeding, busy in the window) */
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_rep_proc *p = &r->procs[i];
+		if (strcmp(p->role, "worker") || !p->v.nths || !v->nfeeders)
+			continue;
+		int b = 0;
+		for (int k = 0; k < p->v.nths; k++) {
+			const struct ft_thread_sum *t = &p->v.ths[k], *x = &p->v.ths[b];
+			if (t->tid == p->pid || (x->tid != p->pid && t->wall > x->wall))
+				b = k;
+		}
+		struct ft_producer pr = { 0 };
+		producer(&pr, r->tr.procs[i], &p->v.ths[b], rv->w0, rv->w1);
+		pr.pid = p->pid;
+		pr.role = "worker";
+		if (pr.wall)
+			add_producer(rv, &pr);
+	}
+	for (int k = 0; k < v->nths && v->nfeeders; k++) {
+		const struct ft_thread_sum *t = &v->ths[k];
+		int feeder = v->by_launch ? t->launches > 0 : t->batches > 0;
+		if (feeder || t->events < 2 || !t->wall)
+			continue;
+		struct ft_producer pr = { 0 };
+		producer(&pr, r->tr.procs[r->main], t, rv->w0, rv->w1);
+		if ((pr.io + pr.cpu) * 10 < pr.wall)
+			continue;             /* a helper thread: it waits */
+		pr.pid = mp->pid;
+		pr.role = "loader thread";
+		add_producer(rv, &pr);
+	}
+	/* what the producers did, for data delivery */
+	uint64_t pw = 0, pio = 0, pcpu = 0;
+	int sampled = 1;
+	for (int i = 0; i < rv->nprod; i++) {
+		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
+		sampled &= rv->prod[i].cpu_sampled;
+	}
+	if (v->limit && !strcmp(v->limit, "data delivery")) {
+		if (rv->nprod) {
+			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
+					 : pio >= pcpu ? "I/O" : "preprocessing";
+		} else {
+			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
+		}
+		const char *who = nworkers && rv->nprod && !strcmp(rv->prod[0].role, "worker")
+				  ? "workers" : "loader threads";
+		double d = pw ? (double)pw : 1.0;
+		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
+			snprintf(rv->detail, sizeof rv->detail,
+				 "Data delivery is the limit; the %d %s spend %.0f%% of their time in "
+				 "file I/O: read fewer, larger pieces or add %s.", rv->nprod, who,
+				 100 * (double)pio / d, who);
+		else if (!strcmp(rv->data_cause, "preprocessing"))
+			snprintf(rv->detail, sizeof rv->detail,
+				 "Data delivery is the limit; the %d %s are on the CPU %.0f%% of the "
+				 "time%s: preprocessing; add %s or a cheaper transform.", rv->nprod, who,
+				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
+				 who);
+		else if (!strcmp(rv->data_cause, "I/O"))
+			snprintf(rv->detail, sizeof rv->detail,
+				 "Data delivery is the limit; the feeding threads read the files "
+				 "themselves.");
+		else
+			snprintf(rv->detail, sizeof rv->detail,
+				 "Data delivery is the limit; what the producers did is unknown (%d "
+				 "traced).", rv->nprod);
+	}
+	/* the process in words */
+	char cmd[72];
+	brief_command(mp->cmdline, cmd, sizeof cmd);
+	int n = snprintf(rv->process, sizeof rv->process, "main process %d (%s)", mp->pid, cmd);
+	if (nworkers && n < (int)sizeof rv->process) {
+		n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d %s (", nworkers,
+			      allpy ? (nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
+				    : (nworkers == 1 ? "worker" : "workers"));
+		int k = 0;
+		for (int i = 0; i < r->nprocs && n < (int)sizeof rv->process - 16; i++)
+			if (!strcmp(r->procs[i].role, "worker"))
+				n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, "%s%d",
+					      k++ ? ", " : "", r->procs[i].pid);
+		if (n < (int)sizeof rv->process - 1)
+			strcat(rv->process, ")");
+	}
+	int nl = 0;
+	for (int i = 0; i < rv->nprod; i++)
+		nl += !strcmp(rv->prod[i].role, "loader thread");
+	n = (int)strlen(rv->process);
+	if (nl && n < (int)sizeof rv->process - 32)
+		snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d loader thread%s", nl,
+			 nl == 1 ? "" : "s");
+}
+
 static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
 {
 	const uint64_t *s = (const uint64_t *)m;
@@ -89,23 +377,17 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		struct ft_process *p = r->tr.procs[i];
 		struct ft_rep_proc *rp = &r->procs[i];
 		struct ft_an_sink sink = { keep, NULL, r };
-		struct feed fd = { ft_an_new(p, o, &sink) };
-		ft_merge_events(p, mg, feed, &fd, err, NULL);
-		ft_an_finish(fd.an, &rp->m, &rp->v);
-		ft_an_free(fd.an);
+		analyse(p, o, mg, &sink, err, &rp->m, &rp->v);
 		rp->pid = p->hdr.pid;
 		rp->ppid = p->hdr.ppid;
 		rp->cmdline = *p->cmdline ? p->cmdline : p->exe;
+		rp->start = p->base_ns;
 		if ((uint64_t)p->nthreads > rp->m.threads)
 			rp->m.threads = (uint64_t)p->nthreads;
 		add_metrics(&r->total, &rp->m);
 		if (rp->m.dropped)
 			fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",
 				p->path, p->hdr.pid, (unsigned long long)rp->m.dropped);
-		const struct ft_rep_proc *best = &r->procs[r->main];
-		if (rp->m.launches > best->m.launches ||
-		    (rp->m.launches == best->m.launches && rp->m.events > best->m.events))
-			r->main = i;
 		uint64_t b = p->base_ns, e = p->base_ns + rp->m.wall_ns;
 		if (!first || b < first)
 			first = b;
@@ -113,6 +395,15 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
+	for (int i = 0; i < r->nprocs; i++) {
+		r->procs[i].parent = -1;
+		for (int k = 0; k < r->nprocs; k++)
+			if (k != i && r->procs[k].pid == r->procs[i].ppid)
+				r->procs[i].parent = k;
+	}
+	struct ft_an_opts dflt;
+	ft_an_default_opts(&dflt);
+	run_verdict(r, o ? o : &dflt, mg, err);
 	/* a median does not add up: the run's is that of the process with most steps */
 	r->total.step_median_ns = 0;
 	uint64_t most = 0;
@@ -129,6 +420,9 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 
 void ft_report_free(struct ft_report *r)
 {
+	for (int i = 0; i < r->nprocs; i++)
+		ft_verdict_free(&r->procs[i].v);
+	free(r->rv.prod);
 	free(r->procs);
 	free(r->f);
 	ft_trace_close(&r->tr);
@@ -271,30 +565,24 @@ static void wrap_from(FILE *out, const char *s, int indent, int col0)
 }
 
 
-/* "python3 train.py --fixed" from "/usr/bin/python3 train.py --fixed":
- * the program's base name and its arguments, cut to fit with "...". */
-static void short_command(const char *cmdline, char *out, size_t cap)
-{
-	const char *end = strchr(cmdline, ' ');
-	const char *base = cmdline;
-	for (const char *p = cmdline; *p && (!end || p < end); p++)
-		if (*p == '/')
-			base = p + 1;
-	size_t n = strlen(base);
-	if (n < cap) {
-		memcpy(out, base, n + 1);
-		return;
-	}
-	memcpy(out, base, cap - 4);
-	memcpy(out + cap - 4, "...", 4);
-}
-
 static void wrap(FILE *out, const char *s, int indent)
 {
 	wrap_from(out, s, indent, 0);
 }
 
 /* ---- text ---- */
+
+/* process i and its children, indented by depth */
+static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
+{
+	char cmd[72];
+	brief_command(r->procs[i].cmdline, cmd, sizeof cmd);
+	fprintf(out, "  %*s%d %-6s %.*s\n", 2 * (d < 8 ? d + 1 : 9), "", r->procs[i].pid,
+		r->procs[i].role, 48, cmd);
+	for (int k = 0; k < r->nprocs && d < 16; k++)
+		if (r->procs[k].parent == i)
+			print_tree(r, k, d + 1, out);
+}
 
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
@@ -326,25 +614,67 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
-	char cmd[31];                   /* the line stays within 80 columns */
-	short_command(mp->cmdline, cmd, sizeof cmd);
-	snprintf(line, sizeof line, "Verdict: pid %d (%s), %s %d", mp->pid, cmd,
-		 v->by_launch ? (v->nfeeders > 1 ? "feeding threads" : "feeding thread")
-			      : "busiest thread", v->nfeeders ? v->feeder[0] : 0);
-	fputs(line, out);
-	for (int i = 1; i < v->nfeeders && i < 8; i++)
-		fprintf(out, ", %d", v->feeder[i]);
-	fputc('\n', out);
+	const struct ft_run_verdict *rv = &r->rv;
+	snprintf(line, sizeof line, "Verdict: %s", rv->process);
+	wrap(out, line, 0);
 	wrap(out, v->sentence, 2);
-	int col = 0;
-	for (int k = 0; k < FT_CAT_N; k++) {
-		double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
-		int n = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);
-		if (col + n + 3 > 78) {
-			fputc('\n', out);
-			col = 0;
+	if (*rv->detail)
+		wrap(out, rv->detail, 2);
+	/* one line of evidence */
+	if (v->by_launch && !strcmp(v->basis, "gpu_idle")) {
+		ft_fmt_ns(a, sizeof a, v->idle_ns);
+		ft_fmt_ns(b, sizeof b, rv->w1 - rv->w0);
+		int n = snprintf(line, sizeof line, "evidence: GPU idle %s of the %s loop", a, b);
+		int k1 = -1, k2 = -1;
+		for (int k = 0; k < FT_CAT_N; k++)
+			if (v->idle_by_feed[k] && (k1 < 0 || v->idle_by_feed[k] > v->idle_by_feed[k1]))
+				k1 = k;
+		for (int k = 0; k < FT_CAT_N; k++)
+			if (k != k1 && v->idle_by_feed[k] &&
+			    (k2 < 0 || v->idle_by_feed[k] > v->idle_by_feed[k2]))
+				k2 = k;
+		for (int j = 0, k = k1; j < 2 && k >= 0; j++, k = k2) {
+			ft_fmt_ns(c, sizeof c, v->idle_by_feed[k]);
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s", j ? "," : ":",
+				      ft_cat_label[k], c);
 		}
-		col += fprintf(out, "%s%s", col ? "   " : "  ", line);
+		wrap(out, line, 2);
+	} else if (v->nfeeders) {
+		int n = snprintf(line, sizeof line, "evidence: the feeding thread%s",
+				 v->nfeeders > 1 ? "s'" : "'s");
+		n += snprintf(line + n, sizeof line - (size_t)n, " time in the %s window:",
+			      rv->from);
+		wrap(out, line, 2);
+		int col = 0;
+		for (int k = 0; k < FT_CAT_N; k++) {
+			double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
+			int m = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);
+			if (col + m + 3 > 78) {
+				fputc('\n', out);
+				col = 0;
+			}
+			col += fprintf(out, "%s%s", col ? "   " : "    ", line);
+		}
+		fputc('\n', out);
+	}
+	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
+		ft_fmt_ns(a, sizeof a, rv->startup_ns);
+		int n = snprintf(line, sizeof line, "start-up %s before the %s", a,
+				 !strcmp(rv->from, "steps") ? "first step" : rv->from);
+		int k = 0;
+		for (int c2 = 0; c2 < FT_CAT_N; c2++)
+			if (rv->startup[c2] * 20 >= rv->startup_ns && rv->startup[c2]) {
+				ft_fmt_ns(b, sizeof b, rv->startup[c2]);
+				n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s",
+					      k++ ? "," : ":", ft_cat_label[c2], b);
+			}
+		wrap(out, line, 2);
+	}
+	if (r->nprocs > 1) {
+		fputs("  processes:\n", out);
+		for (int i = 0; i < r->nprocs; i++)
+			if (r->procs[i].parent < 0)
+				print_tree(r, i, 0, out);
 	}
 	fputs("\n\n", out);
 
@@ -448,7 +778,7 @@ static void json_metrics(FILE *out, const struct ft_metrics *m)
 	fputc('}', out);
 }
 
-static void json_verdict(FILE *out, const struct ft_rep_proc *p)
+static void json_verdict(FILE *out, const struct ft_rep_proc *p, const struct ft_run_verdict *rv)
 {
 	const struct ft_verdict *v = &p->v;
 	fprintf(out, "{\"pid\":%d,\"feeding_threads\":[", p->pid);
@@ -464,7 +794,50 @@ static void json_verdict(FILE *out, const struct ft_rep_proc *p)
 			v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0);
 	fprintf(out, "},\"limit\":\"%s\",\"sentence\":", v->limit ? v->limit : "none");
 	ft_json_string(out, v->sentence);
-	fputc('}', out);
+	fprintf(out, ",\"role\":\"%s\",\"basis\":\"%s\",\"lock_wait_union_ns\":%llu",
+		p->role ? p->role : "helper", v->basis ? v->basis : "thread_time",
+		(unsigned long long)v->lock_union);
+	if (!rv) {
+		fputc('}', out);
+		return;
+	}
+	fputs(",\"process\":", out);
+	ft_json_string(out, rv->process);
+	fputs(",\"data_cause\":", out);
+	if (rv->data_cause)
+		ft_json_string(out, rv->data_cause);
+	else
+		fputs("null", out);
+	fputs(",\"detail\":", out);
+	ft_json_string(out, rv->detail);
+	fprintf(out, ",\"window\":{\"start_ns\":%llu,\"end_ns\":%llu,\"from\":\"%s\"},"
+		"\"startup_ns\":%llu,\"startup_time_ns\":{", (unsigned long long)rv->w0,
+		(unsigned long long)rv->w1, rv->from, (unsigned long long)rv->startup_ns);
+	for (int k = 0; k < FT_CAT_N; k++)
+		fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
+			(unsigned long long)rv->startup[k]);
+	fputs("},\"gpu\":", out);
+	if (v->by_launch) {
+		fprintf(out, "{\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_by_feed\":{",
+			(unsigned long long)v->busy_ns, (unsigned long long)v->idle_ns);
+		for (int k = 0; k < FT_CAT_N; k++)
+			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
+				(unsigned long long)v->idle_by_feed[k]);
+		fputs("}}", out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"producers\":[", out);
+	for (int i = 0; i < rv->nprod; i++) {
+		const struct ft_producer *q = &rv->prod[i];
+		fprintf(out, "%s{\"pid\":%d,\"tid\":%d,\"role\":\"%s\",\"wall_ns\":%llu,"
+			"\"io_ns\":%llu,\"cpu_ns\":%llu,\"lock_ns\":%llu,\"idle_ns\":%llu,"
+			"\"cpu_from\":\"%s\"}", i ? "," : "", q->pid, q->tid, q->role,
+			(unsigned long long)q->wall, (unsigned long long)q->io,
+			(unsigned long long)q->cpu, (unsigned long long)q->lock,
+			(unsigned long long)q->idle, q->cpu_sampled ? "samples" : "untraced time");
+	}
+	fputs("]}", out);
 }
 
 static void json_finding(FILE *out, const struct ft_finding *f)
@@ -523,16 +896,17 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	fprintf(out, ",\"damaged\":%llu,\"metrics\":", (unsigned long long)r->tr.errors);
 	json_metrics(out, &r->total);
 	fputs(",\"verdict\":", out);
-	json_verdict(out, &r->procs[r->main]);
+	json_verdict(out, &r->procs[r->main], &r->rv);
 	fputs(",\"processes\":[", out);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *p = &r->procs[i];
-		fprintf(out, "%s{\"pid\":%d,\"ppid\":%d,\"cmdline\":", i ? "," : "", p->pid, p->ppid);
+		fprintf(out, "%s{\"pid\":%d,\"ppid\":%d,\"role\":\"%s\",\"cmdline\":", i ? "," : "",
+			p->pid, p->ppid, p->role ? p->role : "helper");
 		ft_json_string(out, p->cmdline);
 		fputs(",\"metrics\":", out);
 		json_metrics(out, &p->m);
 		fputs(",\"verdict\":", out);
-		json_verdict(out, p);
+		json_verdict(out, p, NULL);
 		fputc('}', out);
 	}
 	fprintf(out, "],\"launch_gaps_left_out\":%llu,\"findings\":[",

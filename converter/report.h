@@ -17,8 +17,31 @@
 struct ft_rep_proc {
 	int32_t pid, ppid;
 	const char *cmdline;
+	const char *role;         /* "main", "worker" or "helper" */
+	int parent;               /* index of its parent in procs, -1: none traced */
+	uint64_t start;           /* its trace's start */
 	struct ft_metrics m;
 	struct ft_verdict v;
+};
+
+/* a thread that delivers data to the feeding process, in the window */
+struct ft_producer {
+	int32_t pid, tid;
+	const char *role;         /* "worker" or "loader thread" */
+	uint64_t wall, io, cpu, lock, idle;
+	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
+};
+
+/* the run's verdict: about the main process (r->procs[r->main]) */
+struct ft_run_verdict {
+	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
+	char detail[256];         /* the producers' line, or "" */
+	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
+	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
+	uint64_t w0, w1, startup_ns;
+	uint64_t startup[FT_CAT_N];  /* the main thread's time before the window */
+	struct ft_producer *prod;
+	int nprod;
 };
 
 struct ft_report {
@@ -26,6 +49,7 @@ struct ft_report {
 	struct ft_trace tr;       /* open: findings point into its string tables */
 	struct ft_rep_proc *procs;
 	int nprocs, main;         /* main: the process the verdict is about */
+	struct ft_run_verdict rv;
 	struct ft_metrics total;
 	struct ft_finding *f;     /* sorted by lost_ns, largest first */
 	int nf, capf, ngaps;

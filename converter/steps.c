@@ -79,6 +79,10 @@ static void closed(struct ft_steps *s, uint64_t start, uint64_t end)
 	s->len[s->nlen++] = d;
 	s->r.steps++;
 	s->r.step_ns += d;
+	if (!s->r.first_ns || start < s->r.first_ns)
+		s->r.first_ns = start;
+	if (end > s->r.last_end_ns)
+		s->r.last_end_ns = end;
 	s->open--;
 }
 

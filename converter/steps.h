@@ -19,6 +19,7 @@ struct ft_steps;
 struct ft_steps_result {
 	uint64_t steps, step_ns, median_ns;   /* closed steps, their summed and median length */
 	uint64_t launches, hidden, reads;     /* started while a step was open */
+	uint64_t first_ns, last_end_ns;       /* first closed step's start, last one's end */
 };
 
 struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix);
