@@ -152,7 +152,8 @@ def test_workers_io_starve_main(traced, tmp_path, wait):
 
 @pytest.mark.parametrize("wait", ["poll", "read"])
 def test_workers_fast_twin(traced, wait):
-    """Every batch ready before the first launch: the GPU is the limit."""
+    """Every batch ready before the first launch, 6 ms kernels: the GPU is
+    the limit."""
     s = vshape(traced, "workers", "--wait", wait, "--work", "fast")
     check(s, "GPU-bound", "workers", s.facts["worker"])
 
@@ -175,8 +176,8 @@ def test_loader_threads_starve(traced, queue):
 
 @pytest.mark.parametrize("queue", ["cond", "sem"])
 def test_loader_threads_fixed_twin(traced, queue):
-    """Loaders of 0.1 ms per batch keep the queue full: the GPU is the limit
-    (the loaders' waits for a free slot are not a feed)."""
+    """Loaders of 0.1 ms per batch keep the queue full, 6 ms kernels: the GPU
+    is the limit (the loaders' waits for a free slot are not a feed)."""
     s = vshape(traced, "loaders", "--queue", queue, "--fixed")
     check(s, "GPU-bound", "loaders")
 
@@ -186,14 +187,16 @@ def test_loader_threads_fixed_twin(traced, queue):
 @pytest.mark.parametrize("streams", ["ptds", "explicit"])
 def test_lock_bound_threads(traced, streams):
     """5 threads prepare (1 ms) and launch (0.3 ms kernels) under one mutex:
-    each waits for the lock ~4 ms of every 5 (the GPU idles ~70%, which
-    only their single sync at the end could show)."""
+    each waits for the lock ~4 ms of every 5 and the GPU idles ~70% (the
+    previous kernel is long done when a thread syncs for it)."""
     s = vshape(traced, "locks", "--streams", streams)
     check(s, "locks", "locks")
 
 
 @pytest.mark.parametrize("streams", ["ptds", "explicit"])
 def test_lock_free_twin(traced, streams):
+    """No lock, 3 ms kernels: each thread prepares the next request while its
+    stream runs the previous one, then waits ~2 ms for it."""
     s = vshape(traced, "locks", "--streams", streams, "--fixed")
     check(s, "GPU-bound", "locks")
 
@@ -277,6 +280,7 @@ def test_three_streams_starved(traced):
 
 
 def test_three_streams_fed(traced):
+    """Every batch ready at once, 6 ms kernels: the GPU is the limit."""
     s = vshape(traced, "streams3", "--fed")
     check(s, "GPU-bound", "streams3")
 

@@ -1,7 +1,7 @@
 /*
  * loaders: loader threads fill a bounded queue (2 slots) with batches; the
- * launching thread takes each batch, launches one 1.5 ms kernel on it and
- * waits for it. Owns the planted feed of shape 3 (tests/test_verdict_shapes.py):
+ * launching thread takes each batch, launches one 1.5 ms kernel on it (6 ms
+ * with --fixed) and waits for it. Owns the planted feed of shape 3 (tests/test_verdict_shapes.py):
  * a thread queue, never a pipe or another process.
  *
  *   --queue cond|sem  the queue is a mutex with two condition variables
@@ -9,7 +9,9 @@
  *   --loaders N       2 by default; 24 batches in all
  *   --fixed           the loaders spend 0.1 ms per batch instead of 16 ms on
  *                     the CPU (preprocessing): the queue is always full and the
- *                     GPU is the limit
+ *                     GPU is the limit (kernels of 6 ms, so that the ~0.3 ms a
+ *                     step can lose waking up from the sync on a loaded
+ *                     machine stays small)
  *
  * Facts printed: "fact main PID", "fact launcher TID", "fact loader TID".
  */
@@ -22,7 +24,7 @@
 #define SLOTS 2
 #define MAX_LOADERS 8
 
-static const char image[] = "kernel step 1500000\n";
+static const char image[] = "kernel step 1500000\nkernel long_step 6000000\n";
 
 static int use_sem, nloaders;
 static uint64_t cpu_ns;
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
 
 	cudrv_init();
 	CUlibrary lib = cudrv_library(image);
-	CUfunction step = cudrv_kernel(lib, "step");
+	CUfunction step = cudrv_kernel(lib, fixed ? "long_step" : "step");
 	CUdeviceptr d_batch;
 	CK(cu.MemAlloc(&d_batch, 4096));
 	void *args[] = { &d_batch };

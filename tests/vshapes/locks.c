@@ -1,17 +1,18 @@
 /*
- * locks: 5 threads each prepare 24 requests on the CPU (1 ms each) and
- * launch each one's kernel on their own stream as soon as it is prepared;
- * they wait for their stream once, at the end. Owns the planted feed of
+ * locks: 5 threads each prepare 24 requests on the CPU (1 ms each); once a
+ * request is prepared, its thread waits for the previous request's kernel
+ * (cuStreamSynchronize of its own stream) and launches this one's. Owns the planted feed of
  * shape 4 (tests/test_verdict_shapes.py); the threads share nothing but the
  * lock (when there is one).
  *
  *   broken (default)  the preparation and the launch happen under one shared
  *                     mutex: one launch per ms in all, each kernel 0.3 ms, so
  *                     the GPU idles ~70% of the run while one thread prepares
- *                     and the others wait for the lock (~4 of every 5 ms)
- *   --fixed           no shared lock, and 3 ms kernels: each thread queues
- *                     work faster than its stream runs it, the GPU never
- *                     waits (the same loop, GPU-bound)
+ *                     and the others wait for the lock (~4 of every 5 ms); the
+ *                     previous kernel is long done when its thread syncs
+ *   --fixed           no shared lock, and 3 ms kernels: a thread prepares
+ *                     the next request while its stream runs the previous
+ *                     one, then waits ~2 ms for it (the same loop, GPU-bound)
  *   --streams ptds|explicit  per-thread default streams (stream 0 through the
  *                     _ptsz entry points, FT_CUDA_PATH=proc-ptds, the default)
  *                     or a stream created by each thread (default ptds)
@@ -49,6 +50,7 @@ static void *launcher(void *arg)
 		if (!fixed)
 			pthread_mutex_lock(&shared_lock);
 		cudrv_spin(CPU_NS);                      /* prepare the request */
+		CK(cu.StreamSynchronize(s));             /* the previous result */
 		CK(cu.LaunchKernel(kern, 32, 1, 1, 256, 1, 1, 0, s, args, NULL));
 		if (!fixed)
 			pthread_mutex_unlock(&shared_lock);

@@ -1,13 +1,15 @@
 /*
  * streams3: three explicit streams, each fed by its own thread, which takes
  * its batches from its own loader thread through a pipe (blocking read),
- * then waits for its previous kernel and launches the next (2 ms) on its
- * stream (shape 8 of tests/test_verdict_shapes.py). Owns only the planted
+ * then waits for its previous kernel and launches the next (2 ms; 6 ms
+ * with --fed) on its stream (shape 8 of tests/test_verdict_shapes.py). Owns only the planted
  * loaders; the feeding threads never share a stream or a lock.
  *
  *   default    each loader spends 8 ms of CPU per batch (preprocessing):
  *              every stream idles ~75% of the time, waiting for data
  *   --fed      the loaders write every batch at once: the GPU is the limit
+ *              (kernels of 6 ms, so that the ~0.3 ms a step can lose waking
+ *              up from the sync on a loaded machine stays small)
  *
  * 20 batches per stream. Facts printed: "fact main PID", "fact feeder TID",
  * "fact loader TID".
@@ -20,7 +22,7 @@
 #define BATCHES 20
 #define MSG 1024
 
-static const char image[] = "kernel step 2000000\n";
+static const char image[] = "kernel step 2000000\nkernel long_step 6000000\n";
 
 static CUfunction kern;
 static CUdeviceptr dbuf;
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
 	fed = vs_flag(argc, argv, "--fed");
 	FACT("main", "%d", (int)getpid());
 	cudrv_init();
-	kern = cudrv_kernel(cudrv_library(image), "step");
+	kern = cudrv_kernel(cudrv_library(image), fed ? "long_step" : "step");
 	CK(cu.MemAlloc(&dbuf, 4096));
 	pthread_t lt[STREAMS], ft[STREAMS];
 	for (int s = 0; s < STREAMS; s++)
