@@ -233,8 +233,9 @@ def test_hidden_sync_starves(traced):
 
 
 def test_hidden_sync_fixed_twin(traced):
-    """The same copy from page-locked memory: the CPU runs ahead (0.8 ms of
-    CPU per 1.2 ms of kernels) and the GPU never waits."""
+    """The same copy from page-locked memory: the CPU runs up to 2 steps
+    ahead (0.8 ms of CPU per 1.2 ms of kernels; an event sync on the step 2
+    back) and the GPU never waits."""
     s = vshape(traced, "syncs", "--mode", "fixed")
     check(s, "GPU-bound", "syncs")
 

@@ -14,7 +14,10 @@
  *                  kernel B (0.6 ms): the GPU idles 40% of the loop after
  *                  the hidden sync
  *   --mode fixed   as hidden with the copy from page-locked memory (truly
- *                  asynchronous): the CPU runs ahead, the GPU is the limit
+ *                  asynchronous) and an event recorded after each step: the
+ *                  CPU runs up to 2 steps ahead (cuEventSynchronize on the
+ *                  step 2 back) and waits there ~0.4 ms a step: the GPU is
+ *                  the limit
  *
  * Facts printed: "fact main PID".
  */
@@ -46,17 +49,26 @@ int main(int argc, char **argv)
 		}
 	} else {
 		CUfunction a = cudrv_kernel(lib, "part_a"), b = cudrv_kernel(lib, "part_b");
+		int fixed = strcmp(mode, "fixed") == 0;
 		unsigned char *host;
-		if (strcmp(mode, "fixed") == 0)
+		CUevent done[2];
+		if (fixed) {
 			CK(cu.MemHostAlloc((void **)&host, 4096, 0));
-		else if (!(host = malloc(4096)))
+			for (int i = 0; i < 2; i++)
+				CK(cu.EventCreate(&done[i], CU_EVENT_DISABLE_TIMING));
+		} else if (!(host = malloc(4096))) {
 			return 1;
+		}
 		for (int i = 0; i < 40; i++) {
+			if (fixed && i >= 2)        /* at most 2 steps ahead of the GPU */
+				CK(cu.EventSynchronize(done[i % 2]));
 			CK(cu.LaunchKernel(a, 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 			memset(host, i, 4096);
 			CK(cu.MemcpyHtoDAsync(dbuf, host, 4096, NULL));
 			cudrv_spin(800000);
 			CK(cu.LaunchKernel(b, 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+			if (fixed)
+				CK(cu.EventRecord(done[i % 2], NULL));
 		}
 		CK(cu.StreamSynchronize(NULL));
 	}
