@@ -1166,7 +1166,7 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 		for (int c = 0; c < FT_CAT_N; c++)
 			sum += v->sidle[c] = a->sidle[c];
 		for (int c = 0; c < FT_CAT_N && sum; c++)
-			v->idle_by_feed[c] = (uint64_t)((double)v->idle_ns * (double)a->sidle[c] / (double)sum);
+			v->idle_by_feed[c] = (uint64_t)((double)v->idle_ns * (double)a->sidle[c] / (double)sum + 0.5);
 		for (int i = 0; i < a->nst; i++)
 			if (a->st[i].first_sub)
 				v->sidle_den += clip(a, a->st[i].first_sub > w0 ? a->st[i].first_sub : w0, w1);

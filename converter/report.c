@@ -212,7 +212,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	} else if (v0->by_launch) {
 		rv->from = "first launch";
 		rv->w0 = v0->first_launch;
-		rv->w1 = v0->last_gpu_end > v0->win_end ? v0->last_gpu_end : v0->win_end;
+		rv->w1 = v0->last_gpu_end;
 	} else if (v0->batches) {
 		rv->from = "first batch";
 		rv->w0 = v0->first_batch, rv->w1 = v0->last_batch;
@@ -291,6 +291,23 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			continue;             /* a helper thread: it waits */
 		pr.pid = mp->pid;
 		pr.role = "loader thread";
+		add_producer(rv, &pr);
+	}
+	/* threads with no call in the window but CPU samples: busy loaders */
+	const struct ft_process *mpr = r->tr.procs[r->main];
+	for (int k = 0; k < mpr->nthreads && v->nfeeders; k++) {
+		int32_t tid = mpr->threads[k].tid;
+		int seen = 0;
+		for (int j = 0; j < v->nths && !seen; j++)
+			seen = v->ths[j].tid == tid && v->ths[j].events >= 2;
+		int64_t cpu = seen ? -1 : ft_thread_cpu_ns(mpr, tid, rv->w0, rv->w1);
+		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
+			continue;
+		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
+					  (uint64_t)cpu, 0, 0, 1 };
+		if (pr.cpu > pr.wall)
+			pr.cpu = pr.wall;
+		pr.idle = pr.wall - pr.cpu;
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
@@ -676,7 +693,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			if (r->procs[i].parent < 0)
 				print_tree(r, i, 0, out);
 	}
-	fputs("\n\n", out);
+	fputc('\n', out);
 
 	fprintf(out, "Findings, by time lost (%d", r->nf);
 	if (r->gaps_left_out)

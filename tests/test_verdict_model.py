@@ -1,0 +1,362 @@
+"""The verdict's model (docs/ANALYSES.md, "The verdict") on synthetic traces
+(tests/ftgen.py) with exact, hand-planted numbers: which process it is
+about and every process's role, waits for data whatever the mechanism, the
+producers and what they did, per-thread default streams, the GPU busy model
+(from a submission to the wait that drained it), idle time charged to what
+the feeding threads did, the window and the start-up."""
+import json
+import subprocess
+
+import ftgen
+from conftest import TOOL
+
+MS = 1_000_000
+US = 1_000
+START = 1_000_000_000_000           # ftgen's default start
+T0 = START + 10 * MS                 # the loop starts here
+PY = ["python3", "/srv/jobs/experiment-2024/train.py", "--epochs", "3"]
+
+
+def report(d):
+    r = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def text(d):
+    r = subprocess.run([TOOL, "report", d], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert all(len(l) <= 80 for l in r.stdout.splitlines()), r.stdout
+    return r.stdout
+
+
+def new(d, pid, cmd=PY, ppid=1):
+    w = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid, cmd, ppid=ppid)
+    w.thread(pid, "main", main=True)
+    return w
+
+
+def launch(w, tid, t, stream=0, dur=10 * US):
+    w.event(tid, "CU_LAUNCH_KERNEL", t, dur, sym="cuLaunchKernel", kernel="k", sync=0,
+            stream=stream)
+
+
+def sync(w, tid, t, dur, stream=0, kind="CU_STREAM_SYNC", hidden=False):
+    if kind.startswith("CU_MEMCPY"):
+        w.event(tid, kind, t, dur, sym="cuMemcpyDtoH_v2", dir=2, sync=2 if hidden else 1,
+                stream=stream)
+    else:
+        w.event(tid, kind, t, dur, sym="x", sync=2 if hidden else 1, stream=stream)
+
+
+def poll(w, tid, t, dur, ret=1):
+    w.event(tid, "POLL", t, dur, ret=ret, nfds=1, timeout=5000, kinds=2, fd0=5, fd1=-1,
+            fd2=-1, fd3=-1, fd4=-1, fd5=-1, fd6=-1, fd7=-1)
+
+
+def fed_by_poll(tmp_path, steps=10, worker_io=True, cpu_samples=False):
+    """Main process 100: start-up (a 4 ms file read), then per 10 ms step:
+    poll() on a pipe 8 ms, read it 10 us, launch at +8.1 ms, sync until
+    +10 ms. Workers 101, 102 (forked: same command line) read files 3 ms
+    of every 4; 103 is `sh` (a helper)."""
+    d = tmp_path / "poll"
+    d.mkdir()
+    w = new(d, 100)
+    w.event(100, "READ", START + 1 * MS, 4 * MS, fd=3, req=65536, ret=65536, path="/data/x")
+    for i in range(steps):
+        t = T0 + i * 10 * MS
+        poll(w, 100, t, 8 * MS)
+        w.event(100, "PIPE_READ", t + 8 * MS, 10 * US, fd=5, req=1024, ret=1024)
+        launch(w, 100, t + 8100 * US)
+        sync(w, 100, t + 8200 * US, 1800 * US)
+    w.close()
+    for pid in (101, 102):
+        x = new(d, pid, ppid=100)
+        for k in range(25):
+            if worker_io:
+                x.event(pid, "READ", T0 + 4 * MS * k, 3 * MS, fd=7, req=4096, ret=4096,
+                        path="/data/%d" % k)
+            else:
+                x.event(pid, "MUTEX_LOCK", T0 + 4 * MS * k, 1 * MS, lock=0x77)
+        if cpu_samples and pid == 102:
+            x.cpu(pid, T0, 0)
+            x.cpu(pid, T0 + 200 * MS, 40 * MS)
+        x.close()
+    h = new(d, 103, ["/bin/sh", "-c", "true"], ppid=100)
+    h.event(103, "READ", START + 2 * MS, 1 * MS, fd=3, req=100, ret=100, path="/etc/x")
+    h.close()
+    return str(d)
+
+
+def test_main_process_roles_and_names(tmp_path):
+    rep = report(fed_by_poll(tmp_path))
+    v = rep["verdict"]
+    assert v["pid"] == 100 and v["role"] == "main"
+    assert v["process"] == ("main process 100 (python3 train.py --epochs 3), "
+                            "2 DataLoader workers (101, 102)")
+    assert {p["pid"]: p["role"] for p in rep["processes"]} == {
+        100: "main", 101: "worker", 102: "worker", 103: "helper"}
+    out = text(fed_by_poll_dir(tmp_path))
+    first = out.split("Verdict: ", 1)[1].splitlines()
+    assert first[:2] == ["main process 100 (python3 train.py --epochs 3), 2 DataLoader workers",
+                         "(101, 102)"]
+    assert "      101 worker python3 train.py --epochs 3" in out
+    assert "      103 helper sh -c true" in out
+
+
+def fed_by_poll_dir(tmp_path):
+    return str(tmp_path / "poll")
+
+
+def test_poll_on_a_pipe_is_waiting_for_data(tmp_path):
+    """The GPU idles 8.1 ms after each of 9 syncs; the main thread polled
+    8 ms and read the pipe 10 us of each: data delivery, by GPU idle time."""
+    v = report(fed_by_poll(tmp_path))["verdict"]
+    assert v["limit"] == "data delivery" and v["basis"] == "gpu_idle"
+    w = v["window"]
+    assert w == {"start_ns": T0 + 8100 * US, "end_ns": T0 + 100 * MS, "from": "first launch"}
+    assert v["gpu"]["busy_ns"] == 10 * 1900 * US
+    assert v["gpu"]["idle_ns"] == 91900 * US - 19 * MS == 72900 * US
+    feed = v["gpu"]["idle_by_feed"]
+    assert feed["data_wait"] == 9 * 8010 * US and feed["other_cpu"] == 9 * 90 * US
+    assert sum(feed.values()) == v["gpu"]["idle_ns"]
+    assert v["startup_ns"] == T0 + 8100 * US - START
+    assert v["startup_time_ns"]["io"] == 4 * MS
+
+
+def test_workers_in_file_io(tmp_path):
+    """Each worker's thread, within the window (from +8.1 ms to its last
+    read's end at +99 ms): 68.9 ms of reads, 22 ms untraced (CPU, no
+    samples); worker 102 with CPU samples of 20%: 18.18 ms of CPU."""
+    v = report(fed_by_poll(tmp_path, cpu_samples=True))["verdict"]
+    assert v["data_cause"] == "I/O"
+    assert "2 workers spend 76% of their time in file I/O" in v["detail"]
+    prod = {p["pid"]: p for p in v["producers"]}
+    assert set(prod) == {101, 102}
+    for p in prod.values():
+        assert (p["tid"], p["role"], p["wall_ns"], p["io_ns"], p["lock_ns"]) == (
+            p["pid"], "worker", 90900 * US, 68900 * US, 0)
+    assert prod[101]["cpu_ns"] == 22 * MS and prod[101]["idle_ns"] == 0
+    assert prod[101]["cpu_from"] == "untraced time"
+    assert prod[102]["cpu_from"] == "samples"
+    assert abs(prod[102]["cpu_ns"] - 18180 * US) <= 1
+    assert prod[102]["cpu_ns"] + prod[102]["idle_ns"] == 22 * MS
+
+
+def test_workers_preprocessing(tmp_path):
+    """Workers that wait on a lock 1 ms of every 4 and are otherwise
+    untraced: on the CPU, so preprocessing."""
+    v = report(fed_by_poll(tmp_path, worker_io=False))["verdict"]
+    assert v["limit"] == "data delivery" and v["data_cause"] == "preprocessing"
+    for p in v["producers"]:
+        assert p["io_ns"] == 0 and p["lock_ns"] > 0 and p["cpu_ns"] > 2 * p["lock_ns"]
+    assert "are on the CPU" in v["detail"] and "preprocessing" in v["detail"]
+
+
+def test_cpu_only_run_fed_by_workers(tmp_path):
+    """No GPU: the main process receives batches by poll (8 ms of every
+    10); the window runs from the first batch received to the last."""
+    d = tmp_path / "cpu"
+    d.mkdir()
+    w = new(d, 100)
+    for i in range(10):
+        poll(w, 100, T0 + i * 10 * MS, 8 * MS)
+    poll(w, 100, T0 + 100 * MS, 1 * MS, ret=0)          # a timeout: no batch
+    w.close()
+    x = new(d, 101, ppid=100)
+    x.event(101, "MUTEX_LOCK", T0, 1 * MS, lock=0x77)
+    x.event(101, "MUTEX_LOCK", T0 + 100 * MS, 1 * MS, lock=0x77)
+    x.close()
+    rep = report(str(d))
+    v = rep["verdict"]
+    assert v["pid"] == 100 and v["gpu"] is None and v["limit"] == "data delivery"
+    assert v["window"] == {"start_ns": T0 + 8 * MS, "end_ns": T0 + 98 * MS,
+                           "from": "first batch"}
+    assert v["feeding_threads"] == [100]
+    # in the window: the 9 waits after the first one
+    assert v["time_ns"]["data_wait"] == 9 * 8 * MS
+    assert v["wall_ns"] == 90 * MS
+    assert [p["pid"] for p in v["producers"]] == [101] and v["data_cause"] == "preprocessing"
+
+
+def test_nothing_to_feed(tmp_path):
+    """File I/O and CPU, no GPU, no batches: no feed is invented."""
+    d = tmp_path / "none"
+    d.mkdir()
+    w = new(d, 100, ["/bin/cat", "/data/big"])
+    for i in range(100):
+        w.event(100, "READ", T0 + i * MS, 800 * US, fd=3, req=4096, ret=4096, path="/data/big")
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["limit"] == "none" and v["gpu"] is None and v["producers"] == []
+    assert v["data_cause"] is None and v["window"]["from"] == "whole run"
+    assert v["sentence"].startswith("No GPU work and no data feed was recorded")
+    assert "Verdict: main process 100 (cat big)\n" in text(str(d))
+
+
+def cond_feed(tmp_path, kind):
+    """A launching thread 200 takes batches from a loader thread 201 (which
+    has CPU samples: 90% busy); it waits 8 ms of every 10 in `kind`."""
+    d = tmp_path / kind
+    d.mkdir()
+    w = new(d, 100, ["./loaders"])
+    w.thread(200, "launcher")
+    w.thread(201, "loader")
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        if kind == "COND_WAIT":
+            w.event(200, kind, t, 8 * MS, cond=0x500, mutex_lo=0x600, ret=0)
+        else:
+            w.event(200, kind, t, 8 * MS, sem=0x500, ret=0, err=0)
+        launch(w, 200, t + 8100 * US)
+        sync(w, 200, t + 8200 * US, 1800 * US)
+    w.cpu(201, START, 0)
+    w.cpu(201, T0 + 200 * MS, (T0 + 200 * MS - START) * 9 // 10)
+    w.close()
+    return str(d)
+
+
+def test_condition_and_semaphore_waits_are_data_waits(tmp_path):
+    for kind in ("COND_WAIT", "SEM_WAIT"):
+        v = report(cond_feed(tmp_path, kind))["verdict"]
+        assert v["limit"] == "data delivery" and v["feeding_threads"] == [200], v
+        assert v["gpu"]["idle_by_feed"]["data_wait"] == 9 * 8 * MS
+        assert v["data_cause"] == "preprocessing"
+        (p,) = v["producers"]
+        assert (p["pid"], p["tid"], p["role"], p["cpu_from"]) == (100, 201, "loader thread",
+                                                                   "samples")
+        assert p["wall_ns"] == 91900 * US and abs(p["cpu_ns"] - 82710 * US) <= 1
+        assert "1 loader thread" in v["process"]
+
+
+def test_per_thread_default_streams(tmp_path):
+    """Two threads on stream 2 (their per-thread default streams): thread
+    300 launches at +0 and syncs at +50 ms; thread 301 launches and syncs
+    every 10 ms with 5 ms of idle after each. A sync of 301 does not drain
+    300's stream: the device is busy the whole 50 ms."""
+    d = tmp_path / "ptds"
+    d.mkdir()
+    w = new(d, 100, ["./ptds"])
+    launch(w, 300, T0, stream=2)
+    sync(w, 300, T0 + 1 * MS, 49 * MS, stream=2)
+    for i in range(5):
+        t = T0 + i * 10 * MS
+        launch(w, 301, t, stream=2)
+        sync(w, 301, t + 1 * MS, 4 * MS, stream=2)
+        w.event(301, "MUTEX_LOCK", t + 5 * MS, 5 * MS, lock=0x99)
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["window"]["start_ns"] == T0 and v["window"]["end_ns"] == T0 + 50 * MS
+    assert v["gpu"]["busy_ns"] == 50 * MS and v["gpu"]["idle_ns"] == 0
+    # 301's stream idles 5 ms four times (in locks): 20 ms of its 50
+    assert v["gpu"]["idle_by_feed"] == {k: 0 for k in v["gpu"]["idle_by_feed"]}
+
+
+def test_three_streams_idle_never_above_the_window(tmp_path):
+    """Three streams, each busy 2 ms of every 10 (staggered by 3 ms): the
+    device is busy 6 ms of every 10; its idle is the rest, not 3 x 8 ms."""
+    d = tmp_path / "s3"
+    d.mkdir()
+    w = new(d, 100, ["./streams3"])
+    for s in range(3):
+        tid = 400 + s
+        for i in range(10):
+            t = T0 + i * 10 * MS + s * 3 * MS
+            launch(w, tid, t, stream=0x1000 + s)
+            sync(w, tid, t + 10 * US, 1990 * US, stream=0x1000 + s)
+            poll(w, tid, t + 2 * MS, 7 * MS)
+    w.close()
+    v = report(str(d))["verdict"]
+    win = v["window"]["end_ns"] - v["window"]["start_ns"]
+    assert win == 9 * 10 * MS + 6 * MS + 2 * MS
+    assert v["gpu"]["busy_ns"] == 30 * 2 * MS
+    assert v["gpu"]["idle_ns"] == win - 60 * MS
+    assert v["limit"] == "data delivery"
+
+
+def test_hidden_sync_costs_the_idle_after_it(tmp_path):
+    """Per 4 ms step: launch, a hidden sync (pageable copy) 1.5 ms, then
+    2.4 ms of untraced CPU with nothing queued: the GPU idles 2.4 ms after
+    each hidden sync: synchronization. Its twin waits in a needed sync of
+    3.8 ms and relaunches within 0.1 ms: GPU-bound."""
+    for name, (wait, cpu), limit in (("hidden", (1500, 2400), "synchronization"),
+                                     ("needed", (3800, 100), "GPU-bound")):
+        d = tmp_path / name
+        d.mkdir()
+        w = new(d, 100, ["./syncs"])
+        for i in range(20):
+            t = T0 + i * 4 * MS
+            launch(w, 100, t, dur=100 * US)
+            sync(w, 100, t + 100 * US, wait * US, kind="CU_MEMCPY_DTOH",
+                 hidden=name == "hidden")
+        w.close()
+        v = report(str(d))["verdict"]
+        assert v["limit"] == limit, v
+        idle = 19 * cpu * US
+        assert v["gpu"]["idle_ns"] == idle
+        key = "hidden_sync" if name == "hidden" else "other_cpu"
+        assert v["gpu"]["idle_by_feed"][key] == idle
+
+
+def test_query_that_said_done_ends_busy_time(tmp_path):
+    """cuStreamQuery returning 0 (done) drains the stream like a sync; one
+    returning 600 (not ready) does not."""
+    d = tmp_path / "q"
+    d.mkdir()
+    w = new(d, 100, ["./q"])
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        launch(w, 100, t, stream=0x10)
+        w.event(100, "CU_STREAM_QUERY", t + 1 * MS, 10 * US, ret=600, sym="cuStreamQuery",
+                sync=3, stream=0x10)
+        w.event(100, "CU_STREAM_QUERY", t + 2 * MS, 10 * US, ret=0, sym="cuStreamQuery",
+                sync=3, stream=0x10)
+        sync(w, 100, t + 9 * MS, 1 * MS, stream=0x10)  # a sync of an empty stream
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["gpu"]["busy_ns"] == 10 * 2010 * US
+
+
+def test_steps_make_the_window_and_startup(tmp_path):
+    """Launches during a 100 ms start-up (warm-up) and 20 steps of a 5 ms
+    sync each after: the window is the steps, the start-up is its own."""
+    d = tmp_path / "steps"
+    d.mkdir()
+    w = new(d, 100, ["./startup"])
+    w.event(100, "READ", START + 1 * MS, 30 * MS, fd=3, req=1 << 20, ret=1 << 20, path="/m")
+    launch(w, 100, START + 40 * MS)
+    sync(w, 100, START + 41 * MS, 1 * MS)
+    s0 = START + 100 * MS
+    for i in range(20):
+        t = s0 + i * 6 * MS
+        w.event(100, "RANGE_PUSH", t, 0, name="step", level=0, api=2)
+        launch(w, 100, t + 10 * US, dur=90 * US)
+        sync(w, 100, t + 100 * US, 5900 * US)
+        w.event(100, "RANGE_POP", t + 6 * MS, 0, level=0, api=2)
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["window"] == {"start_ns": s0, "end_ns": s0 + 120 * MS, "from": "steps"}
+    assert v["startup_ns"] == 100 * MS and v["startup_time_ns"]["io"] == 30 * MS
+    assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 20 * 10 * US
+    out = text(str(d))
+    assert "start-up 100.0 ms before the first step: file I/O 30.0 ms" in out
+
+
+def test_feeders_taking_turns_on_a_lock(tmp_path):
+    """Four launching threads on their own default streams wait for one
+    lock in turn; the holder launches and syncs 1 ms (the GPU looks busy
+    all along): the lock is the limit, not the GPU."""
+    d = tmp_path / "lk"
+    d.mkdir()
+    w = new(d, 100, ["./lock_bound"])
+    for i in range(40):
+        tid = 500 + i % 4
+        t = T0 + i * MS
+        if i >= 4:
+            w.event(tid, "MUTEX_LOCK", t - 3 * MS, 3 * MS, lock=0xabc)
+        launch(w, tid, t, stream=2)
+        sync(w, tid, t + 10 * US, 990 * US, stream=2)
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["limit"] == "locks" and v["lock_wait_union_ns"] == 38 * MS
