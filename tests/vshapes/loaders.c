@@ -81,7 +81,7 @@ static void *loader(void *arg)
 	int id = (int)(intptr_t)arg;
 	FACT("loader", "%ld", vs_tid());
 	for (int b = id; b < BATCHES; b += nloaders) {
-		cudrv_spin(cpu_ns);               /* decode, augment */
+		vs_busy(cpu_ns);                  /* decode, augment */
 		put(b);
 	}
 	return NULL;

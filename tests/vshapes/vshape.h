@@ -8,6 +8,7 @@
 #define VSHAPE_H
 
 #include <errno.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,6 +40,21 @@ static inline const char *vs_opt(int argc, char **argv, const char *name, const 
 		if (strcmp(argv[i], name) == 0)
 			return argv[i + 1];
 	return dflt;
+}
+
+/* CPU work of a producer: spins for ns nanoseconds of wall time, calling
+ * sched_yield() every ~20 us, so that on a machine with fewer cores than
+ * spinners the feeding thread still wakes at once from its syncs and waits
+ * (its wake-up delay would otherwise look like GPU time: the report has no
+ * GPU-side timestamps). The producer stays on the CPU whenever it can. */
+static inline void vs_busy(uint64_t ns)
+{
+	uint64_t end = cudrv_now_ns() + ns, next = 0;
+	for (uint64_t now; (now = cudrv_now_ns()) < end;)
+		if (now >= next) {
+			sched_yield();
+			next = now + 20000;
+		}
 }
 
 static inline void vs_die(const char *what)
