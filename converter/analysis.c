@@ -1105,13 +1105,7 @@ static void thread_sums(struct ft_an *a, struct ft_verdict *v)
 		o->batches = t->batches;
 		o->first_batch = t->first_batch;
 		o->last_batch = t->last_batch;
-		if (t->batches) {
-			v->batches += t->batches;
-			if (!v->first_batch || t->first_batch < v->first_batch)
-				v->first_batch = t->first_batch;
-			if (t->last_batch > v->last_batch)
-				v->last_batch = t->last_batch;
-		}
+		v->batches += t->batches;
 	}
 }
 
@@ -1136,13 +1130,25 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 	v->win_start = a->o.win_end ? a->o.win_start : a->first_ts;
 	v->win_end = a->o.win_end ? a->o.win_end : a->last_end;
 	v->basis = "thread_time";
-	for (int i = 0; i < a->nth; i++)
+	/* without launches, the threads that received most batches (at least
+	 * half as many as the most): not idle pools woken now and then */
+	uint64_t maxb = 0;
+	for (int i = 0; i < a->nth; i++) {
 		if (a->th[i].launches)
 			v->by_launch = 1;
+		if (a->th[i].batches > maxb)
+			maxb = a->th[i].batches;
+	}
 	for (int i = 0; i < a->nth; i++) {
 		const struct thread *t = &a->th[i];
-		if (v->by_launch ? !t->launches : !t->batches)
+		if (v->by_launch ? !t->launches : !t->batches || t->batches * 2 < maxb)
 			continue;
+		if (!v->by_launch) {
+			if (!v->first_batch || t->first_batch < v->first_batch)
+				v->first_batch = t->first_batch;
+			if (t->last_batch > v->last_batch)
+				v->last_batch = t->last_batch;
+		}
 		if (v->nfeeders < 8)
 			v->feeder[v->nfeeders] = t->tid;
 		v->nfeeders++;

@@ -360,3 +360,25 @@ def test_feeders_taking_turns_on_a_lock(tmp_path):
     w.close()
     v = report(str(d))["verdict"]
     assert v["limit"] == "locks" and v["lock_wait_union_ns"] == 38 * MS
+
+
+def test_idle_pool_threads_are_not_the_feed(tmp_path):
+    """CPU-only, Python-like: the main thread receives 20 batches by poll
+    (8 ms of every 10); two pool threads wait in pthread_cond_timedwait the
+    whole time and are woken 3 times each. The feeding thread is the main
+    thread alone, and the pool's waits are not summed."""
+    d = tmp_path / "pool"
+    d.mkdir()
+    w = new(d, 100)
+    for i in range(20):
+        poll(w, 100, T0 + i * 10 * MS, 8 * MS)
+    for tid in (110, 111):
+        w.thread(tid, "pool")
+        for k in range(3):
+            w.event(tid, "COND_TIMEDWAIT", T0 + k * 70 * MS, 70 * MS, cond=0x900,
+                    mutex_lo=0x901, ret=0)
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["feeding_threads"] == [100] and v["limit"] == "data delivery"
+    assert v["window"]["start_ns"] == T0 + 8 * MS and v["window"]["end_ns"] == T0 + 198 * MS
+    assert v["time_ns"]["data_wait"] == 19 * 8 * MS and v["wall_ns"] == 190 * MS
