@@ -110,11 +110,12 @@ def producers(v, key):
 
 # ---- 1, 2: forked worker processes feeding the main process through pipes
 
-@pytest.mark.parametrize("wait", ["poll", "read", "select", "epoll", "recv"])
+@pytest.mark.parametrize("wait", ["poll", "read", "select", "epoll", "recv", "psem"])
 def test_workers_cpu_starve_main(traced, wait):
     """2 workers spin 16 ms per batch, the main process runs a 1.5 ms kernel
     on each: it waits for data ~80% of its loop, in poll(), read(), select()
-    or epoll_wait() on pipes, or in recv() on socketpairs."""
+    or epoll_wait() on pipes, in recv() on socketpairs, or in sem_wait() on
+    a process-shared semaphore of a mailbox in shared memory."""
     s = vshape(traced, "workers", "--wait", wait, "--work", "cpu")
     workers = s.facts["worker"]
     v = check(s, "data delivery", "workers", workers, cause="preprocessing", starved=True)

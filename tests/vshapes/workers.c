@@ -12,7 +12,10 @@
  *                      then reads (default); or blocks in read() directly; or
  *                      waits in select() or epoll_wait() (with a timeout)
  *                      then reads; or, with a socketpair per worker instead
- *                      of a pipe, blocks in recv()
+ *                      of a pipe, blocks in recv(); or (psem, not with
+ *                      --work fast) takes each batch from a one-slot mailbox
+ *                      per worker in shared memory, waiting in sem_wait() on
+ *                      a process-shared semaphore the worker posts
  *   --work cpu|io|fast per batch, a worker spins 16 ms on the CPU (default,
  *                      "preprocessing"); or reads a 768 KiB file it wrote
  *                      with 192 O_DIRECT reads of 4 KiB, each a request to the
@@ -28,7 +31,9 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -41,6 +46,13 @@
 #define IO_READS 192
 #define IO_CHUNK 4096
 #define MAX_WORKERS 8
+
+/* psem: one slot per worker, in memory shared with the workers */
+struct mailbox {
+	sem_t full, empty;
+	char msg[MSG_BYTES];
+};
+static struct mailbox *box;
 
 static const char image[] = "kernel step 1500000\nkernel long_step 6000000\n";
 
@@ -81,7 +93,14 @@ static void worker(int id, int nworkers, const char *work, const char *dir, int 
 					vs_die("pread");
 		}
 		memset(msg, b & 0xff, sizeof msg);
-		vs_write_full(out, msg, sizeof msg);
+		if (box) {
+			while (sem_wait(&box[id].empty) != 0)
+				;
+			memcpy(box[id].msg, msg, sizeof msg);
+			sem_post(&box[id].full);
+		} else {
+			vs_write_full(out, msg, sizeof msg);
+		}
 	}
 	if (fd >= 0) {
 		close(fd);
@@ -96,6 +115,14 @@ static void worker(int id, int nworkers, const char *work, const char *dir, int 
 static void next_batch(int fd, const char *wait, int ep, char *msg)
 {
 	int r = 0;
+	if (box) {
+		struct mailbox *m = &box[fd];     /* fd: the worker's index */
+		while (sem_wait(&m->full) != 0)
+			;
+		memcpy(msg, m->msg, MSG_BYTES);
+		sem_post(&m->empty);
+		return;
+	}
 	if (strcmp(wait, "poll") == 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		while ((r = poll(&p, 1, 5000)) == 0 || (r < 0 && errno == EINTR))
@@ -146,9 +173,10 @@ int main(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	const char *dir = vs_opt(argc, argv, "--dir", tmp && *tmp ? tmp : "/tmp");
 	if (n < 1 || n > MAX_WORKERS || (strcmp(wait, "poll") && strcmp(wait, "read") &&
-	    strcmp(wait, "select") && strcmp(wait, "epoll") && strcmp(wait, "recv")) ||
+	    strcmp(wait, "select") && strcmp(wait, "epoll") && strcmp(wait, "recv") &&
+	     strcmp(wait, "psem")) || (strcmp(wait, "psem") == 0 && strcmp(work, "fast") == 0) ||
 	    (strcmp(work, "cpu") && strcmp(work, "io") && strcmp(work, "fast"))) {
-		fprintf(stderr, "usage: workers [--wait poll|read|select|epoll|recv] [--work cpu|io|fast] "
+		fprintf(stderr, "usage: workers [--wait poll|read|select|epoll|recv|psem] [--work cpu|io|fast] "
 			"[--workers 1-%d] [--dir DIR]\n", MAX_WORKERS);
 		return 2;
 	}
@@ -168,6 +196,15 @@ int main(int argc, char **argv)
 	FACT("main", "%d", (int)getpid());
 	int in[MAX_WORKERS];
 	pid_t pid[MAX_WORKERS];
+	if (strcmp(wait, "psem") == 0) {
+		box = mmap(NULL, sizeof *box * (size_t)n, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (box == MAP_FAILED)
+			vs_die("mmap");
+		for (int w = 0; w < n; w++)
+			if (sem_init(&box[w].full, 1, 0) != 0 || sem_init(&box[w].empty, 1, 1) != 0)
+				vs_die("sem_init");
+	}
 	for (int w = 0; w < n; w++) {
 		int p[2];
 		if (strcmp(wait, "recv") == 0 ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p))
@@ -207,7 +244,7 @@ int main(int argc, char **argv)
 		vs_die("epoll_create1");
 	uint64_t t0 = cudrv_now_ns();
 	for (int b = 0; b < BATCHES; b++) {
-		next_batch(in[b % n], wait, ep, (char *)h_batch);
+		next_batch(box ? b % n : in[b % n], wait, ep, (char *)h_batch);
 		CK(cu.MemcpyHtoDAsync(d_batch, h_batch, MSG_BYTES, NULL));
 		CK(cu.LaunchKernel(step, 128, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 		CK(cu.StreamSynchronize(NULL));
