@@ -2,8 +2,9 @@
  * analysis.c: the diagnoses of docs/ANALYSES.md over one process's events
  * in start-time order: per-thread time accounts, per-stream submission
  * state (gaps, outstanding work), hidden-sync and lock groups, small-read
- * bursts, per-ms counters, and the verdict. Memory grows with threads,
- * streams, locks, call sites and files in one storm, never with events.
+ * bursts, per-ms counters, the GPU busy model and the verdict. Memory
+ * grows with threads, streams, locks, call sites, files in one storm and
+ * stream work open at once, never with events.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,8 @@ struct ft_an {
 	uint64_t bin_end;        /* (bin + 1) * bin_ns, or lower: no division per event */
 	/* the GPU model: busy intervals of all streams (one per drain) */
 	struct busy *busy; int nbusy, capbusy;
+	uint64_t busy_done, busy_last; /* busy time merged and dropped; the latest end */
+	uint64_t now;                /* the current event's start */
 	uint64_t sidle[FT_CAT_N];    /* streams' idle time in the window, by cause */
 	uint64_t first_launch;
 	/* launching threads' lock waits: their union in the window */
@@ -619,12 +622,58 @@ static void stream_idle(struct ft_an *a, const struct stream *s, const struct th
 		a->sidle[c] += attr[c];
 }
 
+static int busy_cmp(const void *x, const void *y)
+{
+	const struct busy *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The busy intervals merged into their union, sorted; those that end
+ * before `before` (no later interval can start earlier) summed into
+ * busy_done within the window and dropped: memory stays bounded by the
+ * streams' work open at once, not by the drains. */
+static void busy_compact(struct ft_an *a, uint64_t before)
+{
+	if (a->nbusy > 1)
+		qsort(a->busy, (size_t)a->nbusy, sizeof *a->busy, busy_cmp);
+	int n = 0;
+	for (int i = 0; i < a->nbusy; i++) {
+		if (n && a->busy[i].start <= a->busy[n - 1].end) {
+			if (a->busy[i].end > a->busy[n - 1].end)
+				a->busy[n - 1].end = a->busy[i].end;
+			continue;
+		}
+		a->busy[n++] = a->busy[i];
+	}
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (a->busy[i].end < before) {
+			uint64_t s = a->busy[i].start, e = a->busy[i].end;
+			if (!a->o.win_end && s < a->first_launch)
+				s = a->first_launch;
+			a->busy_done += a->o.win_end ? clip(a, s, e) : e > s ? e - s : 0;
+		} else {
+			a->busy[k++] = a->busy[i];
+		}
+	}
+	a->nbusy = k;
+}
+
 /* stream s's queued work is known complete at end */
 static void gpu_drained(struct ft_an *a, struct stream *s, uint64_t end, int hidden)
 {
 	if (!s->busy)
 		return;
+	if (a->nbusy >= 1024 && a->nbusy == a->capbusy) {
+		uint64_t before = a->now;       /* later intervals start at or after it */
+		for (int i = 0; i < a->nst; i++)
+			if (a->st[i].busy && a->st[i].busy_since < before)
+				before = a->st[i].busy_since;
+		busy_compact(a, before);
+	}
 	GROW(a->busy, a->nbusy, a->capbusy);
+	if (end > a->busy_last)
+		a->busy_last = end;
 	a->busy[a->nbusy++] = (struct busy){ s->busy_since, end, hidden };
 	s->busy = 0;
 	s->idle_from = end;
@@ -908,6 +957,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	ft_an_info(r, inp);
 	const struct ft_evinfo in = *inp;
 	ft_steps_event(a->steps, ev, in.launch, in.cuda && in.sync == FT_SYNC_HIDDEN, in.read);
+	a->now = ev->ts_ns;
 	struct thread *t = thread_of(a, ev->tid);
 	if (!a->m.events++ || ev->ts_ns < a->first_ts)
 		a->first_ts = ev->ts_ns;
@@ -1047,12 +1097,6 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 	}
 }
 
-static int busy_cmp(const void *x, const void *y)
-{
-	const struct busy *a = x, *b = y;
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
 /* The device's busy time in [w0, w1): the union of the streams' busy
  * intervals (never above the window); also the last moment the GPU had work. */
 static uint64_t gpu_busy(struct ft_an *a, uint64_t w0, uint64_t w1, uint64_t *last)
@@ -1060,30 +1104,23 @@ static uint64_t gpu_busy(struct ft_an *a, uint64_t w0, uint64_t w1, uint64_t *la
 	for (int i = 0; i < a->nst; i++) {       /* work never known complete */
 		struct stream *s = &a->st[i];
 		if (s->busy) {
-			GROW(a->busy, a->nbusy, a->capbusy);
 			uint64_t e = s->last_sub_end > s->busy_since ? s->last_sub_end : s->busy_since;
+			GROW(a->busy, a->nbusy, a->capbusy);
 			a->busy[a->nbusy++] = (struct busy){ s->busy_since, e, 0 };
+			if (e > a->busy_last)
+				a->busy_last = e;
 			s->busy = 0;
 		}
 	}
-	if (a->nbusy > 1)
-		qsort(a->busy, (size_t)a->nbusy, sizeof *a->busy, busy_cmp);
-	uint64_t sum = 0, cur0 = 0, cur1 = 0;
-	*last = 0;
-	for (int i = 0; i <= a->nbusy; i++) {
-		if (i < a->nbusy && a->busy[i].end > *last)
-			*last = a->busy[i].end;
-		if (i < a->nbusy && a->busy[i].start <= cur1) {
-			if (a->busy[i].end > cur1)
-				cur1 = a->busy[i].end;
-			continue;
-		}
-		uint64_t s = cur0 > w0 ? cur0 : w0, e = cur1 < w1 ? cur1 : w1;
+	busy_compact(a, 0);                      /* the union, nothing dropped */
+	uint64_t sum = a->busy_done;
+	for (int i = 0; i < a->nbusy; i++) {
+		uint64_t s = a->busy[i].start > w0 ? a->busy[i].start : w0;
+		uint64_t e = a->busy[i].end < w1 ? a->busy[i].end : w1;
 		if (e > s)
 			sum += e - s;
-		if (i < a->nbusy)
-			cur0 = a->busy[i].start, cur1 = a->busy[i].end;
 	}
+	*last = a->busy_last;
 	return sum;
 }
 

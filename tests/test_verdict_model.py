@@ -382,3 +382,30 @@ def test_idle_pool_threads_are_not_the_feed(tmp_path):
     assert v["feeding_threads"] == [100] and v["limit"] == "data delivery"
     assert v["window"]["start_ns"] == T0 + 8 * MS and v["window"]["end_ns"] == T0 + 198 * MS
     assert v["time_ns"]["data_wait"] == 19 * 8 * MS and v["wall_ns"] == 190 * MS
+
+
+def test_many_drains_exact_busy_time(tmp_path):
+    """1500 steps of 1 ms busy (launch to sync end) and 1 ms idle: the busy
+    intervals are merged and dropped as the trace goes (bounded memory) and
+    still sum exactly; with a second stream busy from the first step to the
+    end, the device is busy the whole window."""
+    for name, long_stream in (("one", False), ("two", True)):
+        d = tmp_path / name
+        d.mkdir()
+        w = new(d, 100, ["./many"])
+        for i in range(1500):
+            t = T0 + i * 2 * MS
+            launch(w, 100, t, stream=0x10)
+            sync(w, 100, t + 10 * US, 990 * US, stream=0x10)
+        if long_stream:
+            w.thread(101, "long")
+            launch(w, 101, T0, stream=0x20)
+            sync(w, 101, T0 + 10 * US, 2998 * MS - 10 * US, stream=0x20)
+        w.close()
+        v = report(str(d))["verdict"]
+        win = v["window"]["end_ns"] - v["window"]["start_ns"]
+        assert win == 2999 * MS
+        if long_stream:
+            assert v["gpu"]["busy_ns"] == win and v["gpu"]["idle_ns"] == 0
+        else:
+            assert v["gpu"]["busy_ns"] == 1500 * MS and v["gpu"]["idle_ns"] == 1499 * MS
