@@ -394,6 +394,29 @@ static void on_counter(void *arg, int which, uint64_t ts, int64_t v)
 	ft_pipe_counter(c->pl, c->ctr_uuid[which], shifted(c, ts), v);
 }
 
+/* Each thread's CPU samples as a counter on its track: the share of one
+ * core it used between two samples, in percent, at the first one's time. */
+static void cpu_tracks(struct conv *c, const struct ft_process *p)
+{
+	for (int i = 0; i < p->nthreads; i++) {
+		const struct ft_thread_rec *t = &p->threads[i];
+		if (t->ncpu < 2 || t->tid <= 0)
+			continue;
+		uint64_t u = ft_pipe_counter_track(c->pl, cthread_of(c, t->tid)->uuid, "CPU %",
+						   PF_UNIT_COUNT);
+		for (int k = 1; k < t->ncpu; k++) {
+			uint64_t a = ft_ticks_to_ns(p, t->cpu[k - 1].ticks);
+			uint64_t b = ft_ticks_to_ns(p, t->cpu[k].ticks);
+			uint64_t d = t->cpu[k].cpu_ns > t->cpu[k - 1].cpu_ns
+				     ? t->cpu[k].cpu_ns - t->cpu[k - 1].cpu_ns : 0;
+			if (b <= a)
+				continue;
+			double pc = 100.0 * (double)d / (double)(b - a);
+			ft_pipe_counter(c->pl, u, shifted(c, a), (int64_t)(pc > 100 ? 100 : pc + 0.5));
+		}
+	}
+}
+
 static void on_finding(void *arg, const struct ft_finding *f)
 {
 	struct conv *c = arg;
@@ -509,6 +532,7 @@ static void conv_process(struct conv *c, FILE *err)
 		write_held(c, &c->sm[i].h, 0);
 	ft_ranges_finish(c->ranges, p->last_ns);
 	ft_ranges_free(c->ranges);
+	cpu_tracks(c, p);
 	struct ft_metrics m;
 	ft_an_finish(c->an, &m, NULL);
 	ft_an_free(c->an);

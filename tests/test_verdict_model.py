@@ -409,3 +409,22 @@ def test_many_drains_exact_busy_time(tmp_path):
             assert v["gpu"]["busy_ns"] == win and v["gpu"]["idle_ns"] == 0
         else:
             assert v["gpu"]["busy_ns"] == 1500 * MS and v["gpu"]["idle_ns"] == 1499 * MS
+
+
+def test_timeline_cpu_counter_per_thread(tmp_path):
+    """CPU samples become a "CPU %" counter on the thread's track: 25% then
+    100% (capped: a sample can read a little over its interval)."""
+    from test_convert import convert, load
+    d = tmp_path / "cpu"
+    d.mkdir()
+    w = new(d, 100, ["./cpu"])
+    w.event(100, "READ", T0, 1 * MS, fd=3, req=10, ret=10, path="/x")
+    w.cpu(100, T0, 0)
+    w.cpu(100, T0 + 40 * MS, 10 * MS)
+    w.cpu(100, T0 + 50 * MS, 20 * MS + 1000)
+    w.close()
+    out, _ = convert(str(d))
+    rows = load(out, "select c.ts as ts, c.value as v from counter c join counter_track t "
+                "on c.track_id = t.id where t.name = 'CPU %' order by c.ts")
+    assert [r["v"] for r in rows] == [25, 100]
+    assert rows[1]["ts"] - rows[0]["ts"] == 40 * MS
