@@ -196,8 +196,8 @@ def test_lock_bound_threads(traced, streams):
 
 @pytest.mark.parametrize("streams", ["ptds", "explicit"])
 def test_lock_free_twin(traced, streams):
-    """No lock, 3 ms kernels: each thread prepares the next request while its
-    stream runs the previous one, then waits ~2 ms for it."""
+    """No lock, 10 ms kernels: each thread prepares the next request while its
+    stream runs the previous one, then waits ~9 ms for it."""
     s = vshape(traced, "locks", "--streams", streams, "--fixed")
     check(s, "GPU-bound", "locks")
 
@@ -227,15 +227,16 @@ def test_needed_sync_is_gpu_bound(traced):
 
 
 def test_hidden_sync_starves(traced):
-    """A pageable copy between two 0.6 ms kernels, then 0.8 ms of CPU with
-    nothing queued: the GPU idles after each hidden sync (~40%)."""
+    """A pageable copy between two 0.8 ms kernels, then 0.8 ms of CPU with
+    nothing queued: the GPU idles after each hidden sync (a third of the
+    loop), the thread waits in them two thirds."""
     s = vshape(traced, "syncs", "--mode", "hidden")
     check(s, "synchronization", "syncs")
 
 
 def test_hidden_sync_fixed_twin(traced):
     """The same copy from page-locked memory: the CPU runs up to 2 steps
-    ahead (0.8 ms of CPU per 1.2 ms of kernels; an event sync on the step 2
+    ahead (0.8 ms of CPU per 1.6 ms of kernels; an event sync on the step 2
     back) and the GPU never waits."""
     s = vshape(traced, "syncs", "--mode", "fixed")
     check(s, "GPU-bound", "syncs")

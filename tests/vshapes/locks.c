@@ -1,5 +1,5 @@
 /*
- * locks: 5 threads each prepare 24 requests on the CPU (1 ms each); once a
+ * locks: 5 threads each prepare 24 requests on the CPU (1 ms each, vs_busy); once a
  * request is prepared, its thread waits for the previous request's kernel
  * (cuStreamSynchronize of its own stream) and launches this one's. Owns the planted feed of
  * shape 4 (tests/test_verdict_shapes.py); the threads share nothing but the
@@ -10,9 +10,11 @@
  *                     the GPU idles ~70% of the run while one thread prepares
  *                     and the others wait for the lock (~4 of every 5 ms); the
  *                     previous kernel is long done when its thread syncs
- *   --fixed           no shared lock, and 3 ms kernels: a thread prepares
+ *   --fixed           no shared lock, and 10 ms kernels: a thread prepares
  *                     the next request while its stream runs the previous
- *                     one, then waits ~2 ms for it (the same loop, GPU-bound)
+ *                     one, then waits ~9 ms for it (the same loop, GPU-bound;
+ *                     5 threads preparing at once on 2 cores may stretch the
+ *                     1 ms to a few, which the 10 ms kernels still cover)
  *   --streams ptds|explicit  per-thread default streams (stream 0 through the
  *                     _ptsz entry points, FT_CUDA_PATH=proc-ptds, the default)
  *                     or a stream created by each thread (default ptds)
@@ -28,7 +30,7 @@
 #define REQUESTS 24
 #define CPU_NS 1000000ull
 
-static const char image[] = "kernel short_req 300000\nkernel long_req 3000000\n";
+static const char image[] = "kernel short_req 300000\nkernel long_req 10000000\n";
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t start;
@@ -49,7 +51,7 @@ static void *launcher(void *arg)
 	for (int i = 0; i < REQUESTS; i++) {
 		if (!fixed)
 			pthread_mutex_lock(&shared_lock);
-		cudrv_spin(CPU_NS);                      /* prepare the request */
+		vs_busy(CPU_NS);                         /* prepare the request */
 		CK(cu.StreamSynchronize(s));             /* the previous result */
 		CK(cu.LaunchKernel(kern, 32, 1, 1, 256, 1, 1, 0, s, args, NULL));
 		if (!fixed)

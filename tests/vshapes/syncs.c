@@ -7,23 +7,24 @@
  *                  result read back with cuMemcpyDtoH (a synchronous copy the
  *                  step needs): the CPU waits, but the GPU is busy ~96% of
  *                  the loop: the GPU is the limit
- *   --mode hidden  (default) 40 steps of: kernel A (0.6 ms), a 4 KiB
+ *   --mode hidden  (default) 40 steps of: kernel A (0.8 ms), a 4 KiB
  *                  cuMemcpyHtoDAsync from pageable (malloc) memory, which
  *                  returns only once A (and the step before) is done, then
  *                  0.8 ms of CPU while the GPU has nothing queued, then
- *                  kernel B (0.6 ms): the GPU idles 40% of the loop after
- *                  the hidden sync
+ *                  kernel B (0.8 ms): the GPU idles a third of the loop,
+ *                  after the hidden syncs; the thread waits in them 2/3
  *   --mode fixed   as hidden with the copy from page-locked memory (truly
  *                  asynchronous) and an event recorded after each step: the
  *                  CPU runs up to 2 steps ahead (cuEventSynchronize on the
- *                  step 2 back) and waits there ~0.4 ms a step: the GPU is
- *                  the limit
+ *                  step 2 back) and waits there ~0.8 ms a step: the GPU is
+ *                  the limit (by 2x, so a CPU step stretched by the load of
+ *                  the machine still leaves the GPU fed)
  *
  * Facts printed: "fact main PID".
  */
 #include "vshape.h"
 
-static const char image[] = "kernel big_step 5000000\nkernel part_a 600000\nkernel part_b 600000\n";
+static const char image[] = "kernel big_step 5000000\nkernel part_a 800000\nkernel part_b 800000\n";
 
 int main(int argc, char **argv)
 {
