@@ -342,10 +342,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			snprintf(rv->detail, sizeof rv->detail,
 				 "Data delivery is the limit; the feeding threads read the files "
 				 "themselves.");
+		else if (!rv->nprod)
+			snprintf(rv->detail, sizeof rv->detail,
+				 "Data delivery is the limit; the producers made no traced call in the "
+				 "loop and have no CPU samples: what they did is unknown.");
 		else
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; what the producers did is unknown (%d "
-				 "traced).", rv->nprod);
+				 "Data delivery is the limit; the %d producers spend under 20%% of their "
+				 "time in file I/O or on the CPU: they wait themselves.", rv->nprod);
 	}
 	/* the process in words */
 	char cmd[72];
