@@ -428,3 +428,28 @@ def test_timeline_cpu_counter_per_thread(tmp_path):
                 "on c.track_id = t.id where t.name = 'CPU %' order by c.ts")
     assert [r["v"] for r in rows] == [25, 100]
     assert rows[1]["ts"] - rows[0]["ts"] == 40 * MS
+
+
+def test_spawned_workers_and_resource_tracker(tmp_path):
+    """multiprocessing's spawn start: workers run `spawn_main`, the resource
+    tracker is a helper; a worker's own child (sh) is a helper too."""
+    d = tmp_path / "spawn"
+    d.mkdir()
+    w = new(d, 100, ["/usr/bin/python3", "train.py"])
+    for i in range(5):
+        poll(w, 100, T0 + i * 10 * MS, 8 * MS)
+    w.close()
+    spawn = ["/usr/bin/python3", "-c", "from multiprocessing.spawn import spawn_main; "
+             "spawn_main(tracker_fd=5, pipe_handle=7)", "--multiprocessing-fork"]
+    for pid, cmd, ppid in ((101, spawn, 100), (102, spawn, 100),
+                           (103, ["/usr/bin/python3", "-c", "from multiprocessing."
+                                  "resource_tracker import main;main(4)"], 100),
+                           (104, ["/bin/sh", "-c", "true"], 101)):
+        x = new(d, pid, cmd, ppid=ppid)
+        x.event(pid, "READ", T0 + MS, 1 * MS, fd=3, req=10, ret=10, path="/x")
+        x.close()
+    rep = report(str(d))
+    assert {p["pid"]: p["role"] for p in rep["processes"]} == {
+        100: "main", 101: "worker", 102: "worker", 103: "helper", 104: "helper"}
+    assert rep["verdict"]["process"] == ("main process 100 (python3 train.py), "
+                                         "2 DataLoader workers (101, 102)")
