@@ -1286,10 +1286,10 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 		for (int k = 1; k < 4; k++)
 			if (g[k] > g[best])
 				best = k;
-		/* a GPU busy 80% of the loop is the limit (removing all its idle
-		 * time would gain under a fifth), unless one feed kept the streams
+		/* a GPU busy 85% of the loop is the limit (removing all its idle
+		 * time would gain under a sixth), unless one feed kept the streams
 		 * idle half of the time (serialized streams) */
-		v->limit = idle < 0.2 && g[best] < 0.5 ? "GPU-bound" : lim[best];
+		v->limit = idle < 0.15 && g[best] < 0.5 ? "GPU-bound" : lim[best];
 		if (!strcmp(v->limit, "GPU-bound"))
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
