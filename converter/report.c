@@ -202,6 +202,8 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			const struct ft_merge_opts *mg, FILE *err)
 {
 	struct ft_run_verdict *rv = &r->rv;
+	if (!r->nprocs)
+		return;
 	r->main = pick_main(r);
 	struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v0 = &mp->v;
