@@ -1,8 +1,11 @@
 /*
  * report.c: `feedtrace report DIR [--json]`: analyses every process (merge.c,
- * analysis.c) and prints the verdict, the findings ranked by time lost and
- * the top call sites in 80 columns, or the same as JSON
- * (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
+ * analysis.c), picks the main process, the roles and the loop's window,
+ * analyses the main process and its workers again within that window (the
+ * verdict, its producers and start-up), and prints the verdict, the findings
+ * ranked by time lost and the top call sites in 80 columns, or the same as
+ * JSON (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
+ * Never decides a limit itself: analysis.c does, per process.
  */
 #include <stdlib.h>
 #include <string.h>
