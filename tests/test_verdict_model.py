@@ -453,3 +453,21 @@ def test_spawned_workers_and_resource_tracker(tmp_path):
         100: "main", 101: "worker", 102: "worker", 103: "helper", 104: "helper"}
     assert rep["verdict"]["process"] == ("main process 100 (python3 train.py), "
                                          "2 DataLoader workers (101, 102)")
+
+
+def test_legacy_stream_sync_drains_every_stream(tmp_path):
+    """Thread 600 launches on stream 0x10 at +0 and never syncs it; thread
+    601 syncs the legacy default stream (0) from +1 ms to +3 ms: 0x10's work
+    is complete by then, so the device is busy 3 ms, then idle until 600's
+    next launch at +10 ms (the GPU's work then ends with that launch)."""
+    d = tmp_path / "legacy"
+    d.mkdir()
+    w = new(d, 100, ["./legacy"])
+    launch(w, 600, T0, stream=0x10)
+    launch(w, 601, T0 + 500 * US, stream=0)
+    sync(w, 601, T0 + 1 * MS, 2 * MS, stream=0)
+    launch(w, 600, T0 + 10 * MS, stream=0x10)
+    w.close()
+    v = report(str(d))["verdict"]
+    assert v["window"]["start_ns"] == T0 and v["window"]["end_ns"] == T0 + 10 * MS + 10 * US
+    assert v["gpu"]["busy_ns"] == 3 * MS + 10 * US and v["gpu"]["idle_ns"] == 7 * MS
