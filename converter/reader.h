@@ -52,8 +52,11 @@ struct ft_process {
 	uint64_t chunks, bad_chunks, bad_bytes;
 	uint64_t dup_slots;      /* slots read twice (an exit drain beside the flusher): skipped */
 	uint64_t records;        /* records found in EVENTS chunks */
-	unsigned char *map;
-	uint64_t size;
+	int fd;                  /* open until ft_trace_close; read with pread */
+	uint64_t size;           /* size at open, cut if the file shrank since */
+	int shrunk;              /* that was reported */
+	unsigned char *buf, *scan;   /* a chunk's stored bytes; resync window */
+	size_t buf_cap, scan_cap;
 };
 
 struct ft_trace {
