@@ -409,6 +409,42 @@ uint32_t ft_string_count(const struct ft_process *p)
 	return p->strings ? p->strings->n : 0;
 }
 
+/* "LOST <n> <what>: <fix>" stays one line (dump, report) */
+const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
+	[FT_LOSS_RECORDS] = { "lost", "records lost (full rings, failed writes)",
+			      "raise FEEDTRACE_BUF_KB" },
+	[FT_LOSS_THREADS] = { "threads_untraced", "threads untraced",
+			      "raise FEEDTRACE_MEM_MB or lower FEEDTRACE_BUF_KB" },
+	[FT_LOSS_STRINGS] = { "strings_lost", "paths recorded empty (string table full)",
+			      "fewer distinct files" },
+	[FT_LOSS_HANDLER] = { "handler_lost", "calls in signal handlers not recorded",
+			      "counted only" },
+};
+
+uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
+{
+	switch (k) {
+	case FT_LOSS_RECORDS: {
+		uint64_t lost = 0;
+		for (int i = 0; i < p->nthreads; i++)
+			lost += p->threads[i].lost;
+		/* END also counts records drained but never written (output
+		 * disk full): the larger count is the loss */
+		if (p->has_end && p->end.lost > lost)
+			lost = p->end.lost;
+		return lost;
+	}
+	case FT_LOSS_THREADS:
+		return p->has_end ? p->end.threads_untraced : 0;
+	case FT_LOSS_STRINGS:
+		return p->has_end ? p->end.strings_lost : 0;
+	case FT_LOSS_HANDLER:
+		return p->has_end ? p->end.handler_lost : 0;
+	default:
+		return 0;
+	}
+}
+
 const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 {
 	for (int i = 0; i < p->nthreads; i++)

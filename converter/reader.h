@@ -98,4 +98,22 @@ int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 /* string entries read from the file's STRINGS chunks */
 uint32_t ft_string_count(const struct ft_process *p);
 
+/* What the recorder counted but could not record: one definition for
+ * dump, report and their JSON (key), with what it means and what to
+ * change. */
+enum ft_loss {
+	FT_LOSS_RECORDS,         /* records dropped (full ring, unwritable output) */
+	FT_LOSS_THREADS,         /* threads refused a ring (memory bound) */
+	FT_LOSS_STRINGS,         /* strings (paths) recorded without their text */
+	FT_LOSS_HANDLER,         /* calls in signal handlers not recorded */
+	FT_LOSS_N
+};
+struct ft_loss_info {
+	const char *key;         /* JSON key (the END field's name) */
+	const char *what;        /* "N <what>" */
+	const char *fix;         /* what to change */
+};
+extern const struct ft_loss_info ft_loss_info[FT_LOSS_N];
+uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k);
+
 #endif
