@@ -522,6 +522,8 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		return -1;
 	}
 	p->fd = fd;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
 	p->size = (uint64_t)st.st_size;
 	p->path = xstrdup(path);
 	if (read_at(p, 0, &p->hdr, sizeof p->hdr, err) < sizeof p->hdr) {
@@ -638,6 +640,10 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		p->ns_per_tick = 1.0;
 	}
 	p->last_ns = last.mono_ns;
+	/* not kept open: a run of thousands of processes must not run out of
+	 * descriptors; the event pass opens it again (reopen) */
+	close(p->fd);
+	p->fd = -1;
 	*out = p;
 	return 0;
 fail:
@@ -760,7 +766,8 @@ void ft_trace_close(struct ft_trace *tr)
 		free(p->path);
 		free(p->buf);
 		free(p->scan);
-		close(p->fd);
+		if (p->fd >= 0)
+			close(p->fd);
 		free(p);
 	}
 	free(tr->procs);
@@ -790,6 +797,28 @@ static uint32_t already_read(struct ft_process *p, struct ft_thread_rec *t,
 	return skip;
 }
 
+/* The file read at open, opened again for its events: the same file (a
+ * name now given to another file is not read), never blocking. */
+static int reopen(struct ft_process *p, FILE *err)
+{
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	const char *why = NULL;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		 st.st_dev != p->dev || st.st_ino != p->ino)
+		why = "replaced since it was opened";
+	if (why) {
+		fprintf(err, "feedtrace: %s: %s; its events are not read\n", p->path, why);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p->fd = fd;
+	return 0;
+}
+
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err)
 {
 	uint64_t off = p->hdr.header_size;
@@ -800,6 +829,8 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	int stop = 0;
 	p->records = 0;
 	p->dup_slots = 0;
+	if (reopen(p, err) != 0)
+		return 0;
 	for (int i = 0; i < p->nthreads; i++)
 		p->threads[i].stream = p->threads[i].next_slot = 0;
 	while (!stop && next_chunk(p, &off, &h, &payload, err, 0)) {
@@ -848,5 +879,7 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	}
 	free(buf);
 	free(tmp);
+	close(p->fd);
+	p->fd = -1;
 	return stop;
 }

@@ -52,7 +52,8 @@ struct ft_process {
 	uint64_t chunks, bad_chunks, bad_bytes;
 	uint64_t dup_slots;      /* slots read twice (an exit drain beside the flusher): skipped */
 	uint64_t records;        /* records found in EVENTS chunks */
-	int fd;                  /* open until ft_trace_close; read with pread */
+	int fd;                  /* open while a pass reads it (pread), else -1 */
+	uint64_t dev, ino;       /* the file opened: a pass reads no other */
 	uint64_t size;           /* size at open, cut if the file shrank since */
 	int shrunk;              /* that was reported */
 	unsigned char *buf, *scan;   /* a chunk's stored bytes; resync window */

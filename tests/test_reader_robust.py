@@ -394,3 +394,25 @@ def test_no_loss_no_lines_and_old_end(tmp_path):
     assert json.loads(js.stdout)["losses"] == {k: 0 for k in LOSS_KEYS}
     _r, procs, _ = dump(d)
     assert {k: procs[0][k] for k in LOSS_KEYS} == {k: 0 for k in LOSS_KEYS}
+
+
+# ---- many files, few descriptors ----
+
+def test_more_files_than_descriptors(tmp_path):
+    """300 processes read with a limit of 64 open files: each file is open
+    only while it is read."""
+    d = str(tmp_path / "run")
+    for i in range(300):
+        make_trace(d, n=3, name="h.%d.ft" % (1000 + i))
+    def few_fds():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    for cmd in (["dump", d, "--json"], ["report", d, "--json"], ["convert", d, "-o", "/dev/null", "--quiet"]):
+        r = subprocess.run([TOOL] + cmd, capture_output=True, text=True, timeout=120,
+                           preexec_fn=few_fds)
+        assert r.returncode == 0, r.stderr[-1000:]
+        assert damage_lines(r.stderr) == [], r.stderr[-1000:]
+        if cmd[0] == "dump":
+            procs = [json.loads(l)["process"] for l in r.stdout.splitlines() if '"process"' in l]
+            assert len(procs) == 300 and all(p["records"] == 3 for p in procs)
+        if cmd[0] == "report":
+            assert len(json.loads(r.stdout)["processes"]) == 300
