@@ -586,16 +586,18 @@ static int out_open(struct outfile *o, const char *target)
 	memset(o, 0, sizeof *o);
 	o->target = target;
 	o->fd = -1;
-	if (lstat(target, &st) == 0 && S_ISLNK(st.st_mode)) {
+	int exists = lstat(target, &st) == 0;
+	if (exists && S_ISLNK(st.st_mode)) {
 		fprintf(stderr, "feedtrace convert: %s is a symbolic link: not following it "
 			"(remove it, or name another output with -o)\n", target);
 		return -1;
 	}
-	if (lstat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (exists && S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "feedtrace convert: %s is a directory\n", target);
 		return -1;
 	}
-	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+	/* a link planted after this check is replaced by the rename, not followed */
+	if (exists && !S_ISREG(st.st_mode)) {
 		o->fd = open(target, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0) {
 			fprintf(stderr, "feedtrace convert: %s: %s\n", target, strerror(errno));

@@ -84,6 +84,19 @@ static size_t read_at(struct ft_process *p, uint64_t off, void *dst, size_t n, F
 	return got;
 }
 
+/* The end of a pass over the file: nothing of it is kept open or
+ * buffered between passes (a run may have thousands of processes). */
+static void pass_end(struct ft_process *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	free(p->buf);
+	free(p->scan);
+	p->buf = p->scan = NULL;
+	p->buf_cap = p->scan_cap = 0;
+}
+
 /* ---- chunk framing ---- */
 
 static int header_ok(const struct ft_chunk_header *h)
@@ -642,12 +655,11 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	p->last_ns = last.mono_ns;
 	/* not kept open: a run of thousands of processes must not run out of
 	 * descriptors; the event pass opens it again (reopen) */
-	close(p->fd);
-	p->fd = -1;
+	pass_end(p);
 	*out = p;
 	return 0;
 fail:
-	close(p->fd);
+	pass_end(p);
 	free(p->path);
 	free(p);
 	return -1;
@@ -764,10 +776,7 @@ void ft_trace_close(struct ft_trace *tr)
 		free(p->threads);
 		free(p->cmdline);
 		free(p->path);
-		free(p->buf);
-		free(p->scan);
-		if (p->fd >= 0)
-			close(p->fd);
+		pass_end(p);
 		free(p);
 	}
 	free(tr->procs);
@@ -879,7 +888,6 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	}
 	free(buf);
 	free(tmp);
-	close(p->fd);
-	p->fd = -1;
+	pass_end(p);
 	return stop;
 }

@@ -56,7 +56,7 @@ struct ft_process {
 	uint64_t dev, ino;       /* the file opened: a pass reads no other */
 	uint64_t size;           /* size at open, cut if the file shrank since */
 	int shrunk;              /* that was reported */
-	unsigned char *buf, *scan;   /* a chunk's stored bytes; resync window */
+	unsigned char *buf, *scan;   /* during a pass: a chunk's stored bytes; resync window */
 	size_t buf_cap, scan_cap;
 };
 
