@@ -5,9 +5,15 @@
  * (pipeline.c), whose second thread writes them with pftrace.c; a call's
  * arguments are built there too (draw_call). Memory: the merge window,
  * per-thread, per-stream and per-lane state, and the pipeline's batches.
+ * The output file appears whole or not at all (a temporary file renamed
+ * into place); a symbolic link at the target is never followed.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -583,6 +589,91 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 	ft_pipe_finish(pl);
 }
 
+/* ---- the output file ----
+ * A regular file (or none yet) at the target: written as a new file in
+ * the target's directory, renamed over the target when complete, removed
+ * on failure. A device or FIFO (/dev/null) is written directly, opened
+ * without following a link. A symbolic link at the target is refused:
+ * following it would write wherever it points (a link planted at
+ * DIR.pftrace in a shared directory), replacing it would undo a link the
+ * user made. */
+struct outfile {
+	const char *target;
+	char tmp[PATH_MAX];              /* "" when written directly */
+	char via[64];                    /* the path pf_open opens */
+	int fd;
+};
+
+static int out_open(struct outfile *o, const char *target)
+{
+	struct stat st;
+	memset(o, 0, sizeof *o);
+	o->target = target;
+	o->fd = -1;
+	int exists = lstat(target, &st) == 0;
+	if (exists && S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "feedtrace convert: %s is a symbolic link: not following it "
+			"(remove it, or name another output with -o)\n", target);
+		return -1;
+	}
+	if (exists && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "feedtrace convert: %s is a directory\n", target);
+		return -1;
+	}
+	/* a link planted after this check is replaced by the rename, not followed */
+	if (exists && !S_ISREG(st.st_mode)) {
+		o->fd = open(target, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0) {
+			fprintf(stderr, "feedtrace convert: %s: %s\n", target, strerror(errno));
+			return -1;
+		}
+	} else {
+		const char *slash = strrchr(target, '/');
+		int dl = slash ? (int)(slash - target) + 1 : 0;
+		if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, target,
+			     slash ? slash + 1 : target) >= (int)sizeof o->tmp) {
+			fprintf(stderr, "feedtrace convert: %s: name too long\n", target);
+			return -1;
+		}
+		o->fd = mkostemp(o->tmp, O_CLOEXEC);
+		if (o->fd < 0) {
+			fprintf(stderr, "feedtrace convert: cannot create a file beside %s: %s\n",
+				target, strerror(errno));
+			o->tmp[0] = 0;
+			return -1;
+		}
+		mode_t um = umask(0);            /* the mode fopen would have given */
+		umask(um);
+		fchmod(o->fd, 0666 & ~um);
+	}
+	/* the very file opened above, whatever happens to its name meanwhile */
+	snprintf(o->via, sizeof o->via, "/proc/self/fd/%d", o->fd);
+	if (access(o->via, W_OK) != 0)
+		snprintf(o->via, sizeof o->via, "%s", "");     /* no /proc: by name */
+	return 0;
+}
+
+static const char *out_path(const struct outfile *o)
+{
+	return o->via[0] ? o->via : o->tmp[0] ? o->tmp : o->target;
+}
+
+/* ok: the file is complete; returns 0 when it is in place */
+static int out_close(struct outfile *o, int ok)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (!o->tmp[0])
+		return ok ? 0 : -1;
+	if (ok && rename(o->tmp, o->target) == 0)
+		return 0;
+	if (ok)
+		fprintf(stderr, "feedtrace convert: %s: %s\n", o->target, strerror(errno));
+	unlink(o->tmp);
+	return -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n%s"
@@ -649,9 +740,15 @@ int ft_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "feedtrace convert: nothing to convert\n");
 		return 1;
 	}
-	pf_writer *w = pf_open(out);
+	struct outfile of;
+	if (out_open(&of, out) != 0) {
+		ft_trace_close(&tr);
+		return 1;
+	}
+	pf_writer *w = pf_open(out_path(&of));
 	if (!w) {
-		perror(out);
+		fprintf(stderr, "feedtrace convert: %s: %s\n", out, strerror(errno));
+		out_close(&of, 0);
 		ft_trace_close(&tr);
 		return 1;
 	}
@@ -663,12 +760,15 @@ int ft_cmd_convert(int argc, char **argv)
 	pf_get_stats(w, &ps);
 	int rc = pf_close(w) ? 1 : 0;
 	if (rc)
-		fprintf(stderr, "feedtrace convert: %s: write failed\n", out);
-	fprintf(stderr, "feedtrace convert: %s: %d processes, %llu events, %llu slices, "
-		"%llu findings, %llu flows, %llu bytes%s\n", out, tr.nprocs,
-		(unsigned long long)st.events, (unsigned long long)st.slices,
-		(unsigned long long)st.findings, (unsigned long long)st.flows,
-		(unsigned long long)ps.bytes, tr.errors ? " (damaged input: see above)" : "");
+		fprintf(stderr, "feedtrace convert: %s: write failed; no file written\n", out);
+	if (out_close(&of, !rc) != 0)
+		rc = 1;
+	if (!rc)
+		fprintf(stderr, "feedtrace convert: %s: %d processes, %llu events, %llu slices, "
+			"%llu findings, %llu flows, %llu bytes%s\n", out, tr.nprocs,
+			(unsigned long long)st.events, (unsigned long long)st.slices,
+			(unsigned long long)st.findings, (unsigned long long)st.flows,
+			(unsigned long long)ps.bytes, tr.errors ? " (damaged input: see above)" : "");
 	if (st.dropped)
 		fprintf(stderr, "feedtrace convert: %llu events were dropped while recording\n",
 			(unsigned long long)st.dropped);

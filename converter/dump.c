@@ -83,6 +83,8 @@ static int dump_event(const struct ft_event *ev, void *arg)
 	const struct ft_rec *r = ev->rec;
 	const struct ft_kind_info *k = ft_kind(r->kind);
 	FILE *out = c->out;
+	if (ferror(out))
+		return 1;               /* the output is lost: stop reading */
 	if (!k) {
 		c->unknown++;
 		return 0;
@@ -132,16 +134,21 @@ static const char *end_reason(const struct ft_process *p)
 	}
 }
 
+/* one line per kind of loss the process counted, with what to change */
+static void loss_lines(FILE *out, const struct ft_process *p)
+{
+	for (int k = 0; k < FT_LOSS_N; k++) {
+		uint64_t n = ft_process_loss(p, (enum ft_loss)k);
+		if (n)
+			fprintf(out, "   LOST %llu %s: %s\n", (unsigned long long)n,
+				ft_loss_info[k].what, ft_loss_info[k].fix);
+	}
+}
+
 static void tally(struct dump_ctx *c, const struct ft_process *p)
 {
 	FILE *out = c->out;
-	uint64_t lost = 0;
-	for (int i = 0; i < p->nthreads; i++)
-		lost += p->threads[i].lost;
-	/* the END record also counts records drained but never written
-	 * (output disk full): the larger count is the loss */
-	if (p->has_end && p->end.lost > lost)
-		lost = p->end.lost;
+	uint64_t lost = ft_process_loss(p, FT_LOSS_RECORDS);
 	if (c->json) {
 		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"exec_seq\":%u,\"host\":",
 			p->hdr.pid, p->hdr.ppid, p->hdr.exec_seq);
@@ -153,13 +160,14 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fprintf(out, ",\"file\":");
 		ft_json_string(out, p->path);
 		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
-			"\"lost\":%llu,\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,"
-			"\"threads_untraced\":%llu,\"strings\":%u,\"thread_names\":{",
+			"\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,",
 			end_reason(p), p->has_end ? p->end.status : 0, p->nthreads,
-			(unsigned long long)p->records, (unsigned long long)lost,
-			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots,
-			(unsigned long long)(p->has_end ? p->end.threads_untraced : 0),
-			ft_string_count(p));
+			(unsigned long long)p->records,
+			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots);
+		for (int k = 0; k < FT_LOSS_N; k++)
+			fprintf(out, "\"%s\":%llu,", ft_loss_info[k].key,
+				(unsigned long long)ft_process_loss(p, (enum ft_loss)k));
+		fprintf(out, "\"strings\":%u,\"thread_names\":{", ft_string_count(p));
 		for (int i = 0; i < p->nthreads; i++) {
 			fprintf(out, "%s\"%d\":", i ? "," : "", p->threads[i].tid);
 			ft_json_string(out, p->threads[i].name);
@@ -187,6 +195,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	if (p->dup_slots)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
 	fputc('\n', out);
+	loss_lines(out, p);
 	int col = 0;
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		if (!c->counts[k])
@@ -228,7 +237,7 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 	if (ft_trace_open(dir, &tr, stderr) != 0)
 		return 1;
 	c.t0 = tr.start_ns;
-	for (int i = 0; i < tr.nprocs; i++) {
+	for (int i = 0; i < tr.nprocs && !ferror(out); i++) {   /* output lost: stop */
 		memset(c.counts, 0, sizeof c.counts);
 		ft_process_events(tr.procs[i], dump_event, &c, stderr);
 		tally(&c, tr.procs[i]);

@@ -1,6 +1,9 @@
 /*
- * main.c: the `feedtrace` command: dispatches to its subcommands.
+ * main.c: the `feedtrace` command: dispatches to its subcommands, and
+ * fails (one line, non-zero exit) when its standard output could not be
+ * written. Never prints anything of its own on stdout but the usage.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,12 +20,29 @@ static void usage(FILE *out)
 	      out);
 }
 
-int main(int argc, char **argv)
+/* What the command printed must have reached its output (a full disk,
+ * /dev/full, a closed file): else one line and a non-zero status. */
+static int finish_stdout(int rc)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
+	errno = 0;
+	int failed = fflush(stdout) != 0;
+	int e = errno;
+	failed |= ferror(stdout) != 0;
+	if (fclose(stdout) != 0 && !failed) {
+		failed = 1;
+		e = errno;
 	}
+	if (!failed)
+		return rc;
+	if (e)
+		fprintf(stderr, "feedtrace: cannot write the output: %s\n", strerror(e));
+	else
+		fprintf(stderr, "feedtrace: cannot write the output (a write failed)\n");
+	return rc ? rc : 1;
+}
+
+static int dispatch(int argc, char **argv)
+{
 	if (strcmp(argv[1], "dump") == 0)
 		return ft_cmd_dump(argc - 2, argv + 2);
 	if (strcmp(argv[1], "convert") == 0)
@@ -41,4 +61,13 @@ int main(int argc, char **argv)
 	fprintf(stderr, "feedtrace: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	return finish_stdout(dispatch(argc, argv));
 }

@@ -2,14 +2,16 @@
  * reader.c: trace files in, processes and events out. Every size, count
  * and offset read from a file is checked before use; a damaged chunk is
  * reported (file, offset, reason), skipped by scanning for the next valid
- * chunk header, and never stops the rest of the file from being read.
+ * chunk header (one line per damaged region, found in one pass), and
+ * never stops the rest of the file from being read. Files are read with
+ * pread, never mapped: a file cut short under the reader is damage, not a
+ * crash. Must never block on or follow what is not a regular file.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -43,70 +45,145 @@ static char *xstrdup(const char *s)
 	return d;
 }
 
-/* The mapping's pages in [from, to) are read no more for now: let them go,
- * so that resident memory does not grow with the file (they are read
- * again from the file if touched; the mapping is read-only). */
-static void drop_pages(const struct ft_process *p, uint64_t from, uint64_t to)
+/* ---- file access ----
+ * Every byte comes in with pread (no mmap): a file that shrinks while it
+ * is read gives short reads, reported once, never SIGBUS. */
+
+/* Reads up to n bytes at off into dst; returns the count read. Fewer
+ * than asked inside the size seen at open: the file shrank; its size is
+ * cut to what is there and that is reported once. */
+static size_t read_at(struct ft_process *p, uint64_t off, void *dst, size_t n, FILE *err)
 {
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	from = (from + pg - 1) / pg * pg;
-	to = to / pg * pg;
-	if (to > from)
-		madvise(p->map + from, (size_t)(to - from), MADV_DONTNEED);
+	if (off >= p->size)
+		return 0;
+	if (n > p->size - off)
+		n = (size_t)(p->size - off);
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(p->fd, (char *)dst + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : 0;
+			p->size = off + got;
+			if (!p->shrunk) {
+				p->shrunk = 1;
+				if (e)
+					fprintf(err, "feedtrace: %s: offset %llu: read failed: %s; "
+						"the rest of the file is not read\n", p->path,
+						(unsigned long long)p->size, strerror(e));
+				else
+					fprintf(err, "feedtrace: %s: offset %llu: the file shrank while "
+						"being read; the rest is gone\n", p->path,
+						(unsigned long long)p->size);
+			}
+			break;
+		}
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* The end of a pass over the file: nothing of it is kept open or
+ * buffered between passes (a run may have thousands of processes). */
+static void pass_end(struct ft_process *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	free(p->buf);
+	free(p->scan);
+	p->buf = p->scan = NULL;
+	p->buf_cap = p->scan_cap = 0;
 }
 
 /* ---- chunk framing ---- */
 
-static int header_valid(const struct ft_process *p, uint64_t off, struct ft_chunk_header *h)
+static int header_ok(const struct ft_chunk_header *h)
 {
-	if (off + sizeof *h > p->size)
-		return 0;
-	memcpy(h, p->map + off, sizeof *h);
-	if (h->magic != FT_CHUNK_MAGIC)
-		return 0;
-	if (h->header_hash != ft_hash32(h, offsetof(struct ft_chunk_header, header_hash)))
-		return 0;
-	return 1;
+	return h->magic == FT_CHUNK_MAGIC &&
+	       h->header_hash == ft_hash32(h, offsetof(struct ft_chunk_header, header_hash));
 }
 
-/* Finds the next chunk at or after *off. Reports damage between. Returns 1
- * with *h and *payload set and *off past the chunk, 0 at end of file. */
+/* The first offset >= from holding a valid chunk header, or the end of
+ * the file: one pass over the bytes, a window at a time (linear in the
+ * damaged length, whatever fills it). */
+static uint64_t resync(struct ft_process *p, uint64_t from, FILE *err)
+{
+	enum { WIN = 1 << 20 };
+	const uint32_t mv = FT_CHUNK_MAGIC;     /* stored little-endian */
+	unsigned char magic[4];
+	memcpy(magic, &mv, 4);
+	const size_t hs = sizeof(struct ft_chunk_header);
+	if (p->scan_cap < WIN) {
+		p->scan = xrealloc(p->scan, WIN);
+		p->scan_cap = WIN;
+	}
+	uint64_t o = from;
+	while (o + hs <= p->size) {
+		size_t got = read_at(p, o, p->scan, WIN, err);
+		if (got < hs)
+			break;
+		size_t pos = 0, again = got - 3;   /* a magic may start in the last 3 bytes */
+		const unsigned char *m;
+		while ((m = memmem(p->scan + pos, got - pos, magic, 4)) != NULL) {
+			pos = (size_t)(m - p->scan);
+			if (pos + hs > got) {
+				again = pos;            /* a header cut by the window */
+				break;
+			}
+			struct ft_chunk_header h;
+			memcpy(&h, m, hs);
+			if (header_ok(&h))
+				return o + pos;
+			pos++;
+		}
+		if (o + got >= p->size)
+			break;
+		o += again;                     /* > 0: a full window is > hs */
+	}
+	return p->size;
+}
+
+/* Finds the next chunk at or after *off. Reports damage between: one
+ * line per damaged region. Returns 1 with *h and *payload (p's buffer,
+ * valid until the next call) set and *off past the chunk, 0 at end. */
 static int next_chunk(struct ft_process *p, uint64_t *off, struct ft_chunk_header *h,
 		      const unsigned char **payload, FILE *err, int report)
 {
 	uint64_t o = *off;
 	while (o < p->size) {
 		const char *why = NULL;
-		if (!header_valid(p, o, h)) {
-			why = o + sizeof *h > p->size ? "file ends inside a chunk header"
-						      : "no valid chunk header";
+		size_t got = read_at(p, o, h, sizeof *h, err);
+		if (got < sizeof *h) {
+			why = "file ends inside a chunk header";
+		} else if (!header_ok(h)) {
+			why = "no valid chunk header";
 		} else if (h->stored_size > p->size - o - sizeof *h) {
 			why = "chunk runs past the end of the file (cut off)";
-		} else if (h->raw_size > FT_CHUNK_MAX_RAW) {
+		} else if (h->raw_size > FT_CHUNK_MAX_RAW ||
+			   h->stored_size > ZSTD_compressBound(FT_CHUNK_MAX_RAW)) {
 			why = "chunk claims an implausible size";
-		} else if (ft_hash32(p->map + o + sizeof *h, h->stored_size) != h->payload_hash) {
-			why = "chunk payload does not match its checksum";
+		} else {
+			if (p->buf_cap < (size_t)h->stored_size + 1) {
+				p->buf_cap = (size_t)h->stored_size + 1;
+				p->buf = xrealloc(p->buf, p->buf_cap);
+			}
+			if (read_at(p, o + sizeof *h, p->buf, h->stored_size, err) < h->stored_size)
+				why = "chunk runs past the end of the file (cut off)";
+			else if (ft_hash32(p->buf, h->stored_size) != h->payload_hash)
+				why = "chunk payload does not match its checksum";
 		}
 		if (!why) {
-			*payload = p->map + o + sizeof *h;
+			*payload = p->buf;
 			*off = o + sizeof *h + h->stored_size;
 			p->chunks++;
 			return 1;
 		}
 		/* resynchronise: the next offset holding a valid header */
 		uint64_t bad = o;
-		o++;
-		while (o + sizeof *h <= p->size) {
-			struct ft_chunk_header t;
-			const void *m = memchr(p->map + o, 'F', p->size - o);
-			if (!m)
-				break;
-			o = (uint64_t)((const unsigned char *)m - p->map);
-			if (header_valid(p, o, &t))
-				break;
-			o++;
-		}
-		if (o + sizeof *h > p->size)
+		o = resync(p, bad + 1, err);
+		if (o > p->size)
 			o = p->size;
 		if (report) {
 			fprintf(err, "feedtrace: %s: offset %llu: %s; skipped %llu bytes\n",
@@ -345,6 +422,42 @@ uint32_t ft_string_count(const struct ft_process *p)
 	return p->strings ? p->strings->n : 0;
 }
 
+/* "LOST <n> <what>: <fix>" stays one line (dump, report) */
+const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
+	[FT_LOSS_RECORDS] = { "lost", "records lost (full rings, failed writes)",
+			      "raise FEEDTRACE_BUF_KB" },
+	[FT_LOSS_THREADS] = { "threads_untraced", "threads untraced",
+			      "raise FEEDTRACE_MEM_MB or lower FEEDTRACE_BUF_KB" },
+	[FT_LOSS_STRINGS] = { "strings_lost", "paths recorded empty (string table full)",
+			      "fewer distinct files" },
+	[FT_LOSS_HANDLER] = { "handler_lost", "calls in signal handlers not recorded",
+			      "counted only" },
+};
+
+uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
+{
+	switch (k) {
+	case FT_LOSS_RECORDS: {
+		uint64_t lost = 0;
+		for (int i = 0; i < p->nthreads; i++)
+			lost += p->threads[i].lost;
+		/* END also counts records drained but never written (output
+		 * disk full): the larger count is the loss */
+		if (p->has_end && p->end.lost > lost)
+			lost = p->end.lost;
+		return lost;
+	}
+	case FT_LOSS_THREADS:
+		return p->has_end ? p->end.threads_untraced : 0;
+	case FT_LOSS_STRINGS:
+		return p->has_end ? p->end.strings_lost : 0;
+	case FT_LOSS_HANDLER:
+		return p->has_end ? p->end.handler_lost : 0;
+	default:
+		return 0;
+	}
+}
+
 const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 {
 	for (int i = 0; i < p->nthreads; i++)
@@ -398,14 +511,15 @@ static void set_cmdline(struct ft_process *p, const unsigned char *d, size_t n)
 
 static int open_file(const char *path, struct ft_process **out, FILE *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: a FIFO or device named *.ft must not hang the open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		fprintf(err, "feedtrace: %s: cannot open: %s\n", path, strerror(errno));
 		return -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fprintf(err, "feedtrace: %s: not a regular file\n", path);
+		fprintf(err, "feedtrace: %s: not a regular file; not read\n", path);
 		close(fd);
 		return -1;
 	}
@@ -415,21 +529,20 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		close(fd);
 		return -1;
 	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		fprintf(err, "feedtrace: %s: cannot map: %s\n", path, strerror(errno));
-		return -1;
-	}
 	struct ft_process *p = calloc(1, sizeof *p);
 	if (!p) {
-		munmap(m, (size_t)st.st_size);
+		close(fd);
 		return -1;
 	}
-	p->map = m;
+	p->fd = fd;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
 	p->size = (uint64_t)st.st_size;
 	p->path = xstrdup(path);
-	memcpy(&p->hdr, m, sizeof p->hdr);
+	if (read_at(p, 0, &p->hdr, sizeof p->hdr, err) < sizeof p->hdr) {
+		fprintf(err, "feedtrace: %s: offset 0: file too short for a trace header\n", path);
+		goto fail;
+	}
 	if (memcmp(p->hdr.magic, FT_FILE_MAGIC, 8) != 0) {
 		fprintf(err, "feedtrace: %s: offset 0: not a feedtrace file (bad magic)\n", path);
 		goto fail;
@@ -540,11 +653,13 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		p->ns_per_tick = 1.0;
 	}
 	p->last_ns = last.mono_ns;
-	drop_pages(p, 0, p->size);
+	/* not kept open: a run of thousands of processes must not run out of
+	 * descriptors; the event pass opens it again (reopen) */
+	pass_end(p);
 	*out = p;
 	return 0;
 fail:
-	munmap(p->map, p->size);
+	pass_end(p);
 	free(p->path);
 	free(p);
 	return -1;
@@ -661,7 +776,7 @@ void ft_trace_close(struct ft_trace *tr)
 		free(p->threads);
 		free(p->cmdline);
 		free(p->path);
-		munmap(p->map, p->size);
+		pass_end(p);
 		free(p);
 	}
 	free(tr->procs);
@@ -691,6 +806,28 @@ static uint32_t already_read(struct ft_process *p, struct ft_thread_rec *t,
 	return skip;
 }
 
+/* The file read at open, opened again for its events: the same file (a
+ * name now given to another file is not read), never blocking. */
+static int reopen(struct ft_process *p, FILE *err)
+{
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	const char *why = NULL;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		 st.st_dev != p->dev || st.st_ino != p->ino)
+		why = "replaced since it was opened";
+	if (why) {
+		fprintf(err, "feedtrace: %s: %s; its events are not read\n", p->path, why);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p->fd = fd;
+	return 0;
+}
+
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err)
 {
 	uint64_t off = p->hdr.header_size;
@@ -699,16 +836,13 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	unsigned char *buf = NULL, *tmp = NULL;
 	size_t cap = 0, tcap = 0;
 	int stop = 0;
-	uint64_t dropped = 0;
 	p->records = 0;
 	p->dup_slots = 0;
+	if (reopen(p, err) != 0)
+		return 0;
 	for (int i = 0; i < p->nthreads; i++)
 		p->threads[i].stream = p->threads[i].next_slot = 0;
 	while (!stop && next_chunk(p, &off, &h, &payload, err, 0)) {
-		if (off - dropped >= (8u << 20)) {      /* every 8 MiB read */
-			drop_pages(p, dropped, off - h.stored_size - sizeof h);
-			dropped = off - h.stored_size - sizeof h;
-		}
 		if (h.type != FT_CHUNK_EVENTS)
 			continue;
 		uint64_t at = off - h.stored_size - sizeof h;
@@ -754,6 +888,6 @@ int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err
 	}
 	free(buf);
 	free(tmp);
-	drop_pages(p, 0, p->size);
+	pass_end(p);
 	return stop;
 }

@@ -52,8 +52,12 @@ struct ft_process {
 	uint64_t chunks, bad_chunks, bad_bytes;
 	uint64_t dup_slots;      /* slots read twice (an exit drain beside the flusher): skipped */
 	uint64_t records;        /* records found in EVENTS chunks */
-	unsigned char *map;
-	uint64_t size;
+	int fd;                  /* open while a pass reads it (pread), else -1 */
+	uint64_t dev, ino;       /* the file opened: a pass reads no other */
+	uint64_t size;           /* size at open, cut if the file shrank since */
+	int shrunk;              /* that was reported */
+	unsigned char *buf, *scan;   /* during a pass: a chunk's stored bytes; resync window */
+	size_t buf_cap, scan_cap;
 };
 
 struct ft_trace {
@@ -94,5 +98,23 @@ int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
 /* string entries read from the file's STRINGS chunks */
 uint32_t ft_string_count(const struct ft_process *p);
+
+/* What the recorder counted but could not record: one definition for
+ * dump, report and their JSON (key), with what it means and what to
+ * change. */
+enum ft_loss {
+	FT_LOSS_RECORDS,         /* records dropped (full ring, unwritable output) */
+	FT_LOSS_THREADS,         /* threads refused a ring (memory bound) */
+	FT_LOSS_STRINGS,         /* strings (paths) recorded without their text */
+	FT_LOSS_HANDLER,         /* calls in signal handlers not recorded */
+	FT_LOSS_N
+};
+struct ft_loss_info {
+	const char *key;         /* JSON key (the END field's name) */
+	const char *what;        /* "N <what>" */
+	const char *fix;         /* what to change */
+};
+extern const struct ft_loss_info ft_loss_info[FT_LOSS_N];
+uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k);
 
 #endif

@@ -596,6 +596,38 @@ static void wrap(FILE *out, const char *s, int indent)
 	wrap_from(out, s, indent, 0);
 }
 
+/* ---- losses ----
+ * What the recorder counted but could not record (reader.h's ft_loss),
+ * summed over the processes: in the text, one line per kind with what to
+ * change (not wrapped: one line each); in JSON, "losses" with every kind (0 when none). */
+static void report_losses(const struct ft_report *r, FILE *out, int json)
+{
+	if (json)
+		fputs(",\"losses\":{", out);
+	for (int k = 0; k < FT_LOSS_N; k++) {
+		uint64_t n = 0;
+		int procs = 0;
+		for (int i = 0; i < r->tr.nprocs; i++) {
+			uint64_t x = ft_process_loss(r->tr.procs[i], (enum ft_loss)k);
+			n += x;
+			procs += x != 0;
+		}
+		if (json) {
+			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_loss_info[k].key,
+				(unsigned long long)n);
+			continue;
+		}
+		if (!n)
+			continue;
+		fprintf(out, "  LOST %llu %s", (unsigned long long)n, ft_loss_info[k].what);
+		if (r->tr.nprocs > 1)
+			fprintf(out, " (%d of %d processes)", procs, r->tr.nprocs);
+		fprintf(out, ": %s\n", ft_loss_info[k].fix);
+	}
+	if (json)
+		fputc('}', out);
+}
+
 /* ---- text ---- */
 
 /* process i and its children, indented by depth */
@@ -625,6 +657,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (r->tr.errors)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
+	report_losses(r, out, 0);
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
@@ -919,7 +952,9 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 {
 	fputs("{\"schema\":\"feedtrace-report/1\",\"dir\":", out);
 	ft_json_string(out, r->dir);
-	fprintf(out, ",\"damaged\":%llu,\"metrics\":", (unsigned long long)r->tr.errors);
+	fprintf(out, ",\"damaged\":%llu", (unsigned long long)r->tr.errors);
+	report_losses(r, out, 1);
+	fputs(",\"metrics\":", out);
 	json_metrics(out, &r->total);
 	fputs(",\"verdict\":", out);
 	json_verdict(out, &r->procs[r->main], &r->rv);

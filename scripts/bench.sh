@@ -3,7 +3,9 @@
 # Run by `make bench` after the library and tool are built. Installs the
 # peers it compares with (scripts/deps.sh bench), builds the benchmark
 # programs from tests/bench/ into build/bench/, then runs
-# scripts/bench_run.py, which does the measuring and writes the report.
+# scripts/bench_run.py, which does the measuring and writes the report,
+# then appends scripts/bench_resync.sh's section (the reader's
+# resynchronisation over a 1, 8 and 64 MiB zero-filled tail).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -56,3 +58,8 @@ trap stop_sessiond EXIT
 
 "$PYTHON" scripts/bench_run.py --root "$ROOT" --build "$BUILD" \
 	--out "${BENCH_OUT:-docs/BENCHMARKS.md}" ${BENCH_ONLY:+--only "$BENCH_ONLY"}
+# section 9, the reader over a damaged tail (scripts/bench_resync.sh),
+# appended to the report bench_run.py wrote
+if [ -z "${BENCH_ONLY:-}" ]; then
+	{ echo; BUILD="$BUILD" scripts/bench_resync.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+fi

@@ -14,6 +14,9 @@
 # Crashes, leaks, timeouts and out-of-memory inputs are written to
 # build/fuzz/artifacts/ and make the run fail. Limits: 5 s per input,
 # 2048 MB RSS, 256 MB per malloc (a chunk decodes to at most 64 MiB).
+# Inputs up to FT_FUZZ_MAX_LEN bytes (2 MiB): the large seeds (a zero
+# tail of 1 MiB, repeated chunks: tests/fuzz/gen_corpus.py) are read
+# whole; a 64 KiB cap hid the reader's quadratic resynchronisation.
 set -e
 cd "$(dirname "$0")/.."
 F=build/fuzz
@@ -21,6 +24,7 @@ REC=${FT_FUZZ_REC_BUILD:-build}   # the build that records the seed traces
 CLANG=${CLANG:-clang}
 PYTHON=${PYTHON:-/usr/bin/python3}
 LIMITS="-timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=256 -close_fd_mask=3"
+MAX_LEN=${FT_FUZZ_MAX_LEN:-2097152}
 
 build() {
 	mkdir -p $F/gen $F/artifacts $F/corpus
@@ -43,7 +47,8 @@ build() {
 
 seeds() {
 	# recorded again when the recorder changed
-	[ -f $F/seeds/.done ] && [ ! $REC/libfeedtrace.so -nt $F/seeds/.done ] && return 0
+	[ -f $F/seeds/.done ] && [ ! $REC/libfeedtrace.so -nt $F/seeds/.done ] &&
+		[ ! tests/fuzz/gen_corpus.py -nt $F/seeds/.done ] && return 0
 	make --no-print-directory -s BUILD=$REC all $REC/tests/io_read $REC/tests/life_prog \
 		$REC/tests/conv_storm $REC/tests/conv_lock $REC/tests/cu2d_prog simgpu >/dev/null
 	t=$(mktemp -d)
@@ -79,7 +84,7 @@ run)
 	build
 	seeds
 	mkdir -p $F/corpus $F/artifacts
-	set -- $LIMITS -max_len=65536 -max_total_time=$secs -print_final_stats=1 \
+	set -- $LIMITS -max_len=$MAX_LEN -max_total_time=$secs -print_final_stats=1 \
 		-dict=tests/fuzz/ft.dict -artifact_prefix=$F/artifacts/ "$@"
 	[ "$runs" != 0 ] && set -- -runs=$runs "$@"
 	exec $F/fuzz_reader "$@" $F/corpus $F/seeds tests/fuzz/regress
@@ -87,7 +92,7 @@ run)
 check)
 	build
 	seeds
-	exec $F/fuzz_reader $LIMITS -runs=0 $F/seeds tests/fuzz/regress $F/corpus
+	exec $F/fuzz_reader $LIMITS -max_len=$MAX_LEN -runs=0 $F/seeds tests/fuzz/regress $F/corpus
 	;;
 *)
 	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'

@@ -14,6 +14,10 @@
  * at a chunk boundary given correct hashes ("fixed up"), so mutations of
  * sizes, types, codecs and payloads reach the decoders.
  *
+ * Each input is also read once more with its first file cut short between
+ * the reader's open pass and its event pass (a file that shrinks under
+ * the reader), at a fraction of its length the input's last byte picks.
+ *
  * Build: scripts/fuzz.sh build (clang -fsanitize=fuzzer,address,undefined).
  */
 #include <errno.h>
@@ -27,6 +31,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "reader.h"
 #include "../libfeedtrace/format.h"
 
 static char dir[256], file1[300], file2[300];
@@ -125,6 +130,30 @@ static void read_all(unsigned sel)
 	}
 }
 
+static int count_event(const struct ft_event *ev, void *arg)
+{
+	(void)ev;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* file1 (n1 bytes) cut to eighths of its length after ft_trace_open */
+static void shrink_under_reader(size_t n1, unsigned sel)
+{
+	static FILE *null;
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	struct ft_trace tr;
+	if (ft_trace_open(dir, &tr, null) != 0)
+		return;
+	if (truncate(file1, (off_t)(n1 * ((sel >> 2) % 8) / 8)) != 0)
+		abort();
+	uint64_t n = 0;
+	for (int i = 0; i < tr.nprocs; i++)
+		ft_process_events(tr.procs[i], count_event, &n, null);
+	ft_trace_close(&tr);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -177,6 +206,7 @@ static void one(const uint8_t *d, size_t n, unsigned sel)
 	if (split < n)
 		write_file(file2, d + split, n - split);
 	read_all(sel);
+	shrink_under_reader(split, sel);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

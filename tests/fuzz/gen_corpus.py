@@ -11,7 +11,12 @@ tests/progs programs) it writes:
 Then synthetic traces from tests/ftgen.py (CUDA launches, hidden syncs,
 reads, locks, several threads, a TSC clock), raw, and pairs of files
 joined into one input (the harness splits at the second file magic).
-Every seed is at most --max bytes (default 48 KiB).
+Every seed is at most --max bytes (default 48 KiB), but for the large
+ones, past 64 KiB, made from the first real trace (--big, default on):
+  big-zero-*.ft     a zero-filled tail of 256 KiB and of 1 MiB (what a
+                    crash or power loss leaves);
+  big-repeat.ft     its chunks written again and again (a repeated chunk);
+  big-magics.ft     a tail full of chunk magics whose headers do not check.
 """
 import argparse
 import ctypes
@@ -159,6 +164,7 @@ def main():
     os.makedirs(a.outdir, exist_ok=True)
     n = 0
     small = []
+    real_first = b""
     files = list(a.traces) + synthetic(a.outdir)
     for i, path in enumerate(files):
         try:
@@ -166,6 +172,8 @@ def main():
         except (ValueError, struct.error) as e:
             print("gen_corpus: %s: %s, skipped" % (path, e), file=sys.stderr)
             continue
+        if not real_first and len(real) > HDR:
+            real_first = real
         for tag, blob in (("real", real), ("raw", raw), ("cut", cut)):
             if blob and len(blob) > HDR:
                 open(os.path.join(a.outdir, "%s-%02d.ft" % (tag, i)), "wb").write(blob)
@@ -174,6 +182,18 @@ def main():
             small.append(raw)
         if path.startswith(a.outdir):
             os.unlink(path)
+    if real_first:
+        big = {"big-zero-256k": real_first + b"\0" * (256 << 10),
+               "big-zero-1m": real_first + b"\0" * (1 << 20),
+               "big-magics": real_first + (b"FTCK" + b"\x01" * 20) * 6000}
+        body = real_first[HDR:]
+        rep = real_first
+        while len(rep) < (160 << 10):
+            rep += body
+        big["big-repeat"] = rep
+        for name, blob in big.items():
+            open(os.path.join(a.outdir, name + ".ft"), "wb").write(blob)
+            n += 1
     small.sort(key=len)
     for j in range(0, len(small) - 1, 2):
         if len(small[j]) + len(small[j + 1]) <= a.max:
