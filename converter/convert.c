@@ -597,34 +597,28 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
  * following it would write wherever it points (a link planted at
  * DIR.pftrace in a shared directory), replacing it would undo a link the
  * user made. */
-struct outfile {
-	const char *target;
-	char tmp[PATH_MAX];              /* "" when written directly */
-	char via[64];                    /* the path pf_open opens */
-	int fd;
-};
-
-static int out_open(struct outfile *o, const char *target)
+int ft_out_open(struct ft_outfile *o, const char *target, const char *cmd)
 {
 	struct stat st;
 	memset(o, 0, sizeof *o);
 	o->target = target;
+	o->cmd = cmd;
 	o->fd = -1;
 	int exists = lstat(target, &st) == 0;
 	if (exists && S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "feedtrace convert: %s is a symbolic link: not following it "
-			"(remove it, or name another output with -o)\n", target);
+		fprintf(stderr, "feedtrace %s: %s is a symbolic link: not following it "
+			"(remove it, or name another output with -o)\n", o->cmd, target);
 		return -1;
 	}
 	if (exists && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "feedtrace convert: %s is a directory\n", target);
+		fprintf(stderr, "feedtrace %s: %s is a directory\n", o->cmd, target);
 		return -1;
 	}
 	/* a link planted after this check is replaced by the rename, not followed */
 	if (exists && !S_ISREG(st.st_mode)) {
 		o->fd = open(target, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 		if (o->fd < 0) {
-			fprintf(stderr, "feedtrace convert: %s: %s\n", target, strerror(errno));
+			fprintf(stderr, "feedtrace %s: %s: %s\n", o->cmd, target, strerror(errno));
 			return -1;
 		}
 	} else {
@@ -632,13 +626,12 @@ static int out_open(struct outfile *o, const char *target)
 		int dl = slash ? (int)(slash - target) + 1 : 0;
 		if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, target,
 			     slash ? slash + 1 : target) >= (int)sizeof o->tmp) {
-			fprintf(stderr, "feedtrace convert: %s: name too long\n", target);
+			fprintf(stderr, "feedtrace %s: %s: name too long\n", o->cmd, target);
 			return -1;
 		}
 		o->fd = mkostemp(o->tmp, O_CLOEXEC);
 		if (o->fd < 0) {
-			fprintf(stderr, "feedtrace convert: cannot create a file beside %s: %s\n",
-				target, strerror(errno));
+			fprintf(stderr, "feedtrace %s: cannot create a file beside %s: %s\n", o->cmd, target, strerror(errno));
 			o->tmp[0] = 0;
 			return -1;
 		}
@@ -653,13 +646,13 @@ static int out_open(struct outfile *o, const char *target)
 	return 0;
 }
 
-static const char *out_path(const struct outfile *o)
+const char *ft_out_path(const struct ft_outfile *o)
 {
 	return o->via[0] ? o->via : o->tmp[0] ? o->tmp : o->target;
 }
 
 /* ok: the file is complete; returns 0 when it is in place */
-static int out_close(struct outfile *o, int ok)
+int ft_out_close(struct ft_outfile *o, int ok)
 {
 	if (o->fd >= 0)
 		close(o->fd);
@@ -669,7 +662,7 @@ static int out_close(struct outfile *o, int ok)
 	if (ok && rename(o->tmp, o->target) == 0)
 		return 0;
 	if (ok)
-		fprintf(stderr, "feedtrace convert: %s: %s\n", o->target, strerror(errno));
+		fprintf(stderr, "feedtrace %s: %s: %s\n", o->cmd, o->target, strerror(errno));
 	unlink(o->tmp);
 	return -1;
 }
@@ -740,15 +733,15 @@ int ft_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "feedtrace convert: nothing to convert\n");
 		return 1;
 	}
-	struct outfile of;
-	if (out_open(&of, out) != 0) {
+	struct ft_outfile of;
+	if (ft_out_open(&of, out, "convert") != 0) {
 		ft_trace_close(&tr);
 		return 1;
 	}
-	pf_writer *w = pf_open(out_path(&of));
+	pf_writer *w = pf_open(ft_out_path(&of));
 	if (!w) {
 		fprintf(stderr, "feedtrace convert: %s: %s\n", out, strerror(errno));
-		out_close(&of, 0);
+		ft_out_close(&of, 0);
 		ft_trace_close(&tr);
 		return 1;
 	}
@@ -761,7 +754,7 @@ int ft_cmd_convert(int argc, char **argv)
 	int rc = pf_close(w) ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "feedtrace convert: %s: write failed; no file written\n", out);
-	if (out_close(&of, !rc) != 0)
+	if (ft_out_close(&of, !rc) != 0)
 		rc = 1;
 	if (!rc)
 		fprintf(stderr, "feedtrace convert: %s: %d processes, %llu events, %llu slices, "

@@ -35,4 +35,18 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 		   FILE *err, struct ft_conv_stats *st);
 int ft_cmd_convert(int argc, char **argv);
 
+/* An output file that appears whole or not at all (convert.c): a regular
+ * file is written as a temporary beside the target and renamed over it;
+ * a device or FIFO is written directly; a symbolic link is refused. cmd
+ * names the command in messages. */
+struct ft_outfile {
+	const char *target, *cmd;
+	char tmp[4096];                  /* "" when written directly */
+	char via[64];                    /* the path pf_open opens */
+	int fd;
+};
+int ft_out_open(struct ft_outfile *o, const char *target, const char *cmd);
+const char *ft_out_path(const struct ft_outfile *o);
+int ft_out_close(struct ft_outfile *o, int ok);        /* ok: complete; 0 when in place */
+
 #endif

@@ -333,10 +333,14 @@ int ft_cmd_diff(int argc, char **argv)
 	}
 
 	int rc = 0;
-	if (out) {
-		pf_writer *w = pf_open(out);
+	struct ft_outfile of;
+	if (out && ft_out_open(&of, out, "diff") != 0)
+		rc = 1;
+	else if (out) {
+		pf_writer *w = pf_open(ft_out_path(&of));
 		if (!w) {
 			perror(out);
+			ft_out_close(&of, 0);
 			rc = 1;
 		} else {
 			struct ft_conv_opts co;
@@ -355,6 +359,8 @@ int ft_cmd_diff(int argc, char **argv)
 				fprintf(stderr, "feedtrace diff: %s: write failed\n", out);
 				rc = 1;
 			}
+			if (ft_out_close(&of, !rc) != 0)
+				rc = 1;
 		}
 	}
 	ft_report_free(&r[0]);

@@ -340,6 +340,30 @@ def test_convert_dangling_symlink_target_not_created(tmp_path):
     assert not os.path.exists(tmp_path / "elsewhere")
 
 
+def test_diff_output_refuses_symlink_and_leaves_no_partial_file(tmp_path):
+    d = str(tmp_path / "run")
+    make_trace(d, n=3000)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"root's file")
+    link = str(tmp_path / "both.pftrace")
+    os.symlink(str(victim), link)
+    r = subprocess.run([TOOL, "diff", d, d, "-o", link], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1
+    assert ("feedtrace diff: %s is a symbolic link: not following it "
+            "(remove it, or name another output with -o)" % link) in r.stderr.splitlines()
+    assert victim.read_bytes() == b"root's file"
+    target = str(tmp_path / "out.pftrace")
+    r = subprocess.run([TOOL, "diff", d, d, "-o", target], capture_output=True, text=True,
+                       timeout=60, preexec_fn=_limit_file_size)
+    assert r.returncode == 1
+    assert sorted(os.listdir(tmp_path)) == ["both.pftrace", "run", "victim"]
+    ok = subprocess.run([TOOL, "diff", d, d, "-o", target], capture_output=True, text=True,
+                        timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert os.path.getsize(target) > 4096
+
+
 # ---- item 3: every counted loss shown where users look ----
 
 LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost"]
