@@ -334,26 +334,26 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		double d = pw ? (double)pw : 1.0;
 		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; the %d %s spend %.0f%% of their time in "
+				 "The %d %s spend %.0f%% of their time in "
 				 "file I/O: read fewer, larger pieces or add %s.", rv->nprod, who,
 				 100 * (double)pio / d, who);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; the %d %s are on the CPU %.0f%% of the "
+				 "The %d %s are on the CPU %.0f%% of the "
 				 "time%s: preprocessing; add %s or a cheaper transform.", rv->nprod, who,
 				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
 				 who);
 		else if (!strcmp(rv->data_cause, "I/O"))
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; the feeding threads read the files "
+				 "The feeding threads read the files "
 				 "themselves.");
 		else if (!rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; the producers made no traced call in the "
+				 "The producers made no traced call in the "
 				 "loop and have no CPU samples: what they did is unknown.");
 		else
 			snprintf(rv->detail, sizeof rv->detail,
-				 "Data delivery is the limit; the %d producers spend under 20%% of their "
+				 "The %d producers spend under 20%% of their "
 				 "time in file I/O or on the CPU: they wait themselves.", rv->nprod);
 	}
 	/* the process in words */
@@ -674,8 +674,8 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
 	const struct ft_run_verdict *rv = &r->rv;
-	snprintf(line, sizeof line, "Verdict: %s", rv->process);
-	wrap(out, line, 0);
+	fputs("Verdict:", out);
+	wrap_from(out, rv->process, 9, 9 + 1);        /* wraps under the process */
 	wrap(out, v->sentence, 2);
 	if (*rv->detail)
 		wrap(out, rv->detail, 2);

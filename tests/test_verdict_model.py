@@ -99,8 +99,8 @@ def test_main_process_roles_and_names(tmp_path):
         100: "main", 101: "worker", 102: "worker", 103: "helper"}
     out = text(fed_by_poll_dir(tmp_path))
     first = out.split("Verdict: ", 1)[1].splitlines()
-    assert first[:2] == ["main process 100 (python3 train.py --epochs 3), 2 DataLoader workers",
-                         "(101, 102)"]
+    assert first[:2] == ["main process 100 (python3 train.py --epochs 3), 2 DataLoader",
+                         "         workers (101, 102)"]     # wrapped under the process
     assert "      101 worker python3 train.py --epochs 3" in out
     assert "      103 helper sh -c true" in out
 
