@@ -174,6 +174,17 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			fprintf(out, "%s\"%d\":", i ? "," : "", p->threads[i].tid);
 			ft_json_string(out, p->threads[i].name);
 		}
+		/* CPU samples per thread: how many, the last CPU time (ns) */
+		fputs("},\"cpu\":{", out);
+		int any = 0;
+		for (int i = 0; i < p->nthreads; i++) {
+			const struct ft_thread_rec *t = &p->threads[i];
+			if (!t->ncpu)
+				continue;
+			fprintf(out, "%s\"%d\":{\"samples\":%d,\"last_ns\":%llu}", any ? "," : "",
+				t->tid, t->ncpu, (unsigned long long)t->cpu[t->ncpu - 1].cpu_ns);
+			any = 1;
+		}
 		fputs("},\"calls\":{", out);
 		int first = 1;
 		for (unsigned k = 1; k < FT_EV_COUNT; k++) {

@@ -304,6 +304,59 @@ static void drain_ring(struct ft_thread *t)
 	}
 }
 
+/* ---- CPU samples: each traced thread's CPU time at every drain ---- */
+
+struct cpu_batch {
+	struct ft_cpu_sample s[64];
+	unsigned n;
+};
+
+static void cpu_batch_write(struct cpu_batch *b)
+{
+	if (!b->n)
+		return;
+	struct iovec v = { b->s, b->n * sizeof b->s[0] };
+	ft_output_write_chunk(FT_CHUNK_CPU, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+	b->n = 0;
+}
+
+/* The thread's own CPU time, as it leaves (ring.c, at thread exit). */
+void ft_cpu_note_exit(struct ft_thread *t)
+{
+	struct timespec ts;
+	t->exit_ticks = 0;
+	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	t->exit_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t->exit_ticks = ft_now();
+}
+
+/* One sample of t (state st) into b: a live thread's CPU clock read by its
+ * tid (the clockid pthread_getcpuclockid makes: no descriptor, no /proc,
+ * async-signal-safe), an exited one's value from its exit. Called for
+ * each thread by every drain (flusher cycle, exit paths). */
+static void cpu_sample(struct ft_thread *t, int st, struct cpu_batch *b)
+{
+	struct ft_cpu_sample *s = &b->s[b->n];
+	memset(s, 0, sizeof *s);
+	s->tid = t->tid;
+	if (st == FT_SLOT_EXITED) {
+		if (!t->exit_ticks)
+			return;
+		s->ticks = t->exit_ticks;
+		s->cpu_ns = t->exit_cpu_ns;
+	} else {
+		struct timespec ts;
+		clockid_t id = (clockid_t)((~(unsigned)t->tid) << 3) | 6;  /* per thread, SCHED */
+		if (syscall(SYS_clock_gettime, id, &ts) != 0)
+			return;                 /* gone meanwhile: its exit sample comes */
+		s->ticks = ft_now();
+		s->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	if (++b->n == sizeof b->s / sizeof b->s[0])
+		cpu_batch_write(b);
+}
+
 static void write_clock(void)
 {
 	struct ft_clock_pair c;
@@ -316,15 +369,19 @@ static void write_clock(void)
 static void flush_cycle(void)
 {
 	unsigned hw = atomic_load(&ft_threads_hw);
+	struct cpu_batch cpu;
+	cpu.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		drain_ring(t);
+		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
+	cpu_batch_write(&cpu);
 	write_strings();
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
@@ -421,11 +478,14 @@ void ft_flush_all_raw(void)
 	unsigned hw = atomic_load(&ft_threads_hw);
 	const void *sdata;
 	size_t sn;
+	struct cpu_batch cpu;
+	cpu.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
+		cpu_sample(t, st, &cpu);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -463,6 +523,7 @@ void ft_flush_all_raw(void)
 				break;
 		}
 	}
+	cpu_batch_write(&cpu);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);
