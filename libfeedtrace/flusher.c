@@ -64,19 +64,32 @@ static ZSTD_CCtx *cctx;
 
 int ft_flush_lock(long timeout_ms)
 {
-	long waited_us = 0;
+	uint64_t deadline = 0;
 	for (;;) {
 		int expect = 0;
 		if (atomic_compare_exchange_weak(&flush_lock_word, &expect, 1)) {
 			flush_lock_taken();
 			return 0;
 		}
-		if (timeout_ms >= 0 && waited_us >= timeout_ms * 1000)
+		/* bounded in real time (CLOCK_MONOTONIC), not by counting naps:
+		 * a nap that oversleeps on a loaded machine still counts as is */
+		uint64_t now = ft_mono_ns();
+		if (!deadline)
+			deadline = now + (uint64_t)timeout_ms * 1000000ull;
+		if (timeout_ms >= 0 && now >= deadline)
 			return -1;
 		struct timespec ts = { 0, 50000 };
 		syscall(SYS_nanosleep, &ts, NULL);   /* async-signal-safe */
-		waited_us += 50;
 	}
+}
+
+/* The flusher is compressing a chunk, not holding the lock (fork reads it
+ * for its FORK record: the child was made without waiting for zstd). */
+static _Atomic int compressing;
+
+int ft_flusher_compressing(void)
+{
+	return atomic_load(&compressing);
 }
 
 void ft_flush_unlock(void)
@@ -265,8 +278,12 @@ static void prefix_for(struct ft_thread *t, uint64_t tail, uint64_t n,
 	t->lost_written = pre->lost_total;
 }
 
-/* Compressed drain of one ring (flusher thread). */
-static void drain_ring(struct ft_thread *t)
+/* Compressed drain of one ring (flusher thread). Called holding the flush
+ * lock; the lock is let go while zstd runs, and held only to take the
+ * slots (strings first) and to write the chunk. If another writer (an
+ * exit path, exec) drained those slots meanwhile, the chunk is dropped:
+ * they are in the file already. */
+static void drain_ring(struct ft_thread *t, int let_go)
 {
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
@@ -282,11 +299,21 @@ static void drain_ring(struct ft_thread *t)
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
 		write_inherited((const struct ft_rec *)stage, ~0ull, 0, n);
+		if (let_go) {
+			atomic_store(&compressing, 1);
+			ft_flush_unlock();
+		}
 		ft_shuffle_slots(stage, shuffled + sizeof pre, n);
 		memcpy(shuffled, &pre, sizeof pre);
 		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
 		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw,
 					     ft_cfg.zstd_level);
+		if (let_go) {
+			ft_flush_lock(-1);
+			atomic_store(&compressing, 0);
+			if (atomic_load(&t->tail) != tail)
+				continue;       /* drained beside us: already written */
+		}
 		int w;
 		if (ZSTD_isError(z)) {
 			struct iovec v[2] = { { &pre, sizeof pre },
@@ -366,7 +393,9 @@ static void write_clock(void)
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
 }
 
-static void flush_cycle(void)
+/* One cycle, called holding the flush lock; let_go: the lock may be let
+ * go while zstd runs (the flusher thread; not the final cycle at exit). */
+static void flush_cycle(int let_go)
 {
 	unsigned hw = atomic_load(&ft_threads_hw);
 	struct cpu_batch cpu;
@@ -376,7 +405,7 @@ static void flush_cycle(void)
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
-		drain_ring(t);
+		drain_ring(t, let_go);
 		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
@@ -407,7 +436,7 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
 		ft_flush_lock(-1);
-		flush_cycle();
+		flush_cycle(1);
 		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
 			write_clock();
 			early_pair_at = 0;
@@ -458,7 +487,7 @@ void ft_flusher_stop(void)
 	ft_flusher_wake();
 	pthread_join(flusher, NULL);
 	ft_flush_lock(2000);
-	flush_cycle();
+	flush_cycle(0);
 	write_clock();
 }
 
@@ -466,6 +495,7 @@ void ft_flusher_stop(void)
 void ft_flusher_forget(void)
 {
 	atomic_store(&flusher_running, 0);
+	atomic_store(&compressing, 0);
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
 	last_clock_ns = 0;
 	atomic_store(&flush_lock_word, 0);

@@ -118,7 +118,8 @@ static void unblock(const uint64_t *old)
 static void wait_committed(void)
 {
 	struct timespec ts = { 0, 50000 };
-	for (int i = 0; i < 40000 && atomic_load(&finished) == 1; i++)
+	uint64_t deadline = ft_mono_ns() + 2000000000ull;   /* CLOCK_MONOTONIC */
+	while (atomic_load(&finished) == 1 && ft_mono_ns() < deadline)
 		syscall(SYS_nanosleep, &ts, NULL);
 }
 
@@ -244,10 +245,18 @@ void ft_exec_failed(const char *path, int err)
 }
 
 static __thread int fork_locked FT_TLS;   /* this thread's fork_prepare took the flush lock */
+static __thread int fork_overlapped FT_TLS;
 
 static void fork_prepare(void)
 {
 	fork_locked = ready && ft_flush_lock(2000) == 0;
+	/* the flusher was mid-compression: this fork did not wait for it */
+	fork_overlapped = fork_locked && ft_flusher_compressing();
+}
+
+int ft_fork_overlapped(void)
+{
+	return fork_overlapped;
 }
 
 static void fork_parent(void)

@@ -56,3 +56,6 @@ trap stop_sessiond EXIT
 
 "$PYTHON" scripts/bench_run.py --root "$ROOT" --build "$BUILD" \
 	--out "${BENCH_OUT:-docs/BENCHMARKS.md}" ${BENCH_ONLY:+--only "$BENCH_ONLY"}
+
+# fork latency beside compression (printed, not in the report)
+[ -n "$BENCH_ONLY" ] || BUILD="$BUILD" scripts/bench_fork.sh

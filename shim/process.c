@@ -61,7 +61,8 @@ pid_t fork(void)
 	pid_t pid = REAL(fork)();
 	if (t && pid > 0) {
 		int e = errno;
-		ft_record4(t, FT_EV_FORK, t0, ft_now(), (uint32_t)pid, 0, 0, 0);
+		ft_record4(t, FT_EV_FORK, t0, ft_now(), (uint32_t)pid,
+			   (uint32_t)ft_fork_overlapped(), 0, 0);
 		errno = e;
 	}
 	return pid;

@@ -99,3 +99,28 @@ def test_exec_record_carries_the_path(traced, data):
     assert [(e["args"]["path"], e["args"]["errno"]) for e in ex] == [(EXIT, 0)]
     ends = sorted((p["exec_seq"], p["end"], p["status"]) for p in t.procs)
     assert ends == [(0, "exec", 0), (1, "exit", STATUS)]
+
+
+def test_fork_does_not_wait_for_compression(traced):
+    # zstd at its slowest level with a busy writer: the flusher spends most
+    # of its time compressing, with the flush lock let go; a fork that
+    # finds it so says flusher_busy=1 in its FORK record
+    n = 60
+    r = traced([prog("exit_forkstorm"), str(n)],
+               env={"FEEDTRACE_ZSTD_LEVEL": "19", "FEEDTRACE_FLUSH_MS": "10"})
+    assert r.returncode == 0, r.stderr
+    t = r.trace
+    forks = t.calls("fork")
+    assert len(forks) == n
+    assert any(f["args"]["flusher_busy"] == 1 for f in forks)
+    children = {f["args"]["child"] for f in forks}
+    ends = {p["pid"]: (p["end"], p["status"]) for p in t.procs}
+    assert all(ends[c] == ("_exit", 0) for c in children)
+    assert len(t.procs) == n + 1
+    assert all(p["damaged_chunks"] == 0 for p in t.procs)
+    main = [p for p in t.procs if p["pid"] not in children]
+    assert len(main) == 1 and main[0]["end"] == "exit"
+    calls = int(r.stdout.split()[3])
+    # every writer call is an open and a close: recorded or counted lost
+    assert t.count("open", pid=main[0]["pid"]) + t.count("close", pid=main[0]["pid"]) \
+        + main[0]["lost"] == 2 * calls
