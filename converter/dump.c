@@ -164,12 +164,14 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_string(out, p->path);
 		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
 			"\"lost\":%llu,\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,"
-			"\"threads_untraced\":%llu,\"strings\":%u,\"thread_names\":{",
+			"\"threads_untraced\":%llu,\"strings\":%u,\"strings_lost\":%llu,"
+			"\"thread_names\":{",
 			end_reason(c, p), p->has_end ? p->end.status : 0, p->nthreads,
 			(unsigned long long)p->records, (unsigned long long)lost,
 			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots,
 			(unsigned long long)(p->has_end ? p->end.threads_untraced : 0),
-			ft_string_count(p));
+			ft_string_count(p),
+			(unsigned long long)(p->has_end ? p->end.strings_lost : 0));
 		for (int i = 0; i < p->nthreads; i++) {
 			fprintf(out, "%s\"%d\":", i ? "," : "", p->threads[i].tid);
 			ft_json_string(out, p->threads[i].name);
