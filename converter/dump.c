@@ -18,6 +18,7 @@ struct dump_ctx {
 	uint64_t t0;
 	uint64_t counts[FT_EV_COUNT];
 	uint64_t unknown;
+	uint64_t exec_failed;   /* EXEC records with an errno: exec returned */
 };
 
 void ft_json_string(FILE *out, const char *s)
@@ -90,6 +91,8 @@ static int dump_event(const struct ft_event *ev, void *arg)
 		return 0;
 	}
 	c->counts[r->kind]++;
+	if (r->kind == FT_EV_EXEC && r->p.u32[1] != 0)
+		c->exec_failed++;
 	if (c->summary)
 		return 0;
 	if (c->json) {
@@ -121,8 +124,15 @@ static int dump_event(const struct ft_event *ev, void *arg)
 	return 0;
 }
 
-static const char *end_reason(const struct ft_process *p)
+/* Every exec attempt writes END(exec) before it happens; one that failed
+ * adds an EXEC record with its errno after that END. When the last END is
+ * an exec's (every earlier one was too), it is the last attempt's, and it
+ * failed if every attempt has its failure record. */
+static const char *end_reason(const struct dump_ctx *c, const struct ft_process *p)
 {
+	if (p->has_end && p->end.reason == FT_END_EXEC &&
+	    c->exec_failed >= (uint64_t)p->end_count)
+		return "exec failed, continued; no end record after (killed, or still running)";
 	if (!p->has_end)
 		return "no end record (killed, or still running)";
 	switch (p->end.reason) {
@@ -161,7 +171,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_string(out, p->path);
 		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
 			"\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,",
-			end_reason(p), p->has_end ? p->end.status : 0, p->nthreads,
+			end_reason(c, p), p->has_end ? p->end.status : 0, p->nthreads,
 			(unsigned long long)p->records,
 			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots);
 		for (int k = 0; k < FT_LOSS_N; k++)
@@ -171,6 +181,17 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		for (int i = 0; i < p->nthreads; i++) {
 			fprintf(out, "%s\"%d\":", i ? "," : "", p->threads[i].tid);
 			ft_json_string(out, p->threads[i].name);
+		}
+		/* CPU samples per thread: how many, the last CPU time (ns) */
+		fputs("},\"cpu\":{", out);
+		int any = 0;
+		for (int i = 0; i < p->nthreads; i++) {
+			const struct ft_thread_rec *t = &p->threads[i];
+			if (!t->ncpu)
+				continue;
+			fprintf(out, "%s\"%d\":{\"samples\":%d,\"last_ns\":%llu}", any ? "," : "",
+				t->tid, t->ncpu, (unsigned long long)t->cpu[t->ncpu - 1].cpu_ns);
+			any = 1;
 		}
 		fputs("},\"calls\":{", out);
 		int first = 1;
@@ -186,7 +207,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	}
 	fprintf(out, "== process %d (%s) on %s, parent %d\n", p->hdr.pid, p->cmdline,
 		p->hdr.host, p->hdr.ppid);
-	fprintf(out, "   end: %s", end_reason(p));
+	fprintf(out, "   end: %s", end_reason(c, p));
 	if (p->has_end)
 		fprintf(out, " (status %d)", p->end.status);
 	fprintf(out, "; threads %d, records %llu, lost %llu, damaged chunks %llu",

@@ -64,19 +64,32 @@ static ZSTD_CCtx *cctx;
 
 int ft_flush_lock(long timeout_ms)
 {
-	long waited_us = 0;
+	uint64_t deadline = 0;
 	for (;;) {
 		int expect = 0;
 		if (atomic_compare_exchange_weak(&flush_lock_word, &expect, 1)) {
 			flush_lock_taken();
 			return 0;
 		}
-		if (timeout_ms >= 0 && waited_us >= timeout_ms * 1000)
+		/* bounded in real time (CLOCK_MONOTONIC), not by counting naps:
+		 * a nap that oversleeps on a loaded machine still counts as is */
+		uint64_t now = ft_mono_ns();
+		if (!deadline)
+			deadline = now + (uint64_t)timeout_ms * 1000000ull;
+		if (timeout_ms >= 0 && now >= deadline)
 			return -1;
 		struct timespec ts = { 0, 50000 };
 		syscall(SYS_nanosleep, &ts, NULL);   /* async-signal-safe */
-		waited_us += 50;
 	}
+}
+
+/* The flusher is compressing a chunk, not holding the lock (fork reads it
+ * for its FORK record: the child was made without waiting for zstd). */
+static _Atomic int compressing;
+
+int ft_flusher_compressing(void)
+{
+	return atomic_load(&compressing);
 }
 
 void ft_flush_unlock(void)
@@ -265,8 +278,12 @@ static void prefix_for(struct ft_thread *t, uint64_t tail, uint64_t n,
 	t->lost_written = pre->lost_total;
 }
 
-/* Compressed drain of one ring (flusher thread). */
-static void drain_ring(struct ft_thread *t)
+/* Compressed drain of one ring (flusher thread). Called holding the flush
+ * lock; the lock is let go while zstd runs, and held only to take the
+ * slots (strings first) and to write the chunk. If another writer (an
+ * exit path, exec) drained those slots meanwhile, the chunk is dropped:
+ * they are in the file already. */
+static void drain_ring(struct ft_thread *t, int let_go)
 {
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
@@ -282,11 +299,21 @@ static void drain_ring(struct ft_thread *t)
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
 		write_inherited((const struct ft_rec *)stage, ~0ull, 0, n);
+		if (let_go) {
+			atomic_store(&compressing, 1);
+			ft_flush_unlock();
+		}
 		ft_shuffle_slots(stage, shuffled + sizeof pre, n);
 		memcpy(shuffled, &pre, sizeof pre);
 		size_t raw = sizeof pre + n * FT_SLOT_SIZE;
 		size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw,
 					     ft_cfg.zstd_level);
+		if (let_go) {
+			ft_flush_lock(-1);
+			atomic_store(&compressing, 0);
+			if (atomic_load(&t->tail) != tail)
+				continue;       /* drained beside us: already written */
+		}
 		int w;
 		if (ZSTD_isError(z)) {
 			struct iovec v[2] = { { &pre, sizeof pre },
@@ -304,6 +331,59 @@ static void drain_ring(struct ft_thread *t)
 	}
 }
 
+/* ---- CPU samples: each traced thread's CPU time at every drain ---- */
+
+struct cpu_batch {
+	struct ft_cpu_sample s[64];
+	unsigned n;
+};
+
+static void cpu_batch_write(struct cpu_batch *b)
+{
+	if (!b->n)
+		return;
+	struct iovec v = { b->s, b->n * sizeof b->s[0] };
+	ft_output_write_chunk(FT_CHUNK_CPU, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+	b->n = 0;
+}
+
+/* The thread's own CPU time, as it leaves (ring.c, at thread exit). */
+void ft_cpu_note_exit(struct ft_thread *t)
+{
+	struct timespec ts;
+	t->exit_ticks = 0;
+	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	t->exit_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t->exit_ticks = ft_now();
+}
+
+/* One sample of t (state st) into b: a live thread's CPU clock read by its
+ * tid (the clockid pthread_getcpuclockid makes: no descriptor, no /proc,
+ * async-signal-safe), an exited one's value from its exit. Called for
+ * each thread by every drain (flusher cycle, exit paths). */
+static void cpu_sample(struct ft_thread *t, int st, struct cpu_batch *b)
+{
+	struct ft_cpu_sample *s = &b->s[b->n];
+	memset(s, 0, sizeof *s);
+	s->tid = t->tid;
+	if (st == FT_SLOT_EXITED) {
+		if (!t->exit_ticks)
+			return;
+		s->ticks = t->exit_ticks;
+		s->cpu_ns = t->exit_cpu_ns;
+	} else {
+		struct timespec ts;
+		clockid_t id = (clockid_t)((~(unsigned)t->tid) << 3) | 6;  /* per thread, SCHED */
+		if (syscall(SYS_clock_gettime, id, &ts) != 0)
+			return;                 /* gone meanwhile: its exit sample comes */
+		s->ticks = ft_now();
+		s->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	if (++b->n == sizeof b->s / sizeof b->s[0])
+		cpu_batch_write(b);
+}
+
 static void write_clock(void)
 {
 	struct ft_clock_pair c;
@@ -313,18 +393,24 @@ static void write_clock(void)
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
 }
 
-static void flush_cycle(void)
+/* One cycle, called holding the flush lock; let_go: the lock may be let
+ * go while zstd runs (the flusher thread; not the final cycle at exit). */
+static void flush_cycle(int let_go)
 {
 	unsigned hw = atomic_load(&ft_threads_hw);
+	struct cpu_batch cpu;
+	cpu.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
-		drain_ring(t);
+		drain_ring(t, let_go);
+		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
+	cpu_batch_write(&cpu);
 	write_strings();
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
@@ -350,7 +436,7 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
 		ft_flush_lock(-1);
-		flush_cycle();
+		flush_cycle(1);
 		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
 			write_clock();
 			early_pair_at = 0;
@@ -401,7 +487,7 @@ void ft_flusher_stop(void)
 	ft_flusher_wake();
 	pthread_join(flusher, NULL);
 	ft_flush_lock(2000);
-	flush_cycle();
+	flush_cycle(0);
 	write_clock();
 }
 
@@ -409,6 +495,7 @@ void ft_flusher_stop(void)
 void ft_flusher_forget(void)
 {
 	atomic_store(&flusher_running, 0);
+	atomic_store(&compressing, 0);
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
 	last_clock_ns = 0;
 	atomic_store(&flush_lock_word, 0);
@@ -421,11 +508,14 @@ void ft_flush_all_raw(void)
 	unsigned hw = atomic_load(&ft_threads_hw);
 	const void *sdata;
 	size_t sn;
+	struct cpu_batch cpu;
+	cpu.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
+		cpu_sample(t, st, &cpu);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -463,6 +553,7 @@ void ft_flush_all_raw(void)
 				break;
 		}
 	}
+	cpu_batch_write(&cpu);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

@@ -70,6 +70,7 @@ void ft_flusher_stop(void);         /* final compressed drain, then join */
 void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the lock */
 int ft_flush_lock(long timeout_ms); /* 0 when taken; -1 on timeout (taken anyway: no) */
 void ft_flush_unlock(void);
+int ft_flusher_compressing(void);   /* zstd running, the lock let go */
 void ft_flusher_forget(void);       /* fork child: the thread is gone */
 void ft_write_end(int reason, int status);
 

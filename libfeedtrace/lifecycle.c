@@ -118,7 +118,8 @@ static void unblock(const uint64_t *old)
 static void wait_committed(void)
 {
 	struct timespec ts = { 0, 50000 };
-	for (int i = 0; i < 40000 && atomic_load(&finished) == 1; i++)
+	uint64_t deadline = ft_mono_ns() + 2000000000ull;   /* CLOCK_MONOTONIC */
+	while (atomic_load(&finished) == 1 && ft_mono_ns() < deadline)
 		syscall(SYS_nanosleep, &ts, NULL);
 }
 
@@ -159,6 +160,46 @@ void ft_note_exit_status(int status)
 	atomic_store(&exit_status, status & 0xff);   /* as the parent will see it */
 }
 
+/* libc's own exit paths (err, errx, verr, verrx, error, error_at_line,
+ * return from main) call exit inside libc, past every wrapper; exit runs
+ * the on_exit handlers with the status. Ours must run before the
+ * destructors commit: registered from our constructor it would come after
+ * them (a preloaded library's constructor runs before __libc_start_main
+ * registers the destructors' runner), so the main wrapper registers it
+ * just before main. */
+static void on_exit_status(int status, void *arg)
+{
+	(void)arg;
+	ft_note_exit_status(status);
+}
+
+void ft_watch_exit_status(void)
+{
+	if (ready)
+		on_exit(on_exit_status, NULL);
+}
+
+/* quick_exit: the program's at_quick_exit handlers run first (ours was
+ * registered before main), then this commits, as _exit does; libc then
+ * ends the process by its internal _exit, which no wrapper sees. */
+void ft_note_quick_exit(int status)
+{
+	ft_note_exit_status(status);
+}
+
+static void on_quick_exit(void)
+{
+	if (!my_process())
+		return;
+	int status = atomic_load(&exit_status);
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	if (t) {
+		uint64_t now = ft_now();
+		ft_record4(t, FT_EV_EXIT, now, now, (uint32_t)status, 0, 0, 0);
+	}
+	ft_finish_now(FT_END__EXIT, status);
+}
+
 void ft_before_exec(const char *path)
 {
 	if (!my_process() || atomic_load(&finished))
@@ -166,7 +207,7 @@ void ft_before_exec(const char *path)
 	struct ft_thread *t = ft_enter(FT_G_PROC);
 	if (t) {
 		uint64_t now = ft_now();
-		ft_record4(t, FT_EV_EXEC, now, now, 0, ft_intern_path(path), 0, 0);
+		ft_record4(t, FT_EV_EXEC, now, now, ft_intern_path(path), 0, 0, 0);
 	}
 	uint64_t old;
 	block_all(&old);                /* the exec keeps the mask: put it back */
@@ -178,11 +219,44 @@ void ft_before_exec(const char *path)
 	unblock(&old);
 }
 
+/* exec returned: it failed, and this image goes on recording in the same
+ * file, after the END(exec) written for it. This record (the errno in its
+ * second word) tells readers that END was not the process's end. */
+void ft_exec_failed(const char *path, int err)
+{
+	if (!my_process() || atomic_load(&finished))
+		return;
+	struct ft_thread *t = ft_enter(FT_G_PROC);
+	if (t) {
+		uint64_t now = ft_now();
+		ft_record4(t, FT_EV_EXEC, now, now, ft_intern_path(path),
+			   (uint32_t)(err ? err : -1), 0, 0);
+	}
+	/* written now: killed before the next flush, the file would end at
+	 * the END(exec) with nothing saying the exec failed */
+	uint64_t old;
+	block_all(&old);
+	int locked = ft_flush_lock(1000) == 0;
+	ft_flush_all_raw();
+	if (locked)
+		ft_flush_unlock();
+	unblock(&old);
+	errno = err;
+}
+
 static __thread int fork_locked FT_TLS;   /* this thread's fork_prepare took the flush lock */
+static __thread int fork_overlapped FT_TLS;
 
 static void fork_prepare(void)
 {
 	fork_locked = ready && ft_flush_lock(2000) == 0;
+	/* the flusher was mid-compression: this fork did not wait for it */
+	fork_overlapped = fork_locked && ft_flusher_compressing();
+}
+
+int ft_fork_overlapped(void)
+{
+	return fork_overlapped;
 }
 
 static void fork_parent(void)
@@ -253,6 +327,7 @@ __attribute__((constructor(101))) static void ft_init(void)
 		return;
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	at_quick_exit(on_quick_exit);
 	ready = 1;
 	for (size_t i = 0; i < sizeof kill_signals / sizeof kill_signals[0]; i++)
 		ft_signal_take(kill_signals[i]);

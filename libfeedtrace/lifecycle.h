@@ -8,6 +8,10 @@
 #include <signal.h>
 
 void ft_note_exit_status(int status);
+void ft_watch_exit_status(void);      /* from the main wrapper, before main */
+void ft_note_quick_exit(int status); /* before libc's quick_exit runs */
+int ft_fork_overlapped(void);         /* the last fork overlapped a compression */
+void ft_exec_failed(const char *path, int err);  /* exec returned err */
 int ft_signal_is_ours(int sig);      /* our handler stands in for SIG_DFL */
 int ft_signal_wanted(int sig);       /* one we commit the trace on */
 int ft_signal_take(int sig);         /* install ours if SIG_DFL; 0 if done */

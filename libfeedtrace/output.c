@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -91,6 +92,23 @@ static void cut_back(void)
 static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 		       const struct iovec *iov, int iovcnt, int even_broken);
 
+/* Under RLIMIT_FSIZE, every chunk but the END leaves room for the END:
+ * small chunks (clock pairs, CPU samples) could otherwise fill the file to
+ * a few bytes short of the limit, and the END would not fit. -1 (EFBIG)
+ * when bytes would pass that line. */
+static int guarded_write_room(uint64_t bytes, int last)
+{
+	struct { uint64_t cur, max; } lim;
+	if (last || syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) != 0 ||
+	    lim.cur == ~0ull)
+		return 0;
+	uint64_t room = sizeof(struct ft_chunk_header) + sizeof(struct ft_end_info);
+	if (good_end + bytes + room <= lim.cur)
+		return 0;
+	errno = EFBIG;
+	return -1;
+}
+
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 			  const struct iovec *iov, int iovcnt)
 {
@@ -133,7 +151,8 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	h.header_hash = ft_hash32(&h, offsetof(struct ft_chunk_header, header_hash));
 	all[0].iov_base = &h;
 	all[0].iov_len = sizeof h;
-	if (guarded_write(ft_out_fd, all, iovcnt + 1) < 0) {
+	if (guarded_write_room(sizeof h + stored, even_broken) < 0 ||
+	    guarded_write(ft_out_fd, all, iovcnt + 1) < 0) {
 		int e = errno;
 		cut_back();
 		if (!atomic_exchange(&out_broken, 1) && !opening)

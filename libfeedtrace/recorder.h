@@ -42,6 +42,8 @@ struct ft_thread {
 	_Atomic uint64_t name[2];    /* the thread's name (comm), NUL-padded */
 	_Atomic int renamed;         /* name changed since the THREAD chunk */
 	uint64_t pthread;            /* its pthread_t, to find it by that */
+	uint64_t exit_ticks;         /* its CPU time at exit (set before EXITED) */
+	uint64_t exit_cpu_ns;
 };
 
 extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = off */
@@ -49,6 +51,7 @@ extern __thread struct ft_thread *ft_self FT_TLS;
 
 struct ft_thread *ft_thread_attach(void);  /* slow path: first event of a thread */
 void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wake */
+void ft_cpu_note_exit(struct ft_thread *t); /* flusher.c: CPU time at thread exit */
 
 /* Returns the caller's thread state if group g is being recorded and the
  * thread may record now; NULL means "call straight through". */

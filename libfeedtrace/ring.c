@@ -191,6 +191,7 @@ static void thread_exited(void *arg)
 {
 	struct ft_thread *t = arg;
 	ft_self = &ft_thread_refused;
+	ft_cpu_note_exit(t);
 	atomic_store_explicit(&t->state, FT_SLOT_EXITED, memory_order_release);
 	ft_flusher_wake();
 }

@@ -18,8 +18,15 @@
 #include "config.h"
 #include "internal.h"
 
-#define ARENA_BYTES (64u << 20)
-#define TABLE_SLOTS (1u << 18)
+/* Sizes: virtual (MAP_NORESERVE), pages come as strings do, so a run's
+ * memory is what it interned, up to these bounds: 256 MiB of text (about
+ * 4 M paths of 50 bytes) and a 64 MiB table (4 M slots, half full at 2 M
+ * strings). The last DIR_RESERVE of the arena takes only the directories
+ * of paths that no longer fit (ft_intern_path), so when paths must be
+ * dropped their directory is kept, and each drop is counted. */
+#define ARENA_BYTES (256ull << 20)
+#define DIR_RESERVE (8ull << 20)
+#define TABLE_SLOTS (1u << 22)
 #define MAX_STRING 4095
 
 struct table_slot {
@@ -58,16 +65,17 @@ static uint64_t hash64(const char *s, size_t n)
 	return h ? h : 1;                /* 0 marks an empty slot */
 }
 
-/* Writes the entry into the arena; returns its id, 0 if the arena is full. */
-static uint32_t arena_add(const char *s, size_t n)
+/* Writes the entry into the arena below limit; returns its id, 0 if it
+ * does not fit. Space is claimed only when it fits: a refused string
+ * leaves no hole (the flusher stops at an unpublished entry). */
+static uint32_t arena_add(const char *s, size_t n, uint64_t limit)
 {
 	uint64_t need = sizeof(struct ft_string_entry) + ((n + 8) & ~7ull);
-	uint64_t off = atomic_fetch_add(&arena_used, need);
-	if (off + need > ARENA_BYTES) {
-		/* Leave a terminator-sized hole; the flusher stops at unpublished
-		 * entries, so mark the rest of the arena as never publishable. */
-		return 0;
-	}
+	uint64_t off = atomic_load(&arena_used);
+	do {
+		if (off + need > limit)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&arena_used, &off, off + need));
 	struct ft_string_entry *e = (struct ft_string_entry *)(arena + off);
 	uint32_t id = (uint32_t)(off / 8) + 1;
 	memcpy(e + 1, s, n);
@@ -79,21 +87,19 @@ static uint32_t arena_add(const char *s, size_t n)
 }
 
 /* A string added without a table slot: a second copy under a new id. */
-static uint32_t add_uncached(const char *s, size_t n)
+static uint32_t add_uncached(const char *s, size_t n, uint64_t limit)
 {
 	atomic_fetch_add(&adding, 1);
-	uint32_t id = arena_add(s, n);
+	uint32_t id = arena_add(s, n, limit);
 	atomic_fetch_sub(&adding, 1);
 	if (id == 0)
 		atomic_fetch_add(&ft_strings_lost, 1);
 	return id;
 }
 
-uint32_t ft_intern(const char *s)
+/* s (n bytes) interned with the arena filled up to limit at most. */
+static uint32_t intern_n(const char *s, size_t n, uint64_t limit)
 {
-	if (!s || !table)
-		return 0;
-	size_t n = strnlen(s, MAX_STRING);
 	uint64_t h = hash64(s, n);
 	for (uint32_t probe = 0; probe < 64; probe++) {
 		struct table_slot *slot = &table[(h + probe) & (TABLE_SLOTS - 1)];
@@ -105,7 +111,7 @@ uint32_t ft_intern(const char *s)
 				atomic_fetch_sub(&adding, 1);
 				cur = expect;
 			} else {
-				uint32_t id = arena_add(s, n);
+				uint32_t id = arena_add(s, n, limit);
 				if (id == 0) {
 					atomic_fetch_add(&ft_strings_lost, 1);
 					id = UINT32_MAX;    /* slot is spent: never retried */
@@ -124,7 +130,7 @@ uint32_t ft_intern(const char *s)
 			     (id = atomic_load_explicit(&slot->id, memory_order_acquire)) == 0;
 			     spin++) {
 				if (spin == 4096)
-					return add_uncached(s, n);
+					return add_uncached(s, n, limit);
 				__builtin_ia32_pause();
 			}
 			return id == UINT32_MAX ? 0 : id;
@@ -132,6 +138,33 @@ uint32_t ft_intern(const char *s)
 	}
 	atomic_fetch_add(&ft_strings_lost, 1);      /* the table is that full */
 	return 0;
+}
+
+uint32_t ft_intern(const char *s)
+{
+	if (!s || !table)
+		return 0;
+	return intern_n(s, strnlen(s, MAX_STRING), ARENA_BYTES - DIR_RESERVE);
+}
+
+/* A path that did not fit (counted in ft_strings_lost): its directory,
+ * as "DIR/" and a star, from the reserve, so grouping by directory still works. */
+static uint32_t intern_dir_of(const char *path)
+{
+	char buf[MAX_STRING + 1];
+	size_t n = strnlen(path, MAX_STRING);
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	if (n == 0) {
+		memcpy(buf, "./", 2);
+		n = 2;
+	} else {
+		if (n > MAX_STRING - 1)
+			n = MAX_STRING - 1;
+		memcpy(buf, path, n);
+	}
+	buf[n++] = '*';
+	return intern_n(buf, n, ARENA_BYTES);
 }
 
 /* The published entry of id, or NULL. */
@@ -233,11 +266,15 @@ void ft_redact_text(const void *data, size_t n, char out[26])
 
 uint32_t ft_intern_path(const char *path)
 {
-	if (!ft_cfg.redact || !path)
-		return ft_intern(path);
+	if (!path || !table)
+		return 0;
+	if (!ft_cfg.redact) {
+		uint32_t id = ft_intern(path);
+		return id ? id : intern_dir_of(path);
+	}
 	char text[26];
 	ft_redact_text(path, strlen(path), text);
-	return ft_intern(text);
+	return intern_n(text, strlen(text), ARENA_BYTES - DIR_RESERVE);
 }
 
 size_t ft_strtab_pending(uint64_t *pos, const void **data)

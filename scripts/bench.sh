@@ -63,3 +63,6 @@ trap stop_sessiond EXIT
 if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_resync.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
+
+# fork latency beside compression (printed, not in the report)
+[ -n "$BENCH_ONLY" ] || BUILD="$BUILD" scripts/bench_fork.sh

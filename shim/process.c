@@ -61,7 +61,8 @@ pid_t fork(void)
 	pid_t pid = REAL(fork)();
 	if (t && pid > 0) {
 		int e = errno;
-		ft_record4(t, FT_EV_FORK, t0, ft_now(), (uint32_t)pid, 0, 0, 0);
+		ft_record4(t, FT_EV_FORK, t0, ft_now(), (uint32_t)pid,
+			   (uint32_t)ft_fork_overlapped(), 0, 0);
 		errno = e;
 	}
 	return pid;
@@ -112,6 +113,7 @@ static int (*program_main)(int, char **, char **);
 
 static int main_returning(int argc, char **argv, char **envp)
 {
+	ft_watch_exit_status();         /* exit from inside libc: err(), error() */
 	int status = program_main(argc, argv, envp);
 	ft_note_exit_status(status);
 	return status;
@@ -133,34 +135,51 @@ void exit(int status)
 	__builtin_unreachable();
 }
 
+void quick_exit(int status)
+{
+	ft_note_quick_exit(status);
+	REAL(quick_exit)(status);
+	__builtin_unreachable();
+}
+
 int execve(const char *path, char *const argv[], char *const envp[])
 {
 	ft_before_exec(path);
-	return REAL(execve)(path, argv, envp);   /* on failure: recording goes on */
+	int r = REAL(execve)(path, argv, envp);   /* returns only on failure: recording goes on */
+	ft_exec_failed(path, errno);
+	return r;
 }
 
 int execv(const char *path, char *const argv[])
 {
 	ft_before_exec(path);
-	return REAL(execv)(path, argv);
+	int r = REAL(execv)(path, argv);   /* returns only on failure: recording goes on */
+	ft_exec_failed(path, errno);
+	return r;
 }
 
 int execvp(const char *file, char *const argv[])
 {
 	ft_before_exec(file);
-	return REAL(execvp)(file, argv);
+	int r = REAL(execvp)(file, argv);   /* returns only on failure: recording goes on */
+	ft_exec_failed(file, errno);
+	return r;
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	ft_before_exec(file);
-	return REAL(execvpe)(file, argv, envp);
+	int r = REAL(execvpe)(file, argv, envp);   /* returns only on failure: recording goes on */
+	ft_exec_failed(file, errno);
+	return r;
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	ft_before_exec("(fexecve)");
-	return REAL(fexecve)(fd, argv, envp);
+	int r = REAL(fexecve)(fd, argv, envp);   /* returns only on failure: recording goes on */
+	ft_exec_failed("(fexecve)", errno);
+	return r;
 }
 
 /* execl*: glibc builds argv and calls its internal execve, which no
