@@ -399,10 +399,19 @@ def test_sigterm_during_the_exit_commit(traced, data):
     n = 20000
     r = traced([LIFE, "exitsig", data, str(n)],
                env={"FEEDTRACE_BUF_KB": "16384", "FEEDTRACE_FLUSH_MS": "60000"})
-    assert (r.returncode, r.stdout) == (0, "child exit=0 signal=0\n"), r.stderr
+    # The parent's kill races the child's last steps: it almost always lands
+    # during the commit (the child then leaves by its _exit), but on a loaded
+    # machine the child can be preempted between its write and its _exit, and
+    # the SIGTERM then comes first: the child dies by it, its trace committed
+    # by the signal path. Either way every read and the END are kept.
+    assert r.returncode == 0, r.stderr
+    assert r.stdout in ("child exit=0 signal=0\n", "child exit=-1 signal=15\n"), r.stdout
     t = r.trace
     [child] = [p for p in t.procs if p["end"] != "exit"]     # the parent returns from main
-    assert (child["end"], child["status"], child["lost"]) == ("_exit", 0, 0)
+    if r.stdout.endswith("signal=0\n"):
+        assert (child["end"], child["status"], child["lost"]) == ("_exit", 0, 0)
+    else:
+        assert (child["end"], child["status"], child["lost"]) == ("signal", 15, 0)
     assert len(reads(t, data, pid=child["pid"])) == n
 
 
