@@ -30,10 +30,10 @@ endif
 PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
 
 LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
-           libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/strrefs.c libfeedtrace/output.c \
+           libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c
+           shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c shim/wait.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden

@@ -148,17 +148,43 @@ uint32_t ft_intern_path(const char *path);        /* ft_intern, or a hash (FEEDT
 #define FT_FD_SLOTS 65536
 extern _Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
 
-/* string id of the path last opened at fd, 0 if unknown */
-static inline uint32_t ft_fd_path(int fd)
+/* Each fd's word: the string id of the path last opened at it (low 28
+ * bits; string ids stay below 2^25) and what it is (top 4 bits: enum
+ * ft_fd_kind, 0 unknown). dup carries the whole word, close clears it. */
+#define FT_FD_ID_MASK 0x0fffffffu
+#define FT_FD_KIND_SHIFT 28
+
+static inline uint32_t ft_fd_word(int fd)
 {
 	return (unsigned)fd < FT_FD_SLOTS ?
 		atomic_load_explicit(&ft_fd_paths[fd], memory_order_relaxed) : 0;
 }
 
-static inline void ft_fd_set(int fd, uint32_t path_id)
+/* string id of the path last opened at fd, 0 if unknown */
+static inline uint32_t ft_fd_path(int fd)
+{
+	return ft_fd_word(fd) & FT_FD_ID_MASK;
+}
+
+static inline void ft_fd_set_word(int fd, uint32_t word)
 {
 	if ((unsigned)fd < FT_FD_SLOTS)
-		atomic_store_explicit(&ft_fd_paths[fd], path_id, memory_order_relaxed);
+		atomic_store_explicit(&ft_fd_paths[fd], word, memory_order_relaxed);
+}
+
+/* fd now names path_id (0: forget it), of the given kind */
+static inline void ft_fd_set(int fd, uint32_t path_id, unsigned kind)
+{
+	ft_fd_set_word(fd, (path_id & FT_FD_ID_MASK) | (uint32_t)kind << FT_FD_KIND_SHIFT);
+}
+
+/* what fd is: the kind recorded when the tracer saw it made, else one
+ * fstat (fdkind.c), remembered until it is closed */
+unsigned ft_fd_kind_probe(int fd);
+static inline unsigned ft_fd_kind(int fd)
+{
+	unsigned k = ft_fd_word(fd) >> FT_FD_KIND_SHIFT;
+	return k ? k : ft_fd_kind_probe(fd);
 }
 
 /* ---- lifecycle (lifecycle.c) ---- */

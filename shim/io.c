@@ -26,13 +26,25 @@ static inline int32_t result32(long r)
 	return r > 0x7fffffff ? 0x7fffffff : (int32_t)r;
 }
 
+/* An opened path is a file, except what may be a device, a FIFO or a
+ * /proc entry: those are looked at (fstat) when first read. The path is
+ * read only after the open succeeded. */
+static inline unsigned open_kind(const char *path, int flags)
+{
+	if ((flags & (O_NONBLOCK | O_PATH)) || !strncmp(path, "/dev/", 5) ||
+	    !strncmp(path, "/proc/", 6))
+		return FT_FDK_UNKNOWN;
+	return FT_FDK_FILE;
+}
+
 static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
 			       int fd, const char *path, int flags, int extra)
 {
 	uint64_t t1 = ft_now();
-	uint32_t id = ft_intern_path(path);
+	/* a path the kernel could not read is not read here either */
+	uint32_t id = fd < 0 && errno == EFAULT ? 0 : ft_intern_path(path);
 	if (fd >= 0)
-		ft_fd_set(fd, id);
+		ft_fd_set(fd, id, open_kind(path, flags));
 	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
 		   (uint32_t)extra);
 }
@@ -41,6 +53,17 @@ static inline void record_read(struct ft_thread *t, unsigned kind, uint64_t t0,
 			       int fd, uint64_t req, long r)
 {
 	uint64_t t1 = ft_now();
+	int32_t res = result32(r);
+	/* a read of a pipe, socket or eventfd waits for another thread or
+	 * process: recorded apart from file I/O */
+	if (kind == FT_EV_READ || kind == FT_EV_READ_CHK || kind == FT_EV_READV) {
+		unsigned k = ft_fd_kind(fd);
+		if (k == FT_FDK_PIPE || k == FT_FDK_SOCKET || k == FT_FDK_EVENTFD) {
+			ft_record4(t, FT_EV_PIPE_READ, t0, t1, (uint32_t)fd, k, sat32(req),
+				   (uint32_t)res);
+			return;
+		}
+	}
 	ft_record4(t, kind, t0, t1, (uint32_t)fd, ft_fd_path(fd), sat32(req),
 		   (uint32_t)result32(r));
 }
@@ -170,7 +193,7 @@ int close(int fd)
 	uint32_t path = ft_fd_path(fd);
 	/* forget the path before the fd is free: once closed, another thread
 	 * may open the same number, and clearing after would erase its path */
-	ft_fd_set(fd, 0);
+	ft_fd_set(fd, 0, 0);
 	uint64_t t0 = ft_now();
 	int r = REAL(close)(fd);
 	int e = errno;
@@ -224,9 +247,13 @@ ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 	return r;
 }
 
-static uint64_t iov_bytes(const struct iovec *iov, int n)
+/* bytes asked for; an iov array the kernel could not read (EFAULT) is not
+ * read here either */
+static uint64_t iov_bytes(const struct iovec *iov, int n, ssize_t r, int e)
 {
 	uint64_t sum = 0;
+	if (r < 0 && e == EFAULT)
+		return 0;
 	for (int i = 0; i < n && i < 1024; i++)
 		sum += iov[i].iov_len;
 	return sum;
@@ -240,7 +267,7 @@ ssize_t readv(int fd, const struct iovec *iov, int n)
 	uint64_t t0 = ft_now();
 	ssize_t r = REAL(readv)(fd, iov, n);
 	int e = errno;
-	record_read(t, FT_EV_READV, t0, fd, iov_bytes(iov, n), r);
+	record_read(t, FT_EV_READV, t0, fd, iov_bytes(iov, n, r, e), r);
 	errno = e;
 	return r;
 }
@@ -253,7 +280,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
 	uint64_t t0 = ft_now();
 	ssize_t r = REAL(preadv)(fd, iov, n, off);
 	int e = errno;
-	record_read(t, FT_EV_PREADV, t0, fd, iov_bytes(iov, n), r);
+	record_read(t, FT_EV_PREADV, t0, fd, iov_bytes(iov, n, r, e), r);
 	errno = e;
 	return r;
 }
@@ -266,7 +293,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags)
 	uint64_t t0 = ft_now();
 	ssize_t r = REAL(preadv2)(fd, iov, n, off, flags);
 	int e = errno;
-	record_read(t, FT_EV_PREADV2, t0, fd, iov_bytes(iov, n), r);
+	record_read(t, FT_EV_PREADV2, t0, fd, iov_bytes(iov, n, r, e), r);
 	errno = e;
 	return r;
 }
@@ -311,7 +338,7 @@ int fclose(FILE *f)
 		return REAL(fclose)(f);
 	int fd = fileno(f);
 	uint32_t path = ft_fd_path(fd);
-	ft_fd_set(fd, 0);               /* before the fd is free (see close) */
+	ft_fd_set(fd, 0, 0);            /* before the fd is free (see close) */
 	uint64_t t0 = ft_now();
 	int r = REAL(fclose)(f);
 	int e = errno;
@@ -416,7 +443,7 @@ static inline void dup_path(int oldfd, int newfd)
 {
 	if (newfd >= 0 && newfd != oldfd && ft_self != &ft_thread_vfork_child &&
 	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO))
-		ft_fd_set(newfd, ft_fd_path(oldfd));
+		ft_fd_set_word(newfd, ft_fd_word(oldfd));
 }
 
 int dup(int fd)

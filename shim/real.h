@@ -8,13 +8,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,6 +27,12 @@
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		const sigset_t *mask, size_t fdslen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *addr, socklen_t *addrlen);
 /* what every dynamically linked program's _start calls (no header has it) */
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
