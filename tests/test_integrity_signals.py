@@ -4,6 +4,7 @@ Programs: tests/progs/integ_sig_tids.c (process-directed signals, the tid of
 each handler run), tests/progs/integ_sig_jump.c (a 50 us timer whose handler
 siglongjmps out of traced reads, mutex waits and semaphore waits).
 """
+import re
 import subprocess
 
 from conftest import ROOT, prog, untraced
@@ -46,3 +47,24 @@ def test_siglongjmp_out_of_traced_calls(traced):
         zero = [e for e in run.trace.calls("read", pid=proc[0]["pid"])
                 if e["args"].get("ret") == 1]
         assert len(zero) == 100
+
+
+def test_handler_reads_recorded_or_counted(traced):
+    """A SIGUSR1 storm on a thread that reads in a loop: a handler read is
+    recorded unless it interrupted a record (then counted in lost and END's
+    handler_lost); the main loop's reads are all recorded."""
+    p = build("integ_sig_storm")
+    plain = untraced([p, "3000"])
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "handler reads 3000\n"
+    for _ in range(3):
+        run = traced([p, "3000"])
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == plain.stdout
+        main_reads = int(re.search(r"^main reads (\d+)$", run.stderr, re.M).group(1))
+        proc = [q for q in run.trace.procs if q["exe"].endswith("integ_sig_storm")]
+        assert len(proc) == 1 and proc[0]["end"] == "exit"
+        pid = proc[0]["pid"]
+        assert run.trace.count("read", pid=pid, path="/dev/null") == main_reads
+        handler = run.trace.count("read", pid=pid, path="/dev/zero")
+        assert handler + proc[0]["lost"] == 3000
