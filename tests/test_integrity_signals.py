@@ -7,6 +7,8 @@ siglongjmps out of traced reads, mutex waits and semaphore waits).
 import re
 import subprocess
 
+import pytest
+
 from conftest import ROOT, prog, untraced
 
 
@@ -49,16 +51,20 @@ def test_siglongjmp_out_of_traced_calls(traced):
         assert len(zero) == 100
 
 
-def test_handler_reads_recorded_or_counted(traced):
+@pytest.mark.parametrize("stack", ["same", "alt"])
+def test_handler_reads_recorded_or_counted(traced, stack):
     """A SIGUSR1 storm on a thread that reads in a loop: a handler read is
     recorded unless it interrupted a record (then counted in lost and END's
-    handler_lost); the main loop's reads are all recorded."""
+    handler_lost); the main loop's reads are all recorded. "alt": the
+    handler runs on a sigaltstack carved from main's frame, so its frames lie
+    above the interrupted hook's: only the sigaltstack check tells nesting."""
     p = build("integ_sig_storm")
-    plain = untraced([p, "3000"])
+    args = [p, "3000"] + (["alt"] if stack == "alt" else [])
+    plain = untraced(args)
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout == "handler reads 3000\n"
     for _ in range(3):
-        run = traced([p, "3000"])
+        run = traced(args)
         assert run.returncode == 0, run.stderr
         assert run.stdout == plain.stdout
         main_reads = int(re.search(r"^main reads (\d+)$", run.stderr, re.M).group(1))

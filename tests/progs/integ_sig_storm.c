@@ -3,7 +3,7 @@
  * the main thread, one at a time; the main thread reads /dev/null in a loop
  * meanwhile, and the handler reads one byte of /dev/zero. Prints the handler
  * reads made (deterministic); the main loop's read count goes to stderr.
- * Usage: integ_sig_storm N
+ * Usage: integ_sig_storm N [alt]   (alt: the handler runs on a sigaltstack)
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -52,6 +52,13 @@ int main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_sig;
 	sa.sa_flags = SA_RESTART;
+	char alt[1 << 16];              /* in main's frame: above every hook frame */
+	if (argc > 2) {
+		stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt };
+		if (sigaltstack(&ss, NULL))
+			return 3;
+		sa.sa_flags |= SA_ONSTACK;
+	}
 	sigaction(SIGUSR1, &sa, NULL);
 	pthread_t s;
 	pthread_create(&s, NULL, sender, &n);
