@@ -472,7 +472,14 @@ int ft_flusher_start(void)
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	}
 	atomic_store(&flusher_stop, 0);
-	if (pthread_create(&flusher, NULL, flusher_main, NULL) != 0)
+	/* Created with every signal blocked, so that no process-directed
+	 * signal is ever handled on it, not even before flusher_main runs. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&flusher, NULL, flusher_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
 		return -1;
 	atomic_store(&flusher_running, 1);
 	return 0;
@@ -579,6 +586,7 @@ void ft_write_end(int reason, int status)
 	e.threads = atomic_load(&ft_threads_seen);
 	e.threads_untraced = atomic_load(&ft_threads_untraced);
 	e.strings_lost = atomic_load(&ft_strings_lost);
+	e.handler_lost = atomic_load(&ft_handler_lost);
 	struct iovec v = { &e, sizeof e };
 	ft_output_write_last(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
 }

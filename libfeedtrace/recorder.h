@@ -28,7 +28,8 @@ struct ft_thread {
 	uint64_t head_local;         /* owner's copy of head */
 	uint64_t check_at;           /* head may grow up to here without a look at tail */
 	uint64_t limit;              /* tail + capacity, as last seen */
-	int busy;                    /* recording right now (signal reentrancy) */
+	uintptr_t busy;              /* 0, or the frame of the hook mid-record
+	                              * (signal reentrancy, ft_busy_slow); 1: not now */
 	int32_t tid;
 	_Atomic uint64_t head;       /* slots published */
 	_Atomic uint64_t lost;       /* records dropped by the owner */
@@ -50,6 +51,8 @@ extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = 
 extern __thread struct ft_thread *ft_self FT_TLS;
 
 struct ft_thread *ft_thread_attach(void);  /* slow path: first event of a thread */
+struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here); /* busy: nested or left? */
+extern _Atomic uint64_t ft_handler_lost;    /* handler calls not recorded (END) */
 void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wake */
 void ft_cpu_note_exit(struct ft_thread *t); /* flusher.c: CPU time at thread exit */
 
@@ -62,14 +65,19 @@ static inline struct ft_thread *ft_enter(unsigned g)
 	struct ft_thread *t = ft_self;
 	if (ft_unlikely(!t))
 		return ft_thread_attach();
-	return t->busy ? NULL : t;
+	if (ft_unlikely(t->busy))
+		return ft_busy_slow(t, (uintptr_t)__builtin_frame_address(0));
+	return t;
 }
 
 /* Reserve n contiguous slots in t's ring; NULL (and the loss counted) if full.
  * The caller fills them and calls ft_commit(). */
 static inline struct ft_rec *ft_reserve(struct ft_thread *t, unsigned n)
 {
-	t->busy = 1;
+	/* the frame marks who is mid-record: a hook that finds busy set from a
+	 * frame at or below its own knows a siglongjmp left that record */
+	t->busy = (uintptr_t)__builtin_frame_address(0);
+	atomic_signal_fence(memory_order_seq_cst);
 	if (ft_unlikely(t->head_local + n > t->check_at)) {
 		ft_ring_full(t);
 		if (t->head_local + n > t->limit) {
@@ -91,6 +99,7 @@ static inline void ft_commit(struct ft_thread *t, unsigned n)
 {
 	t->head_local += n;
 	atomic_store_explicit(&t->head, t->head_local, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
 }
 

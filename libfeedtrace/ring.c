@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -41,6 +42,7 @@ static pthread_key_t exit_key;
 static _Atomic uint64_t ring_bytes;
 
 static void thread_exited(void *arg);
+_Atomic uint64_t ft_handler_lost;
 
 void ft_ring_init(void)
 {
@@ -196,6 +198,41 @@ static void thread_exited(void *arg)
 	ft_flusher_wake();
 }
 
+/* True when sp lies on this thread's alternate signal stack in use: a
+ * handler runs there, and the frames below it say nothing of the hook it
+ * interrupted. One syscall, only on the busy path. */
+static int on_altstack(void)
+{
+	stack_t ss;
+	int saved = errno;
+	int r = (int)syscall(SYS_sigaltstack, NULL, &ss);
+	errno = saved;
+	return r == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+/* A hook found t->busy set. Either it runs in a signal handler that
+ * interrupted a record on this thread (its frame lies below the recording
+ * one on the same stack, or it runs on the alternate signal stack): the
+ * call is not recorded and counted in handler_lost and lost. Or the
+ * recording hook was left by a siglongjmp out of a handler (the hook now
+ * running sits at or above that frame): the unfinished record is dropped,
+ * counted in lost, and the thread records again. Its slots were reserved
+ * but never published: head_local did not move, so the ring is whole. */
+struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here)
+{
+	uintptr_t b = t->busy;
+	if (b <= 1 || t == &ft_thread_refused || t == &ft_thread_vfork_child)
+		return NULL;            /* not now (stand-ins, the unwinder) */
+	if (here >= b && !on_altstack()) {
+		atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+		t->busy = 0;
+		return t;
+	}
+	atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ft_handler_lost, 1, memory_order_relaxed);
+	return NULL;
+}
+
 /* The ring passed its check point: look at tail again, wake the flusher
  * when a quarter full. Called with t->busy set. */
 void ft_ring_full(struct ft_thread *t)
@@ -248,5 +285,6 @@ void ft_ring_after_fork_child(void)
 	}
 	atomic_store(&ft_threads_untraced, 0);
 	atomic_store(&ft_lost_recycled, 0);
+	atomic_store(&ft_handler_lost, 0);
 	atomic_store(&ft_threads_seen, me && me != &ft_thread_refused ? 1 : 0);
 }
