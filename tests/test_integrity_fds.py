@@ -53,3 +53,36 @@ def test_closefrom_files_and_stacks(traced, tmp_path):
         frames = w["args"]["site"].split("\n")
         assert len(frames) == 2, frames
         assert all(f.startswith("integ_closefrom+0x") for f in frames)
+
+
+def run_closed_stderr(argv, env, cwd):
+    """argv with stderr a pipe whose read end is closed: writing to it fails
+    with EPIPE and raises SIGPIPE unless the writer blocks it."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=w, cwd=cwd,
+                           timeout=60)
+    finally:
+        os.close(w)
+    return p
+
+
+def test_warning_to_dead_stderr_raises_no_sigpipe(tmp_path):
+    """A bad configuration value makes the tracer warn on stderr; with stderr
+    a pipe nobody reads, the program's exit status and output are as
+    untraced (it used to die of SIGPIPE in the constructor)."""
+    argv = ["/bin/echo", "hello"]
+    u = run_closed_stderr(argv, plain_env(), str(tmp_path))
+    assert u.returncode == 0 and u.stdout == b"hello\n"
+    e = plain_env()
+    e.update(LD_PRELOAD=os.path.join(BUILD, "libfeedtrace.so"),
+             FEEDTRACE_OUT=str(tmp_path / "trace"), FEEDTRACE_STACK_DEPTH="lots")
+    t = run_closed_stderr(argv, e, str(tmp_path))
+    assert t.returncode == u.returncode
+    assert t.stdout == u.stdout
+    # the same run with a readable stderr shows the warning was written
+    r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=60,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0
+    assert "FEEDTRACE_STACK_DEPTH=\"lots\"" in r.stderr
