@@ -86,3 +86,20 @@ def test_warning_to_dead_stderr_raises_no_sigpipe(tmp_path):
                        cwd=str(tmp_path))
     assert r.returncode == 0
     assert "FEEDTRACE_STACK_DEPTH=\"lots\"" in r.stderr
+
+
+def test_empty_hooks_value_prints_one_line(traced):
+    """FEEDTRACE_HOOKS= (set, empty) is a mistake: one line, then all hooks
+    (it used to trace process events only, silently); output as untraced."""
+    argv = ["/bin/echo", "hello"]
+    u = untraced(argv, env=plain_env())
+    t = traced(argv, env={"FEEDTRACE_HOOKS": ""})
+    assert t.returncode == u.returncode == 0
+    assert t.stdout == u.stdout == "hello\n"
+    assert t.stderr == ('feedtrace: FEEDTRACE_HOOKS="" is not a comma list of '
+                        'io,lock,cuda,proc,all,none; using all\n')
+    # the same hooks as with FEEDTRACE_HOOKS unset
+    d = traced(argv)
+    assert d.stderr == ""
+    assert sorted(e["call"] for e in t.trace.events) == sorted(e["call"] for e in d.trace.events)
+    assert any(e["call"] == "fclose" for e in t.trace.events)  # an io hook
