@@ -41,7 +41,7 @@ static const struct {
 int ft_parse_hooks(const char *s, unsigned *out)
 {
 	unsigned bits = 0;
-	if (!s || strlen(s) > 64)
+	if (!s || !*s || strlen(s) > 64) /* empty: a mistake, not "nothing" */
 		return -1;
 	while (*s) {
 		size_t n = strcspn(s, ",");

@@ -1,7 +1,8 @@
 /*
  * callsite.c: where a wait on the GPU came from. At explicit waits and
  * hidden syncs only (never at submissions): the native stack as return
- * addresses (libunwind, FEEDTRACE_STACK_DEPTH frames, interned as one
+ * addresses (the unwinder of libgcc_s, _Unwind_Backtrace, over .eh_frame:
+ * never a descriptor, see stack_ips; FEEDTRACE_STACK_DEPTH frames, interned as one
  * "#S:" string; the flusher symbolises it later), and, when the calling
  * thread runs Python, its innermost Python frames (file:line in function).
  * CPython is found at start-up in the running program (no link against
@@ -19,13 +20,14 @@
  *  - other versions: the public frame API, only while the thread holds
  *    the GIL (PyEval_GetFrame and friends).
  */
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
+#include <stdint.h>
+#include <unwind.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../libfeedtrace/config.h"
+#include "../libfeedtrace/log.h"
 #include "../libfeedtrace/recorder.h"
 #include "pyframe.h"
 
@@ -72,20 +74,66 @@ static void py311_init(void *h)
 		      py311.code_type && py311.str_type;
 }
 
+/* The stack walker never uses a descriptor. libunwind 1.6 (which this
+ * used before) validates addresses by read()ing and write()ing one byte
+ * through a pipe it opens once and keeps by number: after a program's
+ * closefrom(3) it read and wrote the program's own files at fds 3 and 4
+ * (tests/test_integrity_fds.py::test_closefrom_files_and_stacks). libgcc's
+ * _Unwind_Backtrace follows the .eh_frame tables only (found through
+ * _dl_find_object, no lock, no allocation): no descriptor, no validation
+ * read, no per-thread cache; a frame without unwind info ends the walk
+ * instead of being guessed from frame pointers. Taken from libgcc_s.so.1
+ * by handle: libunwind.so also defines _Unwind_Backtrace (on top of its
+ * own walker, pipe included), and wins a plain link or lookup whenever it
+ * is loaded first. */
+static _Unwind_Reason_Code (*backtrace_fn)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*get_ip_fn)(struct _Unwind_Context *);
+
+struct walk {
+	void **ip;
+	int n, depth;
+};
+
+static _Unwind_Reason_Code walk_one(struct _Unwind_Context *ctx, void *arg)
+{
+	struct walk *w = arg;
+	uintptr_t pc = get_ip_fn(ctx);
+	if (w->n >= w->depth || pc == 0)
+		return _URC_END_OF_STACK;
+	w->ip[w->n++] = (void *)pc;
+	return _URC_NO_REASON;
+}
+
+/* Return addresses, innermost first, this function's caller first. */
+static __attribute__((noinline)) int stack_ips(void **ip, int depth)
+{
+	struct walk w = { ip, 0, depth };
+	if (!backtrace_fn || !get_ip_fn)
+		return 0;
+	backtrace_fn(walk_one, &w);
+	return w.n;
+}
+
 /* Looks CPython up in the program, once (start-up, or a first CUDA bind:
  * never from a hook's hot path, since a failed dlsym allocates). */
 void ft_callsite_init(void)
 {
-	/* libunwind sets itself up on its first unw_init_local (tdep_init),
-	 * with no guard against a second thread doing the same at once: it
-	 * rewrites a global signal mask that the other thread's lock_acquire
-	 * is reading (TSan: two threads' first GPU waits, lock_bound). Done
-	 * here, from the constructor, before the program starts threads. */
+	/* The unwinder's one-time set-up (register table, first lookup of
+	 * the loaded objects) happens here, before the program starts threads,
+	 * not at its first GPU wait. */
+	if (ft_cfg.stack_depth && !backtrace_fn) {
+		void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (gcc) {
+			get_ip_fn = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetIP");
+			backtrace_fn = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
+				dlsym(gcc, "_Unwind_Backtrace");
+		}
+		if (!backtrace_fn || !get_ip_fn)
+			ft_log("feedtrace: libgcc_s.so.1 not found: no native stacks at GPU waits");
+	}
 	if (ft_cfg.stack_depth) {
-		unw_context_t uc;
-		unw_cursor_t c;
-		if (unw_getcontext(&uc) == 0)
-			unw_init_local(&c, &uc);
+		void *ip[2];
+		stack_ips(ip, 2);
 	}
 	if (py_ready)
 		return;
@@ -107,30 +155,6 @@ void ft_callsite_init(void)
 	py311_init(h);
 }
 
-#ifdef __SANITIZE_THREAD__
-/* ThreadSanitizer builds only: unw_backtrace's fast path keeps a frame cache
- * per thread, freed by a TSD destructor that re-arms itself until the last
- * destructor round and then takes a mutex (libunwind 1.6 mempool_free). The
- * TSan runtime destroys its own per-thread state in that same last round,
- * from a key made earlier, so first: the mutex interceptor then runs on a
- * dead thread state and the exiting thread dies of SIGSEGV (MutexPreLock).
- * This is unw_backtrace's own slow path, which keeps no per-thread cache:
- * the same addresses. */
-static __attribute__((noinline)) int stack_ips(void **ip, int depth)
-{
-	unw_context_t uc;
-	unw_cursor_t c;
-	unw_word_t pc;
-	int n = 0;
-	if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0)
-		return 0;
-	while (n < depth && unw_step(&c) > 0 && unw_get_reg(&c, UNW_REG_IP, &pc) == 0)
-		ip[n++] = (void *)(uintptr_t)pc;
-	return n;
-}
-#else
-#define stack_ips unw_backtrace
-#endif
 
 /* "#S:" and the return addresses in hex, innermost first, this frame's
  * own callers included (the converter drops feedtrace's frames). */

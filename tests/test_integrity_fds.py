@@ -1,0 +1,105 @@
+"""Descriptors and files the tracer takes from a process (docs/RELIABILITY.md,
+"Descriptors and files"): each test compares an untraced run with a traced
+one, output and the files the program wrote, byte for byte."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD, ROOT, prog, untraced
+
+SIMGPU = os.path.join(BUILD, "simgpu")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, prog("integ_closefrom"),
+                        "simgpu"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def plain_env():
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("FEEDTRACE_") and k != "LD_PRELOAD"}
+    e["LD_LIBRARY_PATH"] = SIMGPU
+    return e
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_closefrom_files_and_stacks(traced, tmp_path):
+    """closefrom(3), then the program's own files at fds 3 and 4, written
+    between GPU waits whose stacks are captured (through a frame with no
+    unwind info): files, output and exit status as untraced; libunwind 1.6
+    used to read and write one byte of them per new stack page."""
+    argv = [prog("integ_closefrom"), "a", "b"]
+    u = untraced(argv, env=plain_env(), cwd=str(tmp_path))
+    assert u.returncode == 0, u.stderr
+    assert u.stdout == "fds 3 4\nread 390 pos 390 fails 0\n"
+    ua, ub = read(tmp_path / "a"), read(tmp_path / "b")
+    assert ua == ub == b"".join(b"line %d\n" % i for i in range(50))
+    t = traced(argv, env={"LD_LIBRARY_PATH": SIMGPU, "FEEDTRACE_STACK_DEPTH": "16"})
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == u.stdout
+    assert t.stderr == u.stderr
+    assert read(tmp_path / "a") == ua and read(tmp_path / "b") == ub
+    waits = t.trace.calls("cuCtxSynchronize")
+    assert len(waits) == 51
+    for w in waits:
+        # innermost: wait_gpu, then the no-CFI trampoline, where the walk ends
+        frames = w["args"]["site"].split("\n")
+        assert len(frames) == 2, frames
+        assert all(f.startswith("integ_closefrom+0x") for f in frames)
+
+
+def run_closed_stderr(argv, env, cwd):
+    """argv with stderr a pipe whose read end is closed: writing to it fails
+    with EPIPE and raises SIGPIPE unless the writer blocks it."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=w, cwd=cwd,
+                           timeout=60)
+    finally:
+        os.close(w)
+    return p
+
+
+def test_warning_to_dead_stderr_raises_no_sigpipe(tmp_path):
+    """A bad configuration value makes the tracer warn on stderr; with stderr
+    a pipe nobody reads, the program's exit status and output are as
+    untraced (it used to die of SIGPIPE in the constructor)."""
+    argv = ["/bin/echo", "hello"]
+    u = run_closed_stderr(argv, plain_env(), str(tmp_path))
+    assert u.returncode == 0 and u.stdout == b"hello\n"
+    e = plain_env()
+    e.update(LD_PRELOAD=os.path.join(BUILD, "libfeedtrace.so"),
+             FEEDTRACE_OUT=str(tmp_path / "trace"), FEEDTRACE_STACK_DEPTH="lots")
+    t = run_closed_stderr(argv, e, str(tmp_path))
+    assert t.returncode == u.returncode
+    assert t.stdout == u.stdout
+    # the same run with a readable stderr shows the warning was written
+    r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=60,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0
+    assert "FEEDTRACE_STACK_DEPTH=\"lots\"" in r.stderr
+
+
+def test_empty_hooks_value_prints_one_line(traced):
+    """FEEDTRACE_HOOKS= (set, empty) is a mistake: one line, then all hooks
+    (it used to trace process events only, silently); output as untraced."""
+    argv = ["/bin/echo", "hello"]
+    u = untraced(argv, env=plain_env())
+    t = traced(argv, env={"FEEDTRACE_HOOKS": ""})
+    assert t.returncode == u.returncode == 0
+    assert t.stdout == u.stdout == "hello\n"
+    assert t.stderr == ('feedtrace: FEEDTRACE_HOOKS="" is not a comma list of '
+                        'io,lock,cuda,proc,all,none; using all\n')
+    # the same hooks as with FEEDTRACE_HOOKS unset
+    d = traced(argv)
+    assert d.stderr == ""
+    assert sorted(e["call"] for e in t.trace.events) == sorted(e["call"] for e in d.trace.events)
+    assert any(e["call"] == "fclose" for e in t.trace.events)  # an io hook
