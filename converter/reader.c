@@ -410,8 +410,11 @@ int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			t = &p->threads[i];
 	if (!t || t->ncpu < 2 || t1_ns < t0_ns)
 		return -1;
-	if (t0_ns < ft_ticks_to_ns(p, t->cpu[0].ticks) ||
-	    t1_ns > ft_ticks_to_ns(p, t->cpu[t->ncpu - 1].ticks))
+	/* before its first sample and after its last, a thread is taken as
+	 * using no CPU (the recorder samples a thread at its start and at its
+	 * end); no overlap at all says nothing */
+	if (t1_ns < ft_ticks_to_ns(p, t->cpu[0].ticks) ||
+	    t0_ns > ft_ticks_to_ns(p, t->cpu[t->ncpu - 1].ticks))
 		return -1;
 	double d = cpu_at(p, t, t1_ns) - cpu_at(p, t, t0_ns);
 	return d > 0 ? (int64_t)d : 0;

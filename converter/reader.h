@@ -93,7 +93,8 @@ uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);
 /* CPU time thread tid used in [t0_ns, t1_ns] (CLOCK_MONOTONIC), linear
- * between its samples; -1 when its samples do not cover the interval. */
+ * between its samples, none before the first or after the last; -1 when
+ * the interval and its samples do not overlap. */
 int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
 /* string entries read from the file's STRINGS chunks */

@@ -384,6 +384,108 @@ static void cpu_sample(struct ft_thread *t, int st, struct cpu_batch *b)
 		cpu_batch_write(b);
 }
 
+/* Threads the program made (pthread_create, shim/thread.c), sampled as
+ * well: a thread that never made a traced call (a loader spinning on the
+ * CPU, a pool) has no ring, and its CPU time is what tells preprocessing
+ * from waiting. Each place holds the tid, when the thread started (its CPU
+ * time then is 0) and, once its start routine returned, its CPU time at
+ * the end; the drains write those as samples too. A place is given up
+ * after the end sample, or when the thread's clock is gone (it left by
+ * pthread_exit: its last sample is then the drain's before). */
+#define FT_CPU_TIDS 1024
+static struct cpu_made {
+	_Atomic int32_t tid;
+	int start_written;               /* drains only, under the flush lock */
+	uint64_t start_ticks;
+	_Atomic uint64_t end_ticks;
+	uint64_t end_cpu_ns;
+} made[FT_CPU_TIDS];
+static _Atomic int32_t flusher_tid;
+
+int ft_cpu_track(int32_t tid)
+{
+	for (int i = 0; i < FT_CPU_TIDS; i++) {
+		int32_t none = 0;
+		struct cpu_made *m = &made[i];
+		if (atomic_load_explicit(&m->tid, memory_order_relaxed) != 0 ||
+		    !atomic_compare_exchange_strong(&m->tid, &none, -1))
+			continue;
+		m->start_written = 0;
+		m->start_ticks = ft_now();
+		atomic_store(&m->end_ticks, 0);
+		atomic_store_explicit(&m->tid, tid, memory_order_release);
+		return i;
+	}
+	return -1;
+}
+
+void ft_cpu_track_end(int i)
+{
+	struct timespec ts;
+	if (i < 0 || syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	made[i].end_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	atomic_store_explicit(&made[i].end_ticks, ft_now(), memory_order_release);
+}
+
+void ft_cpu_tids_after_fork_child(void)
+{
+	for (int i = 0; i < FT_CPU_TIDS; i++)
+		atomic_store_explicit(&made[i].tid, 0, memory_order_relaxed);
+	atomic_store(&flusher_tid, 0);
+}
+
+static int has_ring(int32_t tid, unsigned hw)
+{
+	for (unsigned i = 0; i < hw; i++)
+		if (ft_threads[i].tid == tid &&
+		    atomic_load_explicit(&ft_threads[i].state, memory_order_acquire) == FT_SLOT_LIVE)
+			return 1;
+	return 0;
+}
+
+static void cpu_put(struct cpu_batch *b, int32_t tid, uint64_t ticks, uint64_t cpu_ns)
+{
+	struct ft_cpu_sample *s = &b->s[b->n];
+	memset(s, 0, sizeof *s);
+	s->tid = tid;
+	s->ticks = ticks;
+	s->cpu_ns = cpu_ns;
+	if (++b->n == sizeof b->s / sizeof b->s[0])
+		cpu_batch_write(b);
+}
+
+static void cpu_sample_made(struct cpu_batch *b)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	int32_t self = atomic_load(&flusher_tid);
+	for (int i = 0; i < FT_CPU_TIDS; i++) {
+		struct cpu_made *m = &made[i];
+		int32_t tid = atomic_load_explicit(&m->tid, memory_order_acquire);
+		if (tid <= 0 || tid == self)
+			continue;
+		if (!m->start_written) {
+			cpu_put(b, tid, m->start_ticks, 0);
+			m->start_written = 1;
+		}
+		uint64_t end = atomic_load_explicit(&m->end_ticks, memory_order_acquire);
+		if (end) {
+			cpu_put(b, tid, end, m->end_cpu_ns);
+			atomic_store(&m->tid, 0);
+			continue;
+		}
+		if (has_ring(tid, hw))
+			continue;               /* cpu_sample() reads it */
+		struct timespec ts;
+		clockid_t id = (clockid_t)((~(unsigned)tid) << 3) | 6;
+		if (syscall(SYS_clock_gettime, id, &ts) != 0) {
+			atomic_store(&m->tid, 0);
+			continue;
+		}
+		cpu_put(b, tid, ft_now(), (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	}
+}
+
 static void write_clock(void)
 {
 	struct ft_clock_pair c;
@@ -410,6 +512,7 @@ static void flush_cycle(int let_go)
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
+	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	write_strings();
 	/* a calibration pair now and then: the longest span gives the rate */
@@ -425,6 +528,7 @@ static void *flusher_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	ft_tls_notrace = 1;
 	ft_self = &ft_thread_refused;
+	atomic_store(&flusher_tid, (int32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
 
 	/* A second calibration pair 20 ms in, so short runs get a rate too.
@@ -560,6 +664,7 @@ void ft_flush_all_raw(void)
 				break;
 		}
 	}
+	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };

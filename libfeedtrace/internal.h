@@ -73,5 +73,8 @@ void ft_flush_unlock(void);
 int ft_flusher_compressing(void);   /* zstd running, the lock let go */
 void ft_flusher_forget(void);       /* fork child: the thread is gone */
 void ft_write_end(int reason, int status);
+int ft_cpu_track(int32_t tid);           /* a thread the program made: sample its CPU too */
+void ft_cpu_track_end(int place);        /* its start routine returned */
+void ft_cpu_tids_after_fork_child(void);
 
 #endif

@@ -276,6 +276,7 @@ static void fork_child(void)
 	atomic_store(&exit_status, -1);
 	atomic_store(&ft_records_written, 0);
 	ft_ring_after_fork_child();
+	ft_cpu_tids_after_fork_child();
 	ft_strtab_after_fork_child();
 	ft_cuda_fork_child();
 	ft_flusher_forget();

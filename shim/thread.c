@@ -2,16 +2,59 @@
  * thread.c: wrappers for the calls that name a thread (pthread_setname_np,
  * prctl(PR_SET_NAME)), so that the trace carries the name the program gave
  * each thread without the flusher reading /proc (libfeedtrace/ring.c,
- * ft_thread_set_name). They record nothing and never change a result.
+ * ft_thread_set_name), and pthread_create, so that every thread the
+ * program makes has its CPU time sampled, traced calls or not
+ * (flusher.c, ft_cpu_track). They record nothing and never change a result.
  */
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */
 #pragma GCC visibility push(default)
+
+/* The new thread tells its tid through a start trampoline; (fn, arg) wait
+ * in a fixed pool (a wrapper may not allocate). With the pool full, or
+ * tracing off, the thread starts as the program asked, unsampled. */
+#define START_POOL 256
+static struct start {
+	void *(*fn)(void *);
+	void *arg;
+	_Atomic int used;
+} starts[START_POOL];
+
+static void *start_tracked(void *p)
+{
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	atomic_store_explicit(&s->used, 0, memory_order_release);
+	int place = ft_cpu_track((int32_t)syscall(SYS_gettid));
+	void *r = fn(arg);
+	ft_cpu_track_end(place);
+	return r;
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	if (atomic_load_explicit(&ft_active, memory_order_relaxed) && !ft_tls_notrace)
+		for (unsigned i = 0; i < START_POOL; i++) {
+			int none = 0;
+			if (atomic_load_explicit(&starts[i].used, memory_order_relaxed) ||
+			    !atomic_compare_exchange_strong(&starts[i].used, &none, 1))
+				continue;
+			starts[i].fn = fn;
+			starts[i].arg = arg;
+			int r = REAL(pthread_create)(th, attr, start_tracked, &starts[i]);
+			if (r != 0)
+				atomic_store(&starts[i].used, 0);
+			return r;
+		}
+	return REAL(pthread_create)(th, attr, fn, arg);
+}
 
 int pthread_setname_np(pthread_t th, const char *name)
 {

@@ -49,3 +49,21 @@ def test_exit_commit_samples_the_last_thread(traced):
     assert tid == p["pid"] and p["end"] == "_exit"
     last = p["cpu"][str(tid)]["last_ns"]
     assert ns <= last <= ns + 50 * MS
+
+
+def test_threads_without_traced_calls_are_sampled(traced):
+    # the threads make no traced call (no ring): pthread_create's start
+    # trampoline registers them, and the drains write a sample at their
+    # start (0), while they run, and when their start routine returns
+    r = traced([CPU, "200", "200", "untouched"], env={"FEEDTRACE_FLUSH_MS": "20"})
+    assert r.returncode == 0, r.stderr
+    m = measured(r.stdout)
+    p = r.trace.procs[0]
+    cpu = {int(k): v for k, v in p["cpu"].items()}
+    spin_tid, spin_ns = m["spin"]
+    sleep_tid, sleep_ns = m["sleep"]
+    assert {e["tid"] for e in r.trace.events} == {p["pid"]}   # no call of theirs recorded
+    assert spin_ns <= cpu[spin_tid]["last_ns"] <= spin_ns + 50 * MS
+    assert sleep_ns <= cpu[sleep_tid]["last_ns"] <= sleep_ns + 50 * MS
+    assert cpu[sleep_tid]["last_ns"] < cpu[spin_tid]["last_ns"] // 10
+    assert cpu[spin_tid]["samples"] >= 3 and cpu[sleep_tid]["samples"] >= 2

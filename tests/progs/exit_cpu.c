@@ -2,22 +2,27 @@
  * exit_cpu.c: one thread spins for a given CPU time, one sleeps; each
  * prints its tid and the CPU time it measured itself (its own
  * CLOCK_THREAD_CPUTIME_ID), for tests/test_cpu_samples.py.
- * usage: exit_cpu SPIN_MS SLEEP_MS [main_exit]  (main_exit: the main thread
- * spins alone, then leaves by _exit)
+ * usage: exit_cpu SPIN_MS SLEEP_MS [main_exit|untouched]  (main_exit: the
+ * main thread spins alone, then leaves by _exit; untouched: the two threads
+ * make no traced call, so they have no ring)
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static long spin_ms, sleep_ms;
+static int untouched;
 
 /* a traced call: the thread gets a ring, so it is sampled */
 static void touch(void)
 {
+	if (untouched)
+		return;
 	int fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0)
 		close(fd);
@@ -59,7 +64,8 @@ int main(int argc, char **argv)
 	spin_ms = atol(argv[1]);
 	sleep_ms = atol(argv[2]);
 	touch();
-	if (argc > 3) {
+	untouched = argc > 3 && !strcmp(argv[3], "untouched");
+	if (argc > 3 && !strcmp(argv[3], "main_exit")) {
 		spinner(NULL);
 		fflush(stdout);
 		_exit(0);
