@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, TOOL
+from conftest import BUILD, PYTHON, ROOT, TOOL, Trace
 
 VSHAPES = os.path.join(BUILD, "vshapes")
 EXAMPLES = os.path.join(BUILD, "examples")
@@ -403,3 +403,11 @@ def test_train_py_verdict_is_about_main(traced, tmp_path, start):
     assert roles == want, (roles, {pid: p["cmdline"] for pid, p in procs.items()})
     if start == "spawn":
         assert any("resource_tracker" in p["cmdline"] for p in procs.values()), procs
+    # the main thread's waits for batches: poll() on the result queue's pipe
+    # (multiprocessing.connection.wait), recorded as blocked waits on a pipe
+    t = Trace.load(run.dir)
+    polls = [e for e in t.calls("poll", pid=main) if e["tid"] == main]
+    # (a wait that a worker's SIGCHLD interrupted returns EINTR: -4)
+    assert polls and all(e["args"]["kinds"] == "0x2" and e["args"]["nfds"] == 1 and
+                         e["args"]["ret"] in (1, -4) for e in polls), polls
+    assert sum(e["args"]["ret"] == 1 for e in polls) >= 1
