@@ -171,15 +171,17 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_string(out, p->path);
 		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
 			"\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,",
-			end_reason(c, p), p->has_end ? p->end.status : 0, p->nthreads,
+			end_reason(c, p), p->has_end ? p->end.status : 0, ft_traced_threads(p),
 			(unsigned long long)p->records,
 			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots);
 		for (int k = 0; k < FT_LOSS_N; k++)
 			fprintf(out, "\"%s\":%llu,", ft_loss_info[k].key,
 				(unsigned long long)ft_process_loss(p, (enum ft_loss)k));
 		fprintf(out, "\"strings\":%u,\"thread_names\":{", ft_string_count(p));
-		for (int i = 0; i < p->nthreads; i++) {
-			fprintf(out, "%s\"%d\":", i ? "," : "", p->threads[i].tid);
+		for (int i = 0, k = 0; i < p->nthreads; i++) {
+			if (!ft_thread_traced(&p->threads[i]))
+				continue;
+			fprintf(out, "%s\"%d\":", k++ ? "," : "", p->threads[i].tid);
 			ft_json_string(out, p->threads[i].name);
 		}
 		/* CPU samples per thread: how many, the last CPU time (ns) */
@@ -211,7 +213,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	if (p->has_end)
 		fprintf(out, " (status %d)", p->end.status);
 	fprintf(out, "; threads %d, records %llu, lost %llu, damaged chunks %llu",
-		p->nthreads, (unsigned long long)p->records, (unsigned long long)lost,
+		ft_traced_threads(p), (unsigned long long)p->records, (unsigned long long)lost,
 		(unsigned long long)p->bad_chunks);
 	if (p->dup_slots)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);

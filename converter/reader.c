@@ -420,6 +420,19 @@ int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 	return d > 0 ? (int64_t)d : 0;
 }
 
+int ft_thread_traced(const struct ft_thread_rec *t)
+{
+	return t->records || t->name[0] || t->lost;
+}
+
+int ft_traced_threads(const struct ft_process *p)
+{
+	int n = 0;
+	for (int i = 0; i < p->nthreads; i++)
+		n += ft_thread_traced(&p->threads[i]);
+	return n;
+}
+
 uint32_t ft_string_count(const struct ft_process *p)
 {
 	return p->strings ? p->strings->n : 0;

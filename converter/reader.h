@@ -97,6 +97,10 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid);
  * the interval and its samples do not overlap. */
 int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
+/* threads that recorded or were named (a thread known only from CPU
+ * samples, one that never made a traced call, is not counted) */
+int ft_thread_traced(const struct ft_thread_rec *t);
+int ft_traced_threads(const struct ft_process *p);
 /* string entries read from the file's STRINGS chunks */
 uint32_t ft_string_count(const struct ft_process *p);
 

@@ -408,8 +408,8 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		rp->ppid = p->hdr.ppid;
 		rp->cmdline = *p->cmdline ? p->cmdline : p->exe;
 		rp->start = p->base_ns;
-		if ((uint64_t)p->nthreads > rp->m.threads)
-			rp->m.threads = (uint64_t)p->nthreads;
+		if ((uint64_t)ft_traced_threads(p) > rp->m.threads)
+			rp->m.threads = (uint64_t)ft_traced_threads(p);
 		add_metrics(&r->total, &rp->m);
 		if (rp->m.dropped)
 			fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",

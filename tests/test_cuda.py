@@ -263,9 +263,10 @@ def test_dlsym_non_cuda_names_unchanged(traced):
         if u != t:
             differ.append((u, t))
     # only what the preload itself interposes differs: in the global scope,
-    # read/open/pthread_mutex_lock are feedtrace's (as for any preload)
+    # read/open/pthread_mutex_lock/pthread_create are feedtrace's (as for
+    # any preload)
     expect = {(h, n) for h in ("RTLD_DEFAULT", "RTLD_NEXT", "self")
-              for n in ("read", "open", "pthread_mutex_lock")}
+              for n in ("read", "open", "pthread_mutex_lock", "pthread_create")}
     assert {tuple(t.split()[:2]) for _, t in differ} == expect
     for u, t in differ:
         assert t.split()[2].startswith("libfeedtrace.so:") and t.endswith(" same")
