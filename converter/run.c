@@ -66,7 +66,8 @@ int ft_cmd_run(int argc, char **argv)
 		time_t now = time(NULL);
 		struct tm tm;
 		localtime_r(&now, &tm);
-		strftime(dir, sizeof dir, "feedtrace-%Y%m%d-%H%M%S", &tm);
+		size_t n = strftime(dir, sizeof dir, "feedtrace-%Y%m%d-%H%M%S", &tm);
+		snprintf(dir + n, sizeof dir - n, "-%d", (int)getpid());   /* unique per run */
 		out_dir = dir;
 	}
 	char abs_dir[PATH_MAX];

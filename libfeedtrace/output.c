@@ -196,24 +196,88 @@ void ft_output_vacate(int fd)
 		ft_flush_unlock();
 }
 
-/* mkdir -p with mode 0700 for what we create. */
-static int make_dirs(char *path)
+/* The run directory, opened as a descriptor, 0700 for what is created.
+ * Its path is walked from the root a component at a time: a directory this
+ * process creates, and the last component, are opened without following a
+ * symbolic link (a link planted in a shared directory, or a trailing "/",
+ * cannot steer the trace elsewhere); existing parents resolve as usual.
+ * The last directory must belong to this user and be writable by no one
+ * else, unless this process just made it. fresh: the last component must
+ * be made now (a default name: one that exists was someone else's).
+ * Returns the descriptor, or -1 with *why set. */
+static int open_run_dir(const char *path, int fresh, const char **why)
 {
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		long r = syscall(SYS_mkdirat, AT_FDCWD, path, 0700);
-		*p = '/';
-		if (r < 0 && errno != EEXIST)
+	char comp[256];
+	int dirfd = (int)syscall(SYS_openat, AT_FDCWD, path[0] == '/' ? "/" : ".",
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int made_last = 0;
+	const char *p = path;
+	*why = "cannot open";
+	while (dirfd >= 0) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		if (n >= sizeof comp) {
+			syscall(SYS_close, dirfd);
+			errno = ENAMETOOLONG;
 			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = 0;
+		p += n;
+		const char *q = p;
+		while (*q == '/')
+			q++;
+		int last = !*q;
+		long mk = syscall(SYS_mkdirat, dirfd, comp, 0700);
+		if (mk < 0 && errno != EEXIST) {
+			*why = "cannot create";
+			syscall(SYS_close, dirfd);
+			return -1;
+		}
+		if (last && fresh && mk < 0) {
+			*why = "exists already";
+			syscall(SYS_close, dirfd);
+			errno = EEXIST;
+			return -1;
+		}
+		int follow = mk < 0 && !last;
+		int next = (int)syscall(SYS_openat, dirfd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+					(follow ? 0 : O_NOFOLLOW));
+		if (next < 0) {
+			/* O_NOFOLLOW|O_DIRECTORY on a link fails ENOTDIR: say which */
+			int e = errno;
+			struct stat ls;
+			if (!follow && syscall(SYS_newfstatat, dirfd, comp, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(ls.st_mode))
+				*why = "is a symbolic link: not following it", e = ELOOP;
+			errno = e;
+		}
+		int e = errno;
+		syscall(SYS_close, dirfd);
+		errno = e;
+		dirfd = next;
+		made_last = mk == 0;
 	}
-	if (syscall(SYS_mkdirat, AT_FDCWD, path, 0700) < 0 && errno != EEXIST)
+	if (dirfd < 0)
 		return -1;
-	return 0;
+	struct stat st;
+	if (!made_last && (syscall(SYS_fstat, dirfd, &st) != 0 || st.st_uid != geteuid() ||
+			   (st.st_mode & 022))) {
+		*why = st.st_uid != geteuid() ? "belongs to another user"
+					       : "is writable by other users (chmod go-w)";
+		syscall(SYS_close, dirfd);
+		errno = EPERM;
+		return -1;
+	}
+	return dirfd;
 }
 
-static void default_dir(char *out, size_t cap)
+/* feedtrace-DATE-TIME-PID in the current directory: unique per run (the
+ * pid of the process that starts it; children inherit FEEDTRACE_OUT) */
+static void default_dir(char *out, size_t cap, int seq)
 {
 	char cwd[3800];
 	time_t now = time(NULL);
@@ -221,9 +285,11 @@ static void default_dir(char *out, size_t cap)
 	localtime_r(&now, &tm);
 	if (!getcwd(cwd, sizeof cwd))
 		strcpy(cwd, "/tmp");
-	snprintf(out, cap, "%s/feedtrace-%04d%02d%02d-%02d%02d%02d", cwd,
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec);
+	int n = snprintf(out, cap, "%s/feedtrace-%04d%02d%02d-%02d%02d%02d-%d", cwd,
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			 tm.tm_min, tm.tm_sec, (int)getpid());
+	if (seq && n > 0 && (size_t)n < cap)
+		snprintf(out + n, cap - (size_t)n, ".%d", seq);
 }
 
 /* The N of HOST.PID.N.ft: how many images of this pid wrote a file in
@@ -313,22 +379,27 @@ int ft_output_open(void)
 	char host[64] = "host";
 	int dirfd;
 
+	const char *why = NULL;
 	if (!ft_cfg.out_dir[0]) {
-		default_dir(ft_cfg.out_dir, sizeof ft_cfg.out_dir);
-		/* children and exec'd images write into the same directory */
-		setenv("FEEDTRACE_OUT", ft_cfg.out_dir, 1);
+		dirfd = -1;
+		for (int seq = 0; seq < 100 && dirfd < 0; seq++) {
+			default_dir(ft_cfg.out_dir, sizeof ft_cfg.out_dir, seq);
+			dirfd = open_run_dir(ft_cfg.out_dir, 1, &why);
+			if (dirfd < 0 && errno != EEXIST)
+				break;
+		}
+	} else {
+		dirfd = open_run_dir(ft_cfg.out_dir, 0, &why);
 	}
-	if (make_dirs(ft_cfg.out_dir) != 0) {
-		ft_log("feedtrace: cannot create %s (%s); not tracing", ft_cfg.out_dir, strerror(errno));
-		return -1;
-	}
-	dirfd = (int)syscall(SYS_openat, AT_FDCWD, ft_cfg.out_dir,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0) {
-		ft_log("feedtrace: cannot open %s as a directory (%s); not tracing",
-		       ft_cfg.out_dir, strerror(errno));
+		ft_log("feedtrace: run directory %s: %s (%s); not tracing", ft_cfg.out_dir, why,
+		       strerror(errno));
 		return -1;
 	}
+	/* children and exec'd images write into the same directory, by its
+	 * absolute path (a child may change directory first) */
+	if (!getenv("FEEDTRACE_OUT") || strcmp(getenv("FEEDTRACE_OUT"), ft_cfg.out_dir) != 0)
+		setenv("FEEDTRACE_OUT", ft_cfg.out_dir, 1);
 	gethostname(host, sizeof host - 1);
 	for (char *p = host; *p; p++)
 		if (*p == '/' || *p == '.')

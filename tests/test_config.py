@@ -171,7 +171,7 @@ def test_default_dir_name_and_modes(mix, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (u.returncode, u.stdout, "")
     names = os.listdir(str(cwd))
     assert len(names) == 1
-    m = re.fullmatch(r"feedtrace-(\d{8}-\d{6})", names[0])
+    m = re.fullmatch(r"feedtrace-(\d{8}-\d{6})-(\d+)", names[0])
     assert m, names
     stamp = time.mktime(time.strptime(m.group(1), "%Y%m%d-%H%M%S"))
     assert int(before) - 1 <= stamp <= after + 1
