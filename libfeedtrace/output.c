@@ -28,6 +28,7 @@ static _Atomic int out_broken;
 static uint64_t good_end;               /* file size up to the last whole chunk */
 static int opening;                     /* writing the header: its caller says why */
 static char out_path[4400];
+static uint64_t out_dev, out_ino;       /* the trace file, as opened */
 
 static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
 {
@@ -92,6 +93,45 @@ static void cut_back(void)
 static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 		       const struct iovec *iov, int iovcnt, int even_broken);
 
+/* Before each chunk: the trace descriptor still refers to the trace file.
+ * A program may have put a file of its own at that number behind libc's
+ * back (a raw dup2 or dup3 system call, as Go and seccomp-wrapped runtimes
+ * make): that number is the program's now, never written or closed again.
+ * The trace file is opened again by its path (no link followed, and only
+ * if it is still the same file) at a number out of the way; else output
+ * stops with one line, losses counted. Costs one fstat per chunk. The
+ * caller holds the flush lock. */
+static int still_ours(void)
+{
+	struct stat st;
+	if (syscall(SYS_fstat, ft_out_fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
+	    (uint64_t)st.st_ino == out_ino)
+		return 0;
+	ft_out_fd = -1;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, out_path,
+			      O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
+	    (uint64_t)st.st_ino == out_ino) {
+		int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 700);
+		if (high >= 0) {
+			syscall(SYS_close, fd);
+			fd = high;
+		}
+		ft_out_fd = fd;
+		return 0;
+	}
+	if (fd >= 0) {
+		syscall(SYS_close, fd);
+		e = ESTALE;                      /* another file at that path now */
+	}
+	if (!atomic_exchange(&out_broken, 1))
+		ft_log("feedtrace: the program put another file at the descriptor of %s and the "
+		       "trace file cannot be opened again (%s); tracing goes on without output, "
+		       "losses counted", out_path, strerror(e));
+	return -1;
+}
+
 /* Under RLIMIT_FSIZE, every chunk but the END leaves room for the END:
  * small chunks (clock pairs, CPU samples) could otherwise fill the file to
  * a few bytes short of the limit, and the END would not fit. -1 (EFBIG)
@@ -131,7 +171,8 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	uint64_t stored = 0;
 	uint32_t ph = 2166136261u;
 
-	if (ft_out_fd < 0 || (atomic_load(&out_broken) && !even_broken) || iovcnt > 7)
+	if (ft_out_fd < 0 || (atomic_load(&out_broken) && !even_broken) || iovcnt > 7 ||
+	    still_ours() != 0)
 		return -1;
 	for (int i = 0; i < iovcnt; i++) {
 		const unsigned char *p = iov[i].iov_base;
@@ -432,6 +473,9 @@ int ft_output_open(void)
 	}
 	snprintf(out_path, sizeof out_path, "%s/%s", ft_cfg.out_dir, name);
 	ft_out_fd = fd;
+	struct stat ost;
+	if (syscall(SYS_fstat, fd, &ost) == 0)
+		out_dev = (uint64_t)ost.st_dev, out_ino = (uint64_t)ost.st_ino;
 	atomic_store(&out_broken, 0);
 	atomic_store(&ft_records_unwritten, 0);
 	good_end = 0;

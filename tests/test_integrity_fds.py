@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, prog, untraced
+from conftest import BUILD, ROOT, Trace, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 
@@ -103,3 +103,35 @@ def test_empty_hooks_value_prints_one_line(traced):
     assert d.stderr == ""
     assert sorted(e["call"] for e in t.trace.events) == sorted(e["call"] for e in d.trace.events)
     assert any(e["call"] == "fclose" for e in t.trace.events)  # an io hook
+
+
+# ---- issue 11 item 2: a raw dup2 over the trace descriptor ----
+
+RAWDUP = prog("integ_rawdup")
+
+
+@pytest.mark.parametrize("first", [650, 3])
+def test_raw_dup2_over_every_descriptor(traced, tmp_path, first):
+    """The program puts its file at every descriptor from FIRST to the limit
+    by the raw system call (libc's dup2 hook never sees it). Its file holds
+    exactly its own bytes, as untraced. From 650 (the issue's probe) the
+    trace file is opened again at a free number and the trace is whole;
+    from 3 no number is left: one line, and nothing of the trace goes into
+    the program's file."""
+    rounds = 60
+    plain_file, traced_file = tmp_path / "plain.txt", tmp_path / "traced.txt"
+    u = untraced([RAWDUP, str(plain_file), str(first), str(rounds)])
+    assert (u.returncode, u.stdout) == (0, "rounds %d\n" % rounds)
+    r = traced([RAWDUP, str(traced_file), str(first), str(rounds)],
+               env={"FEEDTRACE_FLUSH_MS": "10"}, load=False)
+    assert (r.returncode, r.stdout) == (0, u.stdout), r.stderr
+    assert traced_file.read_bytes() == plain_file.read_bytes()
+    t = Trace.load(r.dir, check=False)
+    if first == 650:
+        assert r.stderr == ""
+        [p] = t.procs
+        assert (p["end"], p["lost"]) == ("exit", 0)
+        assert len(t.calls("pread64", path=str(traced_file)) +
+                   t.calls("pread", path=str(traced_file))) == rounds
+    else:
+        assert r.stderr.count("\n") == 1 and "cannot be opened again" in r.stderr, r.stderr
