@@ -92,6 +92,17 @@ int ft_flusher_compressing(void)
 	return atomic_load(&compressing);
 }
 
+/* The flusher thread has started (its start-up, in a sanitizer's runtime,
+ * allocates) and is not compressing: a fork now finds it outside any
+ * allocator (lifecycle.c, sanitizer builds). */
+static _Atomic int flusher_settled;
+
+int ft_flusher_quiet(void)
+{
+	return !atomic_load(&flusher_running) ||
+	       (atomic_load(&flusher_settled) && !atomic_load(&compressing));
+}
+
 void ft_flush_unlock(void)
 {
 	flush_lock_leaving();
@@ -530,6 +541,7 @@ static void *flusher_main(void *arg)
 	ft_self = &ft_thread_refused;
 	atomic_store(&flusher_tid, (int32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
+	atomic_store(&flusher_settled, 1);
 
 	/* A second calibration pair 20 ms in, so short runs get a rate too.
 	 * The rings are drained meanwhile: sleeping those 20 ms first lost
@@ -576,6 +588,7 @@ int ft_flusher_start(void)
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	}
 	atomic_store(&flusher_stop, 0);
+	atomic_store(&flusher_settled, 0);
 	/* Created with every signal blocked, so that no process-directed
 	 * signal is ever handled on it, not even before flusher_main runs. */
 	sigset_t all, old;

@@ -71,6 +71,7 @@ void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the
 int ft_flush_lock(long timeout_ms); /* 0 when taken; -1 on timeout (taken anyway: no) */
 void ft_flush_unlock(void);
 int ft_flusher_compressing(void);   /* zstd running, the lock let go */
+int ft_flusher_quiet(void);         /* started and not compressing (or none) */
 void ft_flusher_forget(void);       /* fork child: the thread is gone */
 void ft_write_end(int reason, int status);
 int ft_cpu_track(int32_t tid);           /* a thread the program made: sample its CPU too */
