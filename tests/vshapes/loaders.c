@@ -26,7 +26,7 @@
 
 static const char image[] = "kernel step 1500000\nkernel long_step 6000000\n";
 
-static int use_sem, nloaders;
+static int use_sem, nloaders, fixed;
 static uint64_t cpu_ns;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t not_empty = PTHREAD_COND_INITIALIZER;
@@ -81,7 +81,10 @@ static void *loader(void *arg)
 	int id = (int)(intptr_t)arg;
 	FACT("loader", "%ld", vs_tid());
 	for (int b = id; b < BATCHES; b += nloaders) {
-		vs_busy(cpu_ns);                  /* decode, augment */
+		if (fixed)
+			vs_busy(cpu_ns);
+		else
+			vs_cpu(cpu_ns);           /* decode, augment */
 		put(b);
 	}
 	return NULL;
@@ -91,7 +94,7 @@ int main(int argc, char **argv)
 {
 	const char *q = vs_opt(argc, argv, "--queue", "cond");
 	nloaders = atoi(vs_opt(argc, argv, "--loaders", "2"));
-	int fixed = vs_flag(argc, argv, "--fixed");
+	fixed = vs_flag(argc, argv, "--fixed");
 	if ((strcmp(q, "cond") && strcmp(q, "sem")) || nloaders < 1 || nloaders > MAX_LOADERS) {
 		fprintf(stderr, "usage: loaders [--queue cond|sem] [--loaders 1-%d] [--fixed]\n",
 			MAX_LOADERS);

@@ -36,7 +36,7 @@ static void *loader(void *arg)
 	char msg[MSG];
 	for (int b = 0; b < BATCHES; b++) {
 		if (!fed)
-			vs_busy(8000000);
+			vs_cpu(8000000);
 		memset(msg, b, sizeof msg);
 		vs_write_full(pipes[s][1], msg, sizeof msg);
 	}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../examples/cudrv.h"
@@ -55,6 +56,33 @@ static inline void vs_busy(uint64_t ns)
 			sched_yield();
 			next = now + 20000;
 		}
+}
+
+/* CPU work that is really CPU work: spins until this thread has used ns
+ * nanoseconds of CPU time (CLOCK_THREAD_CPUTIME_ID), yielding every ~1 ms
+ * of wall time (every 20 us, a thread beside busy loops got almost no CPU). The planted preprocessing of the starved
+ * shapes uses it: on a loaded machine a wall-clock spin that yields gets
+ * little CPU and its thread no longer looks like a busy producer (the
+ * streams3 shape lost a loader that way, 1 run in ~15 of the loaded
+ * suite), while this one only stretches in wall time, starving the GPU
+ * more, as a slow transform on a busy machine does. */
+static inline uint64_t vs_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void vs_cpu(uint64_t ns)
+{
+	uint64_t end = vs_thread_cpu_ns() + ns, next = 0;
+	while (vs_thread_cpu_ns() < end) {
+		uint64_t now = cudrv_now_ns();
+		if (now >= next) {
+			sched_yield();
+			next = now + 1000000;
+		}
+	}
 }
 
 static inline void vs_die(const char *what)

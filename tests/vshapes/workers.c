@@ -86,7 +86,7 @@ static void worker(int id, int nworkers, const char *work, const char *dir, int 
 	char msg[MSG_BYTES];
 	for (int b = id; b < BATCHES; b += nworkers) {
 		if (strcmp(work, "cpu") == 0) {
-			vs_busy(CPU_NS_PER_BATCH);
+			vs_cpu(CPU_NS_PER_BATCH);
 		} else if (fd >= 0) {
 			for (int i = 0; i < IO_READS; i++)
 				if (pread(fd, buf, IO_CHUNK, (off_t)i * IO_CHUNK) != IO_CHUNK)
