@@ -507,10 +507,14 @@ static void write_clock(void)
 }
 
 /* One cycle, called holding the flush lock; let_go: the lock may be let
- * go while zstd runs (the flusher thread; not the final cycle at exit). */
-static void flush_cycle(int let_go)
+ * go while zstd runs (the flusher thread; not the final cycle at exit).
+ * A live slot whose thread is gone becomes EXITED here, before its last
+ * drain (ring.c, ft_thread_gone). Returns how many threads said they are
+ * leaving and still exist: the flusher looks again soon, so that their
+ * rings come back for new threads. */
+static unsigned flush_cycle(int let_go)
 {
-	unsigned hw = atomic_load(&ft_threads_hw);
+	unsigned hw = atomic_load(&ft_threads_hw), leaving = 0;
 	struct cpu_batch cpu;
 	cpu.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
@@ -518,6 +522,12 @@ static void flush_cycle(int let_go)
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
+		if (st == FT_SLOT_LIVE && ft_thread_gone(t)) {
+			st = FT_SLOT_EXITED;
+			atomic_store_explicit(&t->state, st, memory_order_release);
+		} else if (st == FT_SLOT_LIVE && atomic_load(&t->leaving)) {
+			leaving++;
+		}
 		drain_ring(t, let_go);
 		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_EXITED)
@@ -529,6 +539,7 @@ static void flush_cycle(int let_go)
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
 		write_clock();
+	return leaving;
 }
 
 static void *flusher_main(void *arg)
@@ -552,7 +563,7 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
 		ft_flush_lock(-1);
-		flush_cycle(1);
+		unsigned leaving = flush_cycle(1);
 		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
 			write_clock();
 			early_pair_at = 0;
@@ -560,7 +571,7 @@ static void *flusher_main(void *arg)
 		ft_flush_unlock();
 		if (atomic_load(&flusher_stop))
 			break;
-		long wait_ms = (long)ft_cfg.flush_ms;
+		long wait_ms = leaving ? 1 : (long)ft_cfg.flush_ms;
 		if (early_pair_at) {
 			uint64_t now = ft_mono_ns();
 			long left = now < early_pair_at ?
@@ -602,14 +613,16 @@ int ft_flusher_start(void)
 	return 0;
 }
 
-/* Normal end: the flusher does a last compressed cycle and exits. */
+/* Normal end, or a pause (lifecycle.c, ft_alone_begin): the flusher
+ * thread exits, then a last compressed cycle. Returns holding the flush
+ * lock (taken within 2 s). */
 void ft_flusher_stop(void)
 {
-	if (!atomic_exchange(&flusher_running, 0))
-		return;
-	atomic_store(&flusher_stop, 1);
-	ft_flusher_wake();
-	pthread_join(flusher, NULL);
+	if (atomic_exchange(&flusher_running, 0)) {
+		atomic_store(&flusher_stop, 1);
+		ft_flusher_wake();
+		pthread_join(flusher, NULL);
+	}
 	ft_flush_lock(2000);
 	flush_cycle(0);
 	write_clock();

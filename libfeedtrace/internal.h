@@ -28,7 +28,8 @@ extern _Atomic uint32_t ft_wake_seq;
 extern __thread int ft_tls_notrace;
 extern struct ft_thread ft_thread_refused;
 extern struct ft_thread ft_thread_vfork_child;
-void ft_ring_init(void);
+void ft_thread_leaving(void);                  /* a thread's start routine ended */
+int ft_thread_gone(const struct ft_thread *t);  /* flusher: its tid is gone */
 void ft_flusher_wake(void);
 void ft_ring_recycle(struct ft_thread *t);
 void ft_ring_after_fork_child(void);

@@ -306,6 +306,28 @@ static void fork_child(void)
 	atomic_store(&ft_active, groups);
 }
 
+/* Calls that only a single-threaded process may make (a user namespace,
+ * CLONE_THREAD/SIGHAND/VM, setns into a mount namespace) fail with EINVAL
+ * beside the flusher thread. The process wrappers (shim/process.c) stop
+ * the flusher for the call, its last cycle written, and start it again
+ * after, so a program with one thread of its own gets what it gets
+ * untraced; one with more gets EINVAL as untraced. 1 if stopped. */
+int ft_alone_begin(void)
+{
+	if (!my_process() || atomic_load(&finished) || ft_self == &ft_thread_vfork_child)
+		return 0;
+	ft_flusher_stop();              /* returns holding the flush lock */
+	ft_flush_unlock();
+	return 1;
+}
+
+void ft_alone_end(void)
+{
+	if (atomic_load(&finished) == 0 && ft_flusher_start() != 0)
+		ft_log("feedtrace: the flusher thread cannot start again (%s); records are "
+		       "written at exit only, losses counted", strerror(errno));
+}
+
 /* One key per run, shared with children through the environment. */
 static void redact_key_init(void)
 {
@@ -336,7 +358,6 @@ __attribute__((constructor(101))) static void ft_init(void)
 	if (ft_cfg.redact)
 		redact_key_init();
 	ft_clock_init();
-	ft_ring_init();
 	ft_strtab_init();
 	ft_pid = (int)syscall(SYS_getpid);
 	if (ft_output_open() != 0 || ft_flusher_start() != 0) {

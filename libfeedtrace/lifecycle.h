@@ -11,6 +11,8 @@ void ft_note_exit_status(int status);
 void ft_watch_exit_status(void);      /* from the main wrapper, before main */
 void ft_note_quick_exit(int status); /* before libc's quick_exit runs */
 int ft_fork_overlapped(void);         /* the last fork overlapped a compression */
+int ft_alone_begin(void);             /* flusher stopped for a single-threaded-only call: 1 */
+void ft_alone_end(void);              /* ... and started again after it */
 void ft_exec_failed(const char *path, int err);  /* exec returned err */
 int ft_signal_is_ours(int sig);      /* our handler stands in for SIG_DFL */
 int ft_signal_wanted(int sig);       /* one we commit the trace on */

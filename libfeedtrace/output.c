@@ -93,6 +93,38 @@ static void cut_back(void)
 static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 		       const struct iovec *iov, int iovcnt, int even_broken);
 
+/* A copy of fd at a number out of the program's way, or -1 (fd itself
+ * is left open: the caller closes it). First choice: at or just above the
+ * program's soft RLIMIT_NOFILE, where none of its own opens can land (the
+ * kernel refuses them at the soft limit), so that its numbering and its
+ * count of files under that limit are as untraced. The soft limit is
+ * raised by 4 for the F_DUPFD and put back at once: a descriptor above
+ * the limit stays valid. Where the hard limit leaves no room (`ulimit -n`
+ * sets both), 700, else the highest free number below the limit: one of
+ * the program's descriptors is then the trace's (docs/RELIABILITY.md). */
+static int out_of_the_way(int fd)
+{
+	struct rlimit lim, raised;
+	int high = -1;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) != 0)
+		lim.rlim_cur = lim.rlim_max = 1024;
+	if (lim.rlim_cur < lim.rlim_max && lim.rlim_cur < 1u << 30) {
+		raised = lim;
+		raised.rlim_cur = lim.rlim_cur + 4 < lim.rlim_max ? lim.rlim_cur + 4 : lim.rlim_max;
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &raised, NULL) == 0) {
+			high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (long)lim.rlim_cur);
+			syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL);
+		}
+	}
+	if (high < 0)
+		high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 700);
+	int floor = (int)lim.rlim_cur - 64 > fd ? (int)lim.rlim_cur - 64 : fd;
+	for (int n = (int)lim.rlim_cur - 1; high < 0 && n > floor; n--)
+		if (syscall(SYS_fcntl, n, F_GETFD) < 0)
+			high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, n);
+	return high;
+}
+
 /* Before each chunk: the trace descriptor still refers to the trace file.
  * A program may have put a file of its own at that number behind libc's
  * back (a raw dup2 or dup3 system call, as Go and seccomp-wrapped runtimes
@@ -113,7 +145,7 @@ static int still_ours(void)
 	int e = errno;
 	if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
 	    (uint64_t)st.st_ino == out_ino) {
-		int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 700);
+		int high = out_of_the_way(fd);
 		if (high >= 0) {
 			syscall(SYS_close, fd);
 			fd = high;
@@ -218,7 +250,9 @@ void ft_output_vacate(int fd)
 		return;
 	int locked = ft_flush_lock(1000) == 0;
 	if (fd == ft_out_fd) {
-		int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
+		int moved = out_of_the_way(fd);
+		if (moved < 0)
+			moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
 		if (moved < 0)
 			moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
 		if (moved >= 0) {
@@ -465,8 +499,7 @@ int ft_output_open(void)
 		       ft_cfg.out_dir, strerror(e));
 		return -1;
 	}
-	/* out of the way of the program's own low descriptors */
-	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 700);
+	int high = out_of_the_way(fd);
 	if (high >= 0) {
 		syscall(SYS_close, fd);
 		fd = high;

@@ -43,6 +43,7 @@ struct ft_thread {
 	_Atomic uint64_t name[2];    /* the thread's name (comm), NUL-padded */
 	_Atomic int renamed;         /* name changed since the THREAD chunk */
 	uint64_t pthread;            /* its pthread_t, to find it by that */
+	_Atomic int leaving;         /* its start routine ended (ft_thread_leaving) */
 	uint64_t exit_ticks;         /* its CPU time at exit (set before EXITED) */
 	uint64_t exit_cpu_ns;
 };

@@ -2,10 +2,10 @@
  * ring.c: the registry of per-thread rings. Owns thread attach (first
  * event of a thread), thread exit, and the slow path of a filling ring.
  *
- * A thread slot goes FREE -> CLAIMED (attach) -> LIVE -> EXITED (thread
- * exit) -> FREE (the flusher drained it). Each ring is single-producer
- * (its thread) single-consumer (the flusher, or an exit path holding the
- * flush lock). Rings come from mmap, never malloc, and are reused.
+ * A thread slot goes FREE -> CLAIMED (attach) -> LIVE -> EXITED (the
+ * flusher found its tid gone) -> FREE (the flusher drained it). Each ring
+ * is single-producer (its thread) single-consumer (the flusher, or an exit
+ * path holding the flush lock). Rings come from mmap, never malloc, and are reused.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,16 +38,8 @@ struct ft_thread ft_thread_refused = { .busy = 1 };
  * (shim/process.c): its hooks pass through and touch no shared state. */
 struct ft_thread ft_thread_vfork_child = { .busy = 1 };
 
-static pthread_key_t exit_key;
 static _Atomic uint64_t ring_bytes;
-
-static void thread_exited(void *arg);
 _Atomic uint64_t ft_handler_lost;
-
-void ft_ring_init(void)
-{
-	pthread_key_create(&exit_key, thread_exited);
-}
 
 void ft_flusher_wake(void)
 {
@@ -68,6 +60,8 @@ static void ring_reset(struct ft_thread *t)
 	t->busy = 0;
 	t->limit = t->mask + 1;
 	t->check_at = (t->mask + 1) / 4;
+	t->exit_ticks = 0;
+	atomic_store(&t->leaving, 0);
 }
 
 static struct ft_thread *claim_slot(void)
@@ -156,7 +150,6 @@ struct ft_thread *ft_thread_attach(void)
 	ft_thread_set_name(t, name);
 	atomic_store(&t->renamed, 0);
 	atomic_fetch_add(&ft_threads_seen, 1);
-	pthread_setspecific(exit_key, t);
 	atomic_store_explicit(&t->state, FT_SLOT_LIVE, memory_order_release);
 	ft_self = t;
 	errno = saved;
@@ -188,14 +181,37 @@ struct ft_thread *ft_thread_by_pthread(uint64_t th)
 	return NULL;
 }
 
-/* Runs at thread exit (TLS destructors): hand the ring to the flusher. */
-static void thread_exited(void *arg)
+/* Thread exit, seen without a pthread key (a key would be one of the
+ * program's PTHREAD_KEYS_MAX). A thread the program made by pthread_create
+ * says it is leaving as its start routine returns, or as it leaves by
+ * pthread_exit or cancellation (shim/thread.c): its CPU time then, and a
+ * wake for the flusher. For every thread, the flusher asks the kernel
+ * whether the tid still exists (ft_thread_gone): the slot becomes EXITED
+ * only then, so what the thread records after its start routine (TLS and
+ * key destructors) is still drained, and a thread made behind our wrapper
+ * (raw clone, a full start pool) is seen too. */
+void ft_thread_leaving(void)
 {
-	struct ft_thread *t = arg;
-	ft_self = &ft_thread_refused;
+	struct ft_thread *t = ft_self;
+	if (!t || t == &ft_thread_refused || t == &ft_thread_vfork_child)
+		return;
 	ft_cpu_note_exit(t);
-	atomic_store_explicit(&t->state, FT_SLOT_EXITED, memory_order_release);
+	atomic_store_explicit(&t->leaving, 1, memory_order_release);
 	ft_flusher_wake();
+}
+
+/* Flusher side: t's thread no longer exists (its tid is gone from this
+ * process). The main thread's slot stays live until the process ends. A
+ * tid the kernel gave again to a new thread before this look keeps the
+ * slot live: its records are drained at exit, nothing is lost. */
+int ft_thread_gone(const struct ft_thread *t)
+{
+	if (t->tid == ft_pid || t->tid <= 0)
+		return 0;
+	int saved = errno;
+	int gone = syscall(SYS_tgkill, ft_pid, t->tid, 0) != 0 && errno == ESRCH;
+	errno = saved;
+	return gone;
 }
 
 /* True when sp lies on this thread's alternate signal stack in use: a

@@ -1,7 +1,8 @@
 /*
  * process.c: wrappers for the calls that end, copy or replace a process
- * (fork, exit, _exit, exec*), and for sigaction/signal so that the program
- * sees its own view of the signals whose default we stand in for.
+ * (fork, exit, _exit, exec*), for sigaction/signal so that the program
+ * sees its own view of the signals whose default we stand in for, and for
+ * unshare/setns, which a single-threaded process only may make.
  * posix_spawn is not wrapped: its child calls only libc's internal
  * functions, never a wrapper. vfork is, in assembly (x86-64): its child
  * runs on the parent's memory, so while it does, the calling thread's
@@ -140,6 +141,35 @@ void quick_exit(int status)
 	ft_note_quick_exit(status);
 	REAL(quick_exit)(status);
 	__builtin_unreachable();
+}
+
+/* unshare and setns: what only a single-threaded process may do runs with
+ * the flusher stopped (libfeedtrace/lifecycle.c, ft_alone_begin). A raw
+ * unshare system call is not seen (docs/RELIABILITY.md). */
+#define FT_ALONE_FLAGS (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+
+int unshare(int flags)
+{
+	int alone = (flags & FT_ALONE_FLAGS) && ft_alone_begin();
+	int r = REAL(unshare)(flags);
+	int e = errno;
+	if (alone)
+		ft_alone_end();
+	errno = e;
+	return r;
+}
+
+int setns(int fd, int nstype)
+{
+	/* a user or mount namespace needs a single-threaded caller; the type
+	 * (0: any) is known only from fd */
+	int alone = ft_alone_begin();
+	int r = REAL(setns)(fd, nstype);
+	int e = errno;
+	if (alone)
+		ft_alone_end();
+	errno = e;
+	return r;
 }
 
 int execve(const char *path, char *const argv[], char *const envp[])

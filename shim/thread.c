@@ -4,9 +4,12 @@
  * each thread without the flusher reading /proc (libfeedtrace/ring.c,
  * ft_thread_set_name), and pthread_create, so that every thread the
  * program makes has its CPU time sampled, traced calls or not
- * (flusher.c, ft_cpu_track). They record nothing and never change a result.
+ * (flusher.c, ft_cpu_track), and its end is known (ring.c,
+ * ft_thread_leaving). They record nothing and never change a result.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -26,6 +29,16 @@ static struct start {
 	_Atomic int used;
 } starts[START_POOL];
 
+/* The thread's start routine is over: returned, or left by pthread_exit
+ * or cancellation (the cleanup handler runs then). Its CPU time at the
+ * end, and the runtime told, which finds thread exit this way instead of
+ * with a pthread key (libfeedtrace/ring.c, ft_thread_leaving). */
+static void start_over(void *place)
+{
+	ft_cpu_track_end((int)(intptr_t)place);
+	ft_thread_leaving();
+}
+
 static void *start_tracked(void *p)
 {
 	struct start *s = p;
@@ -33,8 +46,10 @@ static void *start_tracked(void *p)
 	void *arg = s->arg;
 	atomic_store_explicit(&s->used, 0, memory_order_release);
 	int place = ft_cpu_track((int32_t)syscall(SYS_gettid));
-	void *r = fn(arg);
-	ft_cpu_track_end(place);
+	void *r;
+	pthread_cleanup_push(start_over, (void *)(intptr_t)place);
+	r = fn(arg);
+	pthread_cleanup_pop(1);
 	return r;
 }
 

@@ -6,6 +6,7 @@ back with `feedtrace dump --json`, and asserts exact facts about it.
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -105,7 +106,7 @@ def traced(tmp_path):
     """traced(argv, env=None, ...) -> Run: argv under the tracer, trace loaded."""
     counter = [0]
 
-    def run(argv, env=None, timeout=120, input=None, load=True, cwd=None):
+    def run(argv, env=None, timeout=120, input=None, load=True, cwd=None, preexec_fn=None):
         counter[0] += 1
         outdir = str(tmp_path / ("trace%d" % counter[0]))
         e = dict(os.environ)
@@ -117,11 +118,17 @@ def traced(tmp_path):
         if env:
             e.update(env)
         p = subprocess.run(argv, env=e, capture_output=True, text=True,
-                           timeout=timeout, input=input, cwd=cwd or str(tmp_path))
+                           timeout=timeout, input=input, cwd=cwd or str(tmp_path),
+                           preexec_fn=preexec_fn)
         trace = Trace.load(outdir) if load else None
         return Run(p, trace, outdir)
 
     return run
+
+
+def nofile(soft, hard):
+    """A preexec_fn: the child starts with RLIMIT_NOFILE (soft, hard)."""
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def untraced(argv, timeout=120, **kw):

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import prog, untraced
+from conftest import SANITIZER, prog, untraced
 
 EXIT = prog("exit_prog")
 N = 7
@@ -112,7 +112,10 @@ def test_fork_does_not_wait_for_compression(traced):
     t = r.trace
     forks = t.calls("fork")
     assert len(forks) == n
-    assert any(f["args"]["flusher_busy"] == 1 for f in forks)
+    if SANITIZER not in ("asan", "asan-ubsan", "tsan"):
+        # a sanitizer build's fork waits for the flusher to be quiet
+        # (lifecycle.c, fork_prepare): there no fork finds it compressing
+        assert any(f["args"]["flusher_busy"] == 1 for f in forks)
     children = {f["args"]["child"] for f in forks}
     ends = {p["pid"]: (p["end"], p["status"]) for p in t.procs}
     assert all(ends[c] == ("_exit", 0) for c in children)

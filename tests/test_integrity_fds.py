@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, Trace, prog, untraced
+from conftest import BUILD, ROOT, Trace, nofile, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 
@@ -110,24 +110,27 @@ def test_empty_hooks_value_prints_one_line(traced):
 RAWDUP = prog("integ_rawdup")
 
 
-@pytest.mark.parametrize("first", [650, 3])
-def test_raw_dup2_over_every_descriptor(traced, tmp_path, first):
-    """The program puts its file at every descriptor from FIRST to the limit
-    by the raw system call (libc's dup2 hook never sees it). Its file holds
-    exactly its own bytes, as untraced. From 650 (the issue's probe) the
-    trace file is opened again at a free number and the trace is whole;
-    from 3 no number is left: one line, and nothing of the trace goes into
-    the program's file."""
+@pytest.mark.parametrize("first,hard", [(650, 1024), (3, 1024), (3, 4096)])
+def test_raw_dup2_over_every_descriptor(traced, tmp_path, first, hard):
+    """The program puts its file at every descriptor from FIRST to its soft
+    limit, 1024, by the raw system call (libc's dup2 hook never sees it).
+    Its file holds exactly its own bytes, as untraced. With a hard limit
+    above the soft one (the usual case) the trace file sits at 1024, where
+    the program cannot reach: the trace is whole. With both at 1024 it sits
+    at 700: from 650 (the issue's probe) it is opened again at a free
+    number and the trace is whole; from 3 no number is left: one line, and
+    nothing of the trace goes into the program's file."""
     rounds = 60
+    lim = nofile(1024, hard)
     plain_file, traced_file = tmp_path / "plain.txt", tmp_path / "traced.txt"
-    u = untraced([RAWDUP, str(plain_file), str(first), str(rounds)])
+    u = untraced([RAWDUP, str(plain_file), str(first), str(rounds)], preexec_fn=lim)
     assert (u.returncode, u.stdout) == (0, "rounds %d\n" % rounds)
     r = traced([RAWDUP, str(traced_file), str(first), str(rounds)],
-               env={"FEEDTRACE_FLUSH_MS": "10"}, load=False)
+               env={"FEEDTRACE_FLUSH_MS": "10"}, load=False, preexec_fn=lim)
     assert (r.returncode, r.stdout) == (0, u.stdout), r.stderr
     assert traced_file.read_bytes() == plain_file.read_bytes()
     t = Trace.load(r.dir, check=False)
-    if first == 650:
+    if first == 650 or hard > 1024:
         assert r.stderr == ""
         [p] = t.procs
         assert (p["end"], p["lost"]) == ("exit", 0)

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAX_CALLS 300000
+
 static atomic_int stop;
 static long calls;
 
@@ -23,7 +25,9 @@ static void *writer(void *arg)
 		int fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0)
 			close(fd);
-		calls++;
+		if (++calls == MAX_CALLS)
+			while (!atomic_load(&stop))
+				usleep(1000);
 	}
 	return NULL;
 }
