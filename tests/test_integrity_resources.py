@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import nofile, prog, untraced
+from conftest import SANITIZER, nofile, prog, untraced
 
 RES = prog("integ_resources")
 
@@ -62,7 +62,8 @@ def test_every_pthread_key(traced):
     and close recorded."""
     u = plain([RES, "keys"])
     r = traced([RES, "keys"])
-    assert u.stdout == "keys 1024\n"
+    if not SANITIZER:               # a sanitizer's runtime takes one itself
+        assert u.stdout == "keys 1024\n"
     assert (r.returncode, r.stdout, r.stderr) == (0, u.stdout, "")
     [p] = r.trace.procs
     assert (p["end"], p["lost"], p["threads"]) == ("exit", 0, 1)
