@@ -263,6 +263,27 @@ def test_lock_storm_1000_threads(tmp_path, data):
     assert grow < mem_mb * 1024 + FIXED_MARGIN_KB, (grow, r.stdout, u.stdout)
 
 
+def test_2000_threads_report_says_untraced(tmp_path, data):
+    """2 000 threads alive at once (issue 19 item 3): 64 rings of 512 KiB
+    within FEEDTRACE_MEM_MB=32, so 64 traced, 1 936 untraced; traced +
+    untraced = 2 000, and the text report says so in its LOST line with
+    what to change."""
+    nt, mem_mb = 2000, 32
+    out = str(tmp_path / "trace")
+    r = run([FAULT, "lockthreads", data, str(nt), "1"], out,
+            {"FEEDTRACE_MEM_MB": str(mem_mb), "FEEDTRACE_BUF_KB": str(RING_KB)}, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.split()[:2] == ["threads=%d" % nt, "reads=%d" % nt]
+    rings = mem_mb * 1024 // RING_KB
+    (p,) = Trace.load(out).procs
+    assert (p["threads"], p["threads_untraced"]) == (rings, nt - rings)
+    rep = subprocess.run([TOOL, "report", out], capture_output=True, text=True, timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    assert [l for l in rep.stdout.splitlines() if l.startswith("  LOST ")] == [
+        "  LOST %d threads untraced: raise FEEDTRACE_MEM_MB or lower "
+        "FEEDTRACE_BUF_KB" % (nt - rings)]
+
+
 # ----------------------------------------------- churn, forks, pools, signals
 
 def test_thread_churn_10000(tmp_path, data):
