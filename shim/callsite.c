@@ -38,6 +38,8 @@ typedef struct _object PyObject;
 
 static struct {
 	int (*gil_check)(void);
+	int (*is_initialized)(void);
+	void *(*this_tstate)(void);
 	PyObject *(*get_frame)(void);
 	PyObject *(*frame_code)(PyObject *);
 	int (*frame_line)(PyObject *);
@@ -141,6 +143,8 @@ void ft_callsite_init(void)
 	py.gil_check = (int (*)(void))dlsym(h, "PyGILState_Check");
 	if (!py.gil_check)
 		return;
+	py.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
+	py.this_tstate = (void *(*)(void))dlsym(h, "PyGILState_GetThisThreadState");
 	py.get_frame = (PyObject *(*)(void))dlsym(h, "PyEval_GetFrame");
 	py.frame_code = (PyObject *(*)(PyObject *))dlsym(h, "PyFrame_GetCode");
 	py.frame_line = (int (*)(PyObject *))dlsym(h, "PyFrame_GetLineNumber");
@@ -150,7 +154,7 @@ void ft_callsite_init(void)
 	py.decref = (void (*)(PyObject *))dlsym(h, "Py_DecRef");
 	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))dlsym(h, "PyErr_Fetch");
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))dlsym(h, "PyErr_Restore");
-	py_ready = py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
+	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
 		   py.getattr && py.utf8 && py.decref && py.err_fetch && py.err_restore;
 	py311_init(h);
 }
@@ -308,7 +312,12 @@ uint32_t ft_callsite_python(void)
 		char text[1024];
 		return py311_frames(text, sizeof text) ? ft_intern(text) : 0;
 	}
-	if (!py.gil_check())
+	/* Only in a live interpreter, on a thread with a thread state that
+	 * holds the GIL. After Py_Finalize (libcudart's atexit handler unloads
+	 * its modules from exit(), past the interpreter's end) PyGILState_Check
+	 * answers 1 on any thread, and PyErr_Fetch then crashed CPython 3.12
+	 * with SIGSEGV at the end of every PyTorch run on a real GPU. */
+	if (!py.is_initialized() || !py.this_tstate() || !py.gil_check())
 		return 0;
 	PyObject *et, *ev, *tb;
 	py.err_fetch(&et, &ev, &tb);          /* our look-ups must not disturb it */
