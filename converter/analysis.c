@@ -1162,6 +1162,8 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 	thread_sums(a, v);
 	v->first_step = sr->steps ? sr->first_ns : 0;
 	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
+	v->warmup_steps = sr->warmup_steps;
+	v->warmup_end = sr->warmup_end_ns;
 	v->first_launch = a->first_launch;
 	v->lock_union = a->lk_union + (a->lk1 - a->lk0);
 	v->win_start = a->o.win_end ? a->o.win_start : a->first_ts;

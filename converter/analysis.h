@@ -127,6 +127,7 @@ struct ft_verdict {
 	uint64_t win_start, win_end;
 	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
 	uint64_t first_step, last_step_end;    /* 0: no closed step */
+	uint64_t warmup_steps, warmup_end;     /* leading warm-up steps (steps.h), the last one's end */
 	uint64_t first_batch, last_batch, batches; /* data waits that returned data */
 	uint64_t busy_ns, idle_ns;             /* the device, in the window */
 	uint64_t lock_union;                   /* some launching thread waits for a lock */

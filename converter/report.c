@@ -214,6 +214,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	if (v0->first_step && (v0->by_launch || v0->batches)) {
 		rv->from = "steps";
 		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
+		/* the warm-up steps stay out: the loop's verdict, not its first
+		 * step's module loads and autotuning */
+		if (v0->warmup_steps && v0->warmup_end > rv->w0 && v0->warmup_end < rv->w1) {
+			rv->warmup_steps = v0->warmup_steps;
+			rv->warmup_ns = v0->warmup_end - v0->first_step;
+			rv->w0 = v0->warmup_end;
+		}
 	} else if (v0->by_launch) {
 		rv->from = "first launch";
 		rv->w0 = v0->first_launch;
@@ -718,8 +725,17 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	}
 	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
-		int n = snprintf(line, sizeof line, "start-up %s before the %s", a,
-				 !strcmp(rv->from, "steps") ? "first step" : rv->from);
+		int n;
+		if (rv->warmup_steps) {
+			ft_fmt_ns(b, sizeof b, rv->warmup_ns);
+			n = snprintf(line, sizeof line, "start-up %s before the window, with %llu "
+				     "warm-up step%s (%s, each over %dx the median step)", a,
+				     (unsigned long long)rv->warmup_steps,
+				     rv->warmup_steps > 1 ? "s" : "", b, FT_WARMUP_X);
+		} else {
+			n = snprintf(line, sizeof line, "start-up %s before the %s", a,
+				     !strcmp(rv->from, "steps") ? "first step" : rv->from);
+		}
 		int k = 0;
 		for (int c2 = 0; c2 < FT_CAT_N; c2++)
 			if (rv->startup[c2] * 20 >= rv->startup_ns && rv->startup[c2]) {
@@ -869,9 +885,11 @@ static void json_verdict(FILE *out, const struct ft_rep_proc *p, const struct ft
 		fputs("null", out);
 	fputs(",\"detail\":", out);
 	ft_json_string(out, rv->detail);
-	fprintf(out, ",\"window\":{\"start_ns\":%llu,\"end_ns\":%llu,\"from\":\"%s\"},"
+	fprintf(out, ",\"window\":{\"start_ns\":%llu,\"end_ns\":%llu,\"from\":\"%s\","
+		"\"warmup_steps\":%llu,\"warmup_ns\":%llu},"
 		"\"startup_ns\":%llu,\"startup_time_ns\":{", (unsigned long long)rv->w0,
-		(unsigned long long)rv->w1, rv->from, (unsigned long long)rv->startup_ns);
+		(unsigned long long)rv->w1, rv->from, (unsigned long long)rv->warmup_steps,
+		(unsigned long long)rv->warmup_ns, (unsigned long long)rv->startup_ns);
 	for (int k = 0; k < FT_CAT_N; k++)
 		fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
 			(unsigned long long)rv->startup[k]);

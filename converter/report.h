@@ -39,6 +39,7 @@ struct ft_run_verdict {
 	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
 	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
 	uint64_t w0, w1, startup_ns;
+	uint64_t warmup_steps, warmup_ns;  /* leading warm-up steps left out of the window */
 	uint64_t startup[FT_CAT_N];  /* the main thread's time before the window */
 	struct ft_producer *prod;
 	int nprod;

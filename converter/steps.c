@@ -25,7 +25,7 @@ struct ft_steps {
 	struct tstack *th; int nth, capth;
 	struct open_async *as; int nas, capas;
 	int open;                         /* steps open now, all threads */
-	uint64_t *len; size_t nlen, caplen;
+	struct span { uint64_t start, len; } *len; size_t nlen, caplen;
 	struct ft_steps_result r;
 };
 
@@ -76,7 +76,7 @@ static void closed(struct ft_steps *s, uint64_t start, uint64_t end)
 		}
 	}
 	uint64_t d = end > start ? end - start : 0;
-	s->len[s->nlen++] = d;
+	s->len[s->nlen++] = (struct span){ start, d };
 	s->r.steps++;
 	s->r.step_ns += d;
 	if (!s->r.first_ns || start < s->r.first_ns)
@@ -156,18 +156,32 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 	}
 }
 
-static int cmp_u64(const void *x, const void *y)
+static int by_len(const void *x, const void *y)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	uint64_t a = ((const struct span *)x)->len, b = ((const struct span *)y)->len;
+	return a < b ? -1 : a > b;
+}
+
+static int by_start(const void *x, const void *y)
+{
+	uint64_t a = ((const struct span *)x)->start, b = ((const struct span *)y)->start;
 	return a < b ? -1 : a > b;
 }
 
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
 {
 	if (s->nlen) {
-		qsort(s->len, s->nlen, sizeof *s->len, cmp_u64);
+		qsort(s->len, s->nlen, sizeof *s->len, by_len);
 		size_t m = s->nlen / 2;
-		s->r.median_ns = s->nlen % 2 ? s->len[m] : (s->len[m - 1] + s->len[m]) / 2;
+		s->r.median_ns = s->nlen % 2 ? s->len[m].len : (s->len[m - 1].len + s->len[m].len) / 2;
+		/* warm-up: the leading steps far above the median */
+		qsort(s->len, s->nlen, sizeof *s->len, by_start);
+		size_t w = 0;
+		while (s->nlen >= FT_WARMUP_MIN && w < s->nlen / 4 &&
+		       s->len[w].len > FT_WARMUP_X * s->r.median_ns)
+			w++;
+		s->r.warmup_steps = w;
+		s->r.warmup_end_ns = w ? s->len[w - 1].start + s->len[w - 1].len : 0;
 	}
 	*out = s->r;
 }

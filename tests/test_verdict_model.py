@@ -115,7 +115,8 @@ def test_poll_on_a_pipe_is_waiting_for_data(tmp_path):
     v = report(fed_by_poll(tmp_path))["verdict"]
     assert v["limit"] == "data delivery" and v["basis"] == "gpu_idle"
     w = v["window"]
-    assert w == {"start_ns": T0 + 8100 * US, "end_ns": T0 + 100 * MS, "from": "first launch"}
+    assert w == {"start_ns": T0 + 8100 * US, "end_ns": T0 + 100 * MS, "from": "first launch",
+                 "warmup_steps": 0, "warmup_ns": 0}
     assert v["gpu"]["busy_ns"] == 10 * 1900 * US
     assert v["gpu"]["idle_ns"] == 91900 * US - 19 * MS == 72900 * US
     feed = v["gpu"]["idle_by_feed"]
@@ -172,7 +173,7 @@ def test_cpu_only_run_fed_by_workers(tmp_path):
     v = rep["verdict"]
     assert v["pid"] == 100 and v["gpu"] is None and v["limit"] == "data delivery"
     assert v["window"] == {"start_ns": T0 + 8 * MS, "end_ns": T0 + 98 * MS,
-                           "from": "first batch"}
+                           "from": "first batch", "warmup_steps": 0, "warmup_ns": 0}
     assert v["feeding_threads"] == [100]
     # in the window: the 9 waits after the first one
     assert v["time_ns"]["data_wait"] == 9 * 8 * MS
@@ -336,11 +337,42 @@ def test_steps_make_the_window_and_startup(tmp_path):
         w.event(100, "RANGE_POP", t + 6 * MS, 0, level=0, api=2)
     w.close()
     v = report(str(d))["verdict"]
-    assert v["window"] == {"start_ns": s0, "end_ns": s0 + 120 * MS, "from": "steps"}
+    assert v["window"] == {"start_ns": s0, "end_ns": s0 + 120 * MS, "from": "steps",
+                           "warmup_steps": 0, "warmup_ns": 0}
     assert v["startup_ns"] == 100 * MS and v["startup_time_ns"]["io"] == 30 * MS
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 20 * 10 * US
     out = text(str(d))
     assert "start-up 100.0 ms before the first step: file I/O 30.0 ms" in out
+
+
+def test_warmup_step_is_left_out_of_the_window(tmp_path):
+    """Step 0 spends 40 ms on the CPU before its sync (module loads and
+    autotuning, as on a real H100 PyTorch run: 443 ms then 13 ms steps);
+    steps 1-19 are GPU-bound (a 5.9 ms sync each). Step 0 is over 3x the
+    median: warm-up, left out, so the loop's verdict is GPU-bound; with it
+    in, 40 ms of the GPU's idle time would be "other CPU"."""
+    d = tmp_path / "warm"
+    d.mkdir()
+    w = new(d, 100, ["./warm"])
+    s0 = START + 10 * MS
+    t = s0
+    for i in range(20):
+        cpu = 40 * MS if i == 0 else 0
+        w.event(100, "RANGE_PUSH", t, 0, name="step", level=0, api=2)
+        launch(w, 100, t + cpu + 10 * US, dur=90 * US)
+        sync(w, 100, t + cpu + 100 * US, 5900 * US)
+        t += cpu + 6 * MS
+        w.event(100, "RANGE_POP", t, 0, level=0, api=2)
+    w.close()
+    v = report(str(d))["verdict"]
+    s1 = s0 + 46 * MS
+    assert v["window"] == {"start_ns": s1, "end_ns": s1 + 19 * 6 * MS, "from": "steps",
+                           "warmup_steps": 1, "warmup_ns": 46 * MS}
+    assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 19 * 10 * US
+    assert v["startup_ns"] == 56 * MS
+    out = text(str(d))
+    assert "start-up 56.0 ms before the window, with 1 warm-up step (46.0 ms, each over 3x " \
+           "the median step)" in " ".join(out.split())
 
 
 def test_feeders_taking_turns_on_a_lock(tmp_path):
