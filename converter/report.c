@@ -336,20 +336,33 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		} else {
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
 		}
-		const char *who = nworkers && rv->nprod && !strcmp(rv->prod[0].role, "worker")
-				  ? "workers" : "loader threads";
+		/* "2 workers and 1 loader thread"; more of the first kind suggested */
+		int nw = 0;
+		for (int i = 0; i < rv->nprod; i++)
+			nw += !strcmp(rv->prod[i].role, "worker");
+		int nl = rv->nprod - nw;
+		char who[64] = "", lt[32] = "";
+		if (nl)
+			snprintf(lt, sizeof lt, "%d loader thread%s", nl, nl == 1 ? "" : "s");
+		if (nw)
+			snprintf(who, sizeof who, "%d worker%s%s%s", nw, nw == 1 ? "" : "s",
+				 nl ? " and " : "", lt);
+		else
+			snprintf(who, sizeof who, "%s", lt);
+		const char *more = nw ? "workers" : "loader threads";
+		const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
 		double d = pw ? (double)pw : 1.0;
 		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
-				 "The %d %s spend %.0f%% of their time in "
-				 "file I/O: read fewer, larger pieces or add %s.", rv->nprod, who,
-				 100 * (double)pio / d, who);
+				 "The %s %s %.0f%% of their time in "
+				 "file I/O: read fewer, larger pieces or add %s.", who, spend,
+				 100 * (double)pio / d, more);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
-				 "The %d %s are on the CPU %.0f%% of the "
-				 "time%s: preprocessing; add %s or a cheaper transform.", rv->nprod, who,
+				 "The %s %s on the CPU %.0f%% of the "
+				 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
 				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
-				 who);
+				 more);
 		else if (!strcmp(rv->data_cause, "I/O"))
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The feeding threads read the files "
