@@ -375,6 +375,27 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %d producers spend under 20%% of their "
 				 "time in file I/O or on the CPU: they wait themselves.", rv->nprod);
+		/* one producer far busier than the set (a pin-memory thread beside
+		 * idle workers): named, since more workers do not help it */
+		int b = -1;
+		for (int i = 0; i < rv->nprod; i++) {
+			const struct ft_producer *x = &rv->prod[i];
+			if (x->wall && (b < 0 || (x->io + x->cpu) * rv->prod[b].wall >
+						 (rv->prod[b].io + rv->prod[b].cpu) * x->wall))
+				b = i;
+		}
+		if (b >= 0 && rv->nprod > 1) {
+			const struct ft_producer *x = &rv->prod[b];
+			double share = (double)(x->io + x->cpu) / (double)x->wall;
+			double all = (double)(pio + pcpu) / d;
+			size_t n = strlen(rv->detail);
+			if (share >= 0.3 && share >= 1.5 * all && n < sizeof rv->detail)
+				snprintf(rv->detail + n, sizeof rv->detail - n,
+					 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
+					 x->role, x->tid, strcmp(x->role, "worker") ? " of the main process" : "",
+					 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
+					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
+		}
 	}
 	/* the process in words */
 	char cmd[72];

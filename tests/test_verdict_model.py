@@ -503,3 +503,40 @@ def test_legacy_stream_sync_drains_every_stream(tmp_path):
     v = report(str(d))["verdict"]
     assert v["window"]["start_ns"] == T0 and v["window"]["end_ns"] == T0 + 10 * MS + 10 * US
     assert v["gpu"]["busy_ns"] == 3 * MS + 10 * US and v["gpu"]["idle_ns"] == 7 * MS
+
+
+def test_busiest_producer_named_beside_idle_workers(tmp_path):
+    """The main thread waits for batches (poll) 80% of each 10 ms step; its
+    workers 101 and 102 are on the CPU 10% of the time (samples) and
+    otherwise idle; a loader thread 104 of the main process (a pin-memory
+    thread, as on a real H100 run) is on the CPU 60%. The producers are
+    named by kind, and the loader thread, far busier than the set, by tid
+    with what it does."""
+    d = tmp_path / "pin"
+    d.mkdir()
+    w = new(d, 100)
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        poll(w, 100, t, 8 * MS)
+        w.event(100, "PIPE_READ", t + 8 * MS, 10 * US, fd=5, req=1024, ret=1024)
+        launch(w, 100, t + 8100 * US)
+        sync(w, 100, t + 8200 * US, 1800 * US)
+    w.thread(104, "pt_pin_memory")
+    w.cpu(104, T0, 0)
+    w.cpu(104, T0 + 100 * MS, 60 * MS)
+    w.close()
+    for pid in (101, 102):
+        x = new(d, pid, ppid=100)
+        for k in range(20):
+            x.event(pid, "PIPE_READ", T0 + 5 * MS * k, 4 * MS, fd=6, req=8, ret=8)
+        x.cpu(pid, T0, 0)
+        x.cpu(pid, T0 + 100 * MS, 10 * MS)
+        x.close()
+    v = report(str(d))["verdict"]
+    assert v["limit"] == "data delivery"
+    assert {(p["pid"], p["tid"], p["role"]) for p in v["producers"]} == {
+        (101, 101, "worker"), (102, 102, "worker"), (100, 104, "loader thread")}
+    assert "The 2 workers and 1 loader thread " in v["detail"]
+    assert v["detail"].endswith(" The busiest, loader thread 104 of the main process, is on "
+                                "the CPU 60% of the time; more workers do not speed it up."), \
+        v["detail"]
