@@ -170,15 +170,26 @@ void ft_thread_set_name(struct ft_thread *t, const char *name)
 	atomic_store_explicit(&t->renamed, 1, memory_order_release);
 }
 
-/* The live thread whose pthread_t is th, or NULL. */
+/* The live thread whose pthread_t is th, or NULL. A thread that has
+ * left keeps its slot live until the flusher sees its tid gone, and glibc
+ * gives its pthread_t to the next thread made: the slot of a thread that
+ * said it is leaving is skipped, and of the rest the latest attached
+ * (highest stream) wins. */
 struct ft_thread *ft_thread_by_pthread(uint64_t th)
 {
+	struct ft_thread *me = ft_self;
+	if (me && me->pthread == th && me != &ft_thread_refused && me != &ft_thread_vfork_child)
+		return me;
 	unsigned hw = atomic_load(&ft_threads_hw);
-	for (unsigned i = 0; i < hw; i++)
-		if (atomic_load_explicit(&ft_threads[i].state, memory_order_acquire) == FT_SLOT_LIVE &&
-		    ft_threads[i].pthread == th)
-			return &ft_threads[i];
-	return NULL;
+	struct ft_thread *best = NULL;
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE &&
+		    t->pthread == th && !atomic_load(&t->leaving) &&
+		    (!best || t->stream > best->stream))
+			best = t;
+	}
+	return best;
 }
 
 /* Thread exit, seen without a pthread key (a key would be one of the
