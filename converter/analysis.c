@@ -889,6 +889,39 @@ static void close_burst(struct ft_an *a)
 	map_clear(&a->filemap);
 }
 
+/* A file the interpreter or the dynamic loader reads to load code (a
+ * module import: .py, .pyc, .so, anything under a Python library prefix)
+ * or a kernel pseudo-file (/proc, /sys, /dev): start-up and runtime
+ * bookkeeping, never a data set, never part of a storm. `python3 -c
+ * "import torch"` made 1 558 small reads of 776 such files, reported as a
+ * storm before. */
+static int has_suffix(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+int ft_is_module_path(const char *path)
+{
+	static const char *const suffixes[] = { ".py", ".pyc", ".pyo", ".so", ".pth", ".egg-link" };
+	static const char *const parts[] = { "/site-packages/", "/dist-packages/", "/__pycache__/",
+					     "/lib/python3", "/lib64/python3", ".so." };
+	static const char *const prefixes[] = { "/proc/", "/sys/", "/dev/", "/etc/ld.so" };
+	if (!path || !*path)
+		return 0;
+	size_t n = strlen(path);
+	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+		if (has_suffix(path, n, suffixes[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+		if (strstr(path, parts[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t path,
 			  int32_t fd, uint64_t got)
 {
@@ -1006,11 +1039,14 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		a->m.read_bytes += got;
 		a->ctr[FT_CTR_READS]++;
 		a->ctr[FT_CTR_READ_BYTES] += (int64_t)got;
-		if (req < a->o.small_read) {
+		uint32_t path = f->path ? (uint32_t)ft_field_raw(r, f->path) : 0;
+		if (req < a->o.small_read && path && ft_is_module_path(ft_string(a->p, path))) {
+			a->m.module_reads++;
+		} else if (req < a->o.small_read) {
 			a->m.small_reads++;
 			a->m.small_read_bytes += got;
-			on_small_read(a, ev, f->path ? (uint32_t)ft_field_raw(r, f->path) : 0,
-				      f->fd ? (int32_t)ft_field_signed(r, f->fd) : -1, got);
+			on_small_read(a, ev, path, f->fd ? (int32_t)ft_field_signed(r, f->fd) : -1,
+				      got);
 		}
 	}
 	if (f->mutex) {

@@ -44,6 +44,9 @@ struct ft_an_opts {
 	uint64_t win_start, win_end; /* the verdict's window (0, 0: the whole process) */
 };
 void ft_an_default_opts(struct ft_an_opts *o);
+/* a module import (.py, .pyc, .so, a Python library prefix) or a /proc,
+ * /sys, /dev file: its reads are never a small-read storm */
+int ft_is_module_path(const char *path);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i);
@@ -93,6 +96,7 @@ struct ft_metrics {
 	uint64_t idle_ns;                 /* of which after a sync: the GPU known idle */
 	uint64_t hidden, hidden_ns;
 	uint64_t reads, read_bytes, small_reads, small_read_bytes, storms;
+	uint64_t module_reads;            /* small reads of code and pseudo-files: never a storm */
 	uint64_t lock_waits, lock_ns, locks;
 	uint64_t sem_waits, sem_ns;
 	/* steps (steps.c): closed step ranges, their summed and median length,

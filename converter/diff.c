@@ -29,6 +29,7 @@ static const struct metric metrics[] = {
 	M("bytes read", "read_bytes", 0, read_bytes),
 	M("small reads", "small_reads", 0, small_reads),
 	M("small-read bytes", "small_read_bytes", 0, small_read_bytes),
+	M("module/system reads", "module_reads", 0, module_reads),
 	M("small-read storms", "storms", 0, storms),
 	M("lock waits", "lock_waits", 0, lock_waits),
 	M("lock wait time", "lock_wait_ns", 1, lock_ns),

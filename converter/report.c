@@ -870,7 +870,8 @@ static void json_metrics(FILE *out, const struct ft_metrics *m)
 		"\"launches\":%llu,\"submissions\":%llu,\"syncs\":%llu,\"sync_ns\":%llu,"
 		"\"launch_gaps\":%llu,\"launch_gap_ns\":%llu,\"hidden_syncs\":%llu,"
 		"\"hidden_sync_ns\":%llu,\"reads\":%llu,\"read_bytes\":%llu,\"small_reads\":%llu,"
-		"\"small_read_bytes\":%llu,\"storms\":%llu,\"lock_waits\":%llu,\"lock_wait_ns\":%llu,"
+		"\"small_read_bytes\":%llu,\"module_reads\":%llu,\"storms\":%llu,\"lock_waits\":%llu,"
+		"\"lock_wait_ns\":%llu,"
 		"\"contended_locks\":%llu,\"sem_waits\":%llu,\"sem_wait_ns\":%llu,",
 		(unsigned long long)m->wall_ns, (unsigned long long)m->events,
 		(unsigned long long)m->threads, (unsigned long long)m->dropped,
@@ -880,7 +881,7 @@ static void json_metrics(FILE *out, const struct ft_metrics *m)
 		(unsigned long long)m->hidden, (unsigned long long)m->hidden_ns,
 		(unsigned long long)m->reads, (unsigned long long)m->read_bytes,
 		(unsigned long long)m->small_reads, (unsigned long long)m->small_read_bytes,
-		(unsigned long long)m->storms, (unsigned long long)m->lock_waits,
+		(unsigned long long)m->module_reads, (unsigned long long)m->storms, (unsigned long long)m->lock_waits,
 		(unsigned long long)m->lock_ns, (unsigned long long)m->locks,
 		(unsigned long long)m->sem_waits, (unsigned long long)m->sem_ns);
 	json_steps(out, m);
