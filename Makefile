@@ -44,7 +44,7 @@ READER_SRCS = converter/reader.c converter/events.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/analysis.c converter/merge.c \
               converter/report.c converter/diff.c converter/ranges.c \
-              converter/steps.c converter/pipeline.c
+              converter/steps.c converter/pipeline.c converter/problems.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "problems.h"
 #include "report.h"
 #include "steps.h"
 
@@ -622,8 +623,19 @@ static void wrap_from(FILE *out, const char *s, int indent, int col0)
 			fprintf(out, "%*s", indent, "");
 		else
 			fputc(' ', out), col++;
-		fwrite(s, 1, (size_t)w, out);
-		col += w;
+		int room = 78 - indent;
+		if (w > room && room > 12) {
+			/* a path longer than the line: its middle elided (the
+			 * JSON has it whole) */
+			int head = (room - 3) / 3, tail = room - 3 - head;
+			fwrite(s, 1, (size_t)head, out);
+			fputs("...", out);
+			fwrite(s + w - tail, 1, (size_t)tail, out);
+			col += room;
+		} else {
+			fwrite(s, 1, (size_t)w, out);
+			col += w;
+		}
 		s += w;
 		while (*s == ' ')
 			s++;
@@ -787,26 +799,38 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	}
 	fputc('\n', out);
 
-	fprintf(out, "Findings, by time lost (%d", r->nf);
+	/* one row per problem, each with its suggestion (problems.c) */
+	struct ft_problem *pb;
+	int npb = ft_problems(r, &pb);
+	fprintf(out, "Findings, by time lost (%d", npb);
 	if (r->gaps_left_out)
 		fprintf(out, "; %llu shorter launch gaps left out", (unsigned long long)r->gaps_left_out);
 	fputs(")\n", out);
-	if (!r->nf)
+	if (!npb)
 		fputs("  none\n", out);
-	for (int i = 0; i < r->nf && i < 20; i++) {
-		const struct ft_finding *f = &r->f[i];
-		ft_fmt_ns(a, sizeof a, f->lost_ns);
-		ft_finding_label(f, line, sizeof line);
-		snprintf(b, sizeof b, "%s", ft_fkind_slice[f->kind]);
-		if (r->nprocs > 1)
-			snprintf(c, sizeof c, "%d", f->pid);
+	/* the rows that matter: ten at most, and past the third none under
+	 * 1% of the first's cost (the rest are in --json) */
+	int shown_pb = 0;
+	for (int i = 0; i < npb && i < 10; i++) {
+		const struct ft_problem *p = &pb[i];
+		if (i >= 3 && p->lost_ns * 100 < pb[0].lost_ns)
+			break;
+		shown_pb++;
+		ft_fmt_ns(a, sizeof a, p->lost_ns);
+		if (r->nprocs > 1 && p->nprocs == 1)
+			snprintf(c, sizeof c, "%d", p->pid);
 		else
 			c[0] = 0;
-		int col = fprintf(out, "%3d %9s  %-16s %s%s", i + 1, a, b, c, *c ? " " : "");
-		wrap_from(out, line, 31, col);
+		int col = fprintf(out, "%3d %9s  %-16s %s%s", i + 1, a, p->kind, c, *c ? " " : "");
+		wrap_from(out, p->what, 31, col);
+		if (p->suggestion && *p->suggestion) {
+			snprintf(line, sizeof line, "-> %s", p->suggestion);
+			wrap(out, line, 31);
+		}
 	}
-	if (r->nf > 20)
-		fprintf(out, "  ... %d more (--json lists them all)\n", r->nf - 20);
+	if (npb > shown_pb)
+		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
+	free(pb);
 	if (t->gaps) {
 		ft_fmt_ns(a, sizeof a, t->gap_ns);
 		fprintf(out, "  launch gaps in all: %llu on streams, %s\n",
@@ -998,6 +1022,8 @@ static void json_finding(FILE *out, const struct ft_finding *f)
 		fputc(']', out);
 		break;
 	}
+	fputs(",\"suggestion\":", out);
+	ft_json_string(out, ft_finding_suggestion(f));
 	fputc('}', out);
 }
 
@@ -1030,6 +1056,20 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 			fputc(',', out);
 		json_finding(out, &r->f[i]);
 	}
+	fputs("],\"problems\":[", out);
+	struct ft_problem *pb;
+	int npb = ft_problems(r, &pb);
+	for (int i = 0; i < npb; i++) {
+		fprintf(out, "%s{\"kind\":\"%s\",\"pid\":%d,\"processes\":%d,\"count\":%llu,"
+			"\"lost_ns\":%llu,\"first_finding\":%d,\"what\":", i ? "," : "", pb[i].kind,
+			pb[i].pid, pb[i].nprocs, (unsigned long long)pb[i].count,
+			(unsigned long long)pb[i].lost_ns, pb[i].first);
+		ft_json_string(out, pb[i].what);
+		fputs(",\"suggestion\":", out);
+		ft_json_string(out, pb[i].suggestion ? pb[i].suggestion : "");
+		fputc('}', out);
+	}
+	free(pb);
 	fputs("],\"call_sites\":[", out);
 	int n = 0;
 	for (int i = 0; i < r->nf; i++) {

@@ -3,6 +3,7 @@ what is. Synthetic traces (tests/ftgen.py) with exact counts, and the real
 Debian PyTorch import."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -75,3 +76,111 @@ def test_import_torch_has_no_storm(traced):
     m = rep["metrics"]
     assert m["module_reads"] > 1000 and m["storms"] == 0, m
     assert storms(rep) == []
+
+
+# ---- problems: one row per problem, ranked by cost, each with a suggestion
+
+from conftest import BUILD, ROOT  # noqa: E402
+
+US = 1000
+
+
+def problems(rep):
+    return rep["problems"]
+
+
+@pytest.fixture(scope="module")
+def vshapes_built():
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "vshapes"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["tiny", "fused"])
+def test_launch_bound_top_problem(traced, vshapes_built, fused):
+    """tests/vshapes/tiny: 10 000 kernels of 1 us, each launch 2 us of CPU
+    (verdict: work submission, tests/test_verdict_shapes.py). The first
+    problem is launch-bound with its 10 000 launches and the suggestion;
+    the fused twin (GPU-bound) has no launch-bound row."""
+    argv = [os.path.join(BUILD, "vshapes", "tiny")] + (["--fused"] if fused else [])
+    r = traced(argv, load=False)
+    assert r.returncode == 0, r.stderr
+    rep = report(r.dir)
+    kinds = [p["kind"] for p in problems(rep)]
+    if fused:
+        assert "launch-bound" not in kinds
+        return
+    assert rep["verdict"]["limit"] == "work submission"
+    top = problems(rep)[0]
+    assert top["kind"] == "launch-bound" and top["pid"] == rep["verdict"]["pid"]
+    assert top["what"].startswith("10,000 launches in the loop, mean "), top
+    assert "CUDA graphs" in top["suggestion"]
+    assert top["lost_ns"] > 0
+
+
+def gapped_run(d):
+    """One process, 47 steps: launch, then the GPU idles 8 ms while the
+    feeding thread waits for a batch in poll() (47 separate data-wait
+    gaps); in step 10 a 20 us hidden sync (a pageable copy). The 47 gaps
+    are one row, first; the hidden sync one row after it."""
+    w = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["./loop"])
+    w.thread(100, "main", main=True)
+    t = START
+    for i in range(47):
+        w.event(100, "POLL", t, 8 * MS, ret=1, nfds=1, timeout=5000, kinds=2, fd0=5, fd1=-1,
+                fd2=-1, fd3=-1, fd4=-1, fd5=-1, fd6=-1, fd7=-1)
+        w.event(100, "PIPE_READ", t + 8 * MS, 10 * US, fd=5, req=1024, ret=1024)
+        w.event(100, "CU_LAUNCH_KERNEL", t + 8 * MS + 20 * US, 10 * US, sym="cuLaunchKernel",
+                kernel="k", sync=0, stream=0)
+        if i == 10:
+            w.event(100, "CU_MEMCPY_HTOD_ASYNC", t + 8 * MS + 40 * US, 20 * US,
+                    sym="cuMemcpyHtoDAsync_v2", dir=1, sync=2, stream=0)
+        w.event(100, "CU_STREAM_SYNC", t + 8 * MS + 100 * US, 1900 * US, sym="x", sync=1,
+                stream=0)
+        t += 10 * MS
+    w.close()
+
+
+def test_dominant_data_wait_ranks_before_a_minor_hidden_sync(tmp_path):
+    d = tmp_path / "gaps"
+    d.mkdir()
+    gapped_run(d)
+    rep = report(str(d))
+    gaps = [f for f in rep["findings"] if f["kind"] == "launch_gap"]
+    assert len(gaps) >= 46
+    pb = problems(rep)
+    assert pb[0]["kind"] == "launch gaps" and pb[0]["count"] == len(
+        [g for g in gaps if g["scope"] == "stream" and g["cause"] == "data_wait"])
+    assert "waiting for data" in pb[0]["what"]
+    hidden = [p for p in pb if p["kind"] == "hidden sync"]
+    assert len(hidden) == 1 and pb.index(hidden[0]) > 0
+    assert "pin_memory=True" in hidden[0]["suggestion"]
+    assert all(p["suggestion"] for p in pb)
+    # the text report: one row per problem, not 47
+    out = subprocess.run([TOOL, "report", str(d)], capture_output=True, text=True).stdout
+    rows = [l for l in out.splitlines() if re.match(r"^ +\d+ +[\d.]+ \S+  launch gaps ", l)]
+    assert len(rows) == 1, out
+
+
+def test_storm_over_two_workers_is_one_problem(tmp_path):
+    """Two worker processes each make 1 500 small reads of files under
+    /data/set in 300 ms: one storm row for the data set, over 2 processes,
+    with every read counted."""
+    d = tmp_path / "workers"
+    d.mkdir()
+    m = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["/usr/bin/python3", "train.py"])
+    m.thread(100, "main", main=True)
+    m.event(100, "READ", START, 10 * US, fd=3, req=100, ret=100, path="/home/u/cfg.yaml")
+    m.close()
+    for pid in (101, 102):
+        w = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        files = ["/data/set/part%d/%05d.jpg" % (pid % 2, i) for i in range(500)]
+        reads_of(w, files, 3, START + 1 * MS)
+        w.close()
+    rep = report(str(d))
+    [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
+    assert s["processes"] == 2 and s["count"] == 2
+    assert s["what"].startswith("/data/set: 3,000 reads of 4096 bytes on average in 1,000 files")
+    assert "read each file whole" in s["suggestion"]

@@ -316,10 +316,10 @@ def test_file_io_only_has_no_feed(traced, tmp_path):
 MPQ = r'''
 import multiprocessing as mp, os, time
 
-def spin(s):                             # yields, as tests/vshapes/vshape.h's vs_busy
-    t = time.monotonic()
-    while time.monotonic() - t < s:
-        os.sched_yield()
+def spin(s):                             # s of CPU time, as tests/vshapes/vshape.h's vs_cpu:
+    t = time.thread_time()               # under load a wall-clock spin that yields got
+    while time.thread_time() - t < s:    # too little CPU to read as preprocessing
+        pass
 
 def worker(q, n):
     print("fact worker", os.getpid(), flush=True)

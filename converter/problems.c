@@ -1,0 +1,331 @@
+/*
+ * problems.c: the report's findings grouped into what a user acts on
+ * (docs/ANALYSES.md, "Problems"). Launch gaps are grouped by process,
+ * scope (streams or a thread's launches), whether a sync began them, and
+ * their cause; small-read storms by data set (the common directory of
+ * their most-read files) across every process of the run, so a storm
+ * split over four workers is one row; a hidden sync is already one per
+ * call site and a lock one per lock. A run whose verdict is work
+ * submission gets a launch-bound row ("1 200 launches per step, mean 9 us
+ * of CPU between launches"). Each row carries one suggestion.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problems.h"
+#include "report.h"
+
+const char *ft_finding_suggestion(const struct ft_finding *f)
+{
+	switch (f->kind) {
+	case FT_FK_GAP:
+		switch (f->cause) {
+		case FT_CAT_SUBMIT:
+		case FT_CAT_CPU:
+			return "the launching thread is busy on the CPU between launches: fewer, "
+			       "larger launches (CUDA graphs, kernel fusion, torch.compile) or less "
+			       "Python per step";
+		case FT_CAT_DATA:
+			return "the GPU waits while the feeding thread waits for the next batch: "
+			       "speed up data delivery (see the verdict's producers)";
+		case FT_CAT_HIDDEN:
+			return "a hidden sync ends the GPU's queue before the gap: remove it (see "
+			       "the hidden-sync rows)";
+		case FT_CAT_GPU_WAIT:
+			return "an explicit synchronize empties the queue: synchronize less often";
+		case FT_CAT_IO:
+			return "the launching thread reads files itself: move the reads to loader "
+			       "workers";
+		case FT_CAT_LOCK:
+			return "the launching thread waits for a lock: shorten or split the lock";
+		}
+		return "";
+	case FT_FK_HIDDEN:
+		if (f->symbol && strstr(f->symbol, "DtoH"))
+			return "a device-to-host copy waits for the GPU each time (.item(), .cpu(), "
+			       "printing a tensor): keep the value on the device and read it every "
+			       "N steps";
+		if (f->symbol && strstr(f->symbol, "HtoD"))
+			return "a copy from pageable host memory synchronizes: pin the host buffer "
+			       "(pin_memory=True) and copy with non_blocking=True";
+		if (f->symbol && strstr(f->symbol, "Free"))
+			return "freeing device memory waits for the GPU: keep and reuse buffers "
+			       "(a caching allocator) instead of freeing in the loop";
+		return "this call waits for the GPU: make it asynchronous or move it out of "
+		       "the loop";
+	case FT_FK_STORM:
+		if (f->files && f->reads >= 2 * f->files)
+			return "files are read in small pieces: read each file whole (one read of "
+			       "its size) or through a larger buffer";
+		return "many small files, each read once: pack them into larger shards (tar, "
+		       "WebDataset, one array file) and read those in large pieces";
+	case FT_FK_LOCK:
+		return "threads queue on this lock: shorten the critical section or split the "
+		       "lock";
+	}
+	return "";
+}
+
+/* The directory the storm's most-read files share ("" if none). */
+static void storm_dir(const struct ft_finding *f, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (!f->ntop || !f->top_file[0] || f->top_file[0][0] != '/')
+		return;
+	size_t n = strlen(f->top_file[0]);
+	for (int k = 1; k < f->ntop; k++) {
+		size_t i = 0;
+		while (i < n && f->top_file[k][i] == f->top_file[0][i])
+			i++;
+		n = i;
+	}
+	while (n > 1 && f->top_file[0][n - 1] != '/')
+		n--;
+	if (n > 1)
+		n--;                    /* without the trailing '/' */
+	snprintf(out, cap, "%.*s", (int)n, f->top_file[0]);
+}
+
+/* a becomes the directory a and b share ("/data/set" of /data/set/part0
+ * and /data/set/part1): shards of one data set read by different workers */
+static void common_dir(char *a, const char *b)
+{
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	if (!((a[i] == 0 && (b[i] == 0 || b[i] == '/')) || (a[i] == '/' && b[i] == 0)))
+		while (i > 0 && a[i - 1] != '/')
+			i--;
+	if (i > 1 && a[i - 1] == '/')
+		i--;
+	a[i] = 0;
+}
+
+/* path components: 2 for "/data/set" */
+static int depth(const char *d)
+{
+	int n = 0;
+	for (; *d; d++)
+		n += *d == '/' && d[1] && d[1] != '/';
+	return n;
+}
+
+struct acc {
+	struct ft_problem *p;
+	int n, cap;
+};
+
+static struct ft_problem *add(struct acc *a)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 16;
+		a->p = realloc(a->p, (size_t)a->cap * sizeof *a->p);
+		if (!a->p) {
+			fprintf(stderr, "feedtrace: out of memory\n");
+			exit(2);
+		}
+	}
+	struct ft_problem *p = &a->p[a->n++];
+	memset(p, 0, sizeof *p);
+	p->first = -1;
+	p->nprocs = 1;
+	p->count = 1;
+	return p;
+}
+
+/* what the launching thread was doing in a gap, by cause */
+static const char *const doing[FT_CAT_N] = {
+	[FT_CAT_SUBMIT] = "on the CPU (submitting or other work)",
+	[FT_CAT_GPU_WAIT] = "in an explicit synchronize",
+	[FT_CAT_HIDDEN] = "in a hidden sync",
+	[FT_CAT_IO] = "reading files",
+	[FT_CAT_LOCK] = "waiting for a lock",
+	[FT_CAT_DATA] = "waiting for data",
+	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
+};
+
+/* submitting and other CPU are one cause for a gap: the thread was busy */
+static int cause_class(int cause)
+{
+	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
+}
+
+/* a gap row that the launch-bound row already holds, or a thread-scope
+ * gap of a process whose streams have gaps (the streams' gaps are the
+ * GPU's idle time; a thread's gaps overlap them) */
+static int folded(const struct ft_report *r, int i, int launch_bound_pid)
+{
+	const struct ft_finding *f = &r->f[i];
+	if (f->kind != FT_FK_GAP)
+		return 0;
+	if (f->pid == launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
+		return 1;
+	if (f->scope == 1)
+		for (int j = 0; j < r->nf; j++)
+			if (r->f[j].kind == FT_FK_GAP && r->f[j].scope == 0 && r->f[j].pid == f->pid)
+				return 1;
+	return 0;
+}
+
+/* findings i and j belong to one row */
+static int same_row(const struct ft_report *r, int i, int j)
+{
+	const struct ft_finding *a = &r->f[i], *b = &r->f[j];
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == FT_FK_GAP)
+		return a->pid == b->pid && a->scope == b->scope &&
+		       cause_class(a->cause) == cause_class(b->cause);
+	if (a->kind == FT_FK_STORM) {
+		char da[512], db[512];
+		storm_dir(a, da, sizeof da);
+		storm_dir(b, db, sizeof db);
+		common_dir(da, db);
+		return depth(da) >= 2;
+	}
+	return 0;
+}
+
+static void describe(const struct ft_report *r, struct ft_problem *p, const int *members,
+		     int nm)
+{
+	const struct ft_finding *f = &r->f[members[0]];
+	char a[32], b[32], c[32];
+	if (f->kind == FT_FK_GAP) {
+		uint64_t longest = 0, synced = 0;
+		for (int k = 0; k < nm; k++) {
+			if (r->f[members[k]].lost_ns > longest)
+				longest = r->f[members[k]].lost_ns;
+			synced += r->f[members[k]].after_sync != 0;
+		}
+		ft_fmt_ns(b, sizeof b, longest);
+		char after[48] = "";
+		if (synced)
+			snprintf(after, sizeof after, " (%llu after a sync)", (unsigned long long)synced);
+		snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
+			 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
+			 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
+			 doing[cause_class(f->cause)], b);
+		return;
+	}
+	if (f->kind == FT_FK_STORM) {
+		uint64_t reads = 0, files = 0, bytes = 0, need = 0;
+		for (int k = 0; k < nm; k++) {
+			const struct ft_finding *x = &r->f[members[k]];
+			reads += x->reads, files += x->files, bytes += x->bytes;
+			need += x->reads_needed;
+		}
+		char dir[160], other[160];
+		storm_dir(f, dir, sizeof dir);
+		for (int k = 1; k < nm; k++) {
+			storm_dir(&r->f[members[k]], other, sizeof other);
+			common_dir(dir, other);
+		}
+		ft_fmt_count(a, sizeof a, reads);
+		ft_fmt_count(b, sizeof b, files);
+		ft_fmt_count(c, sizeof c, need);
+		uint64_t per = reads ? bytes / reads : 0;
+		char procs[32] = "";
+		if (p->nprocs > 1)
+			snprintf(procs, sizeof procs, ", over %d processes", p->nprocs);
+		snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
+			 "files%s (%s reads of 1 MiB would do)", *dir ? dir : "(no common directory)",
+			 a, (unsigned long long)per, b, procs, c);
+		return;
+	}
+	ft_finding_label(f, p->what, sizeof p->what);
+}
+
+/* The launch-bound row: the verdict says work submission. */
+static void launch_bound(const struct ft_report *r, struct acc *acc)
+{
+	if (!r->nprocs)
+		return;
+	const struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v = &mp->v;
+	if (!v->limit || strcmp(v->limit, "work submission") || !v->by_launch)
+		return;
+	uint64_t launches = 0;
+	for (int k = 0; k < v->nths; k++)
+		for (int j = 0; j < v->nfeeders && j < 8; j++)
+			if (v->ths[k].tid == v->feeder[j])
+				launches += v->ths[k].launches;
+	if (!launches)
+		return;
+	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
+	struct ft_problem *p = add(acc);
+	p->kind = "launch-bound";
+	p->pid = mp->pid;
+	p->lost_ns = !strcmp(v->basis, "gpu_idle")
+		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
+	char a[32], b[32];
+	ft_fmt_ns(a, sizeof a, cpu / launches);
+	uint64_t steps = mp->m.steps;
+	if (steps) {
+		snprintf(b, sizeof b, "%.0f", (double)launches / (double)steps);
+		snprintf(p->what, sizeof p->what, "%s launches per step, mean %s of CPU between "
+			 "launches (submitting %.0f%%, other CPU %.0f%% of the feeding threads' time)",
+			 b, a, v->wall_ns ? 100.0 * (double)v->t[FT_CAT_SUBMIT] / (double)v->wall_ns : 0,
+			 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_CPU] / (double)v->wall_ns : 0);
+	} else {
+		ft_fmt_count(b, sizeof b, launches);
+		snprintf(p->what, sizeof p->what, "%s launches in the loop, mean %s of CPU between "
+			 "launches (submitting %.0f%%, other CPU %.0f%% of the feeding threads' time)",
+			 b, a, v->wall_ns ? 100.0 * (double)v->t[FT_CAT_SUBMIT] / (double)v->wall_ns : 0,
+			 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_CPU] / (double)v->wall_ns : 0);
+	}
+	p->suggestion = "fewer, larger launches: CUDA graphs, kernel fusion, torch.compile; "
+			"or less Python between launches";
+}
+
+static int by_cost(const void *x, const void *y)
+{
+	const struct ft_problem *a = x, *b = y;
+	if (a->lost_ns != b->lost_ns)
+		return a->lost_ns > b->lost_ns ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+int ft_problems(const struct ft_report *r, struct ft_problem **out)
+{
+	struct acc acc = { 0 };
+	char *taken = calloc((size_t)r->nf + 1, 1);
+	int *members = malloc(((size_t)r->nf + 1) * sizeof *members);
+	if (!taken || !members) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	launch_bound(r, &acc);
+	int lb_pid = acc.n ? acc.p[0].pid : -1;
+	for (int i = 0; i < r->nf; i++) {
+		if (taken[i] || folded(r, i, lb_pid))
+			continue;
+		int nm = 0;
+		members[nm++] = i;
+		taken[i] = 1;
+		for (int j = i + 1; j < r->nf; j++)
+			if (!taken[j] && !folded(r, j, lb_pid) && same_row(r, i, j))
+				members[nm++] = j, taken[j] = 1;
+		struct ft_problem *p = add(&acc);
+		const struct ft_finding *f = &r->f[i];
+		p->kind = f->kind == FT_FK_GAP ? "launch gaps" : ft_fkind_slice[f->kind];
+		p->pid = f->pid;
+		p->first = i;
+		p->count = (uint64_t)nm;
+		p->suggestion = ft_finding_suggestion(f);
+		for (int k = 0; k < nm; k++) {
+			p->lost_ns += r->f[members[k]].lost_ns;
+			int seen = 0;
+			for (int q = 0; q < k && !seen; q++)
+				seen = r->f[members[q]].pid == r->f[members[k]].pid;
+			p->nprocs += k && !seen;
+		}
+		describe(r, p, members, nm);
+	}
+	free(taken);
+	free(members);
+	qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
+	*out = acc.p;
+	return acc.n;
+}

@@ -1,0 +1,34 @@
+/*
+ * problems.h: the report's findings as a user reads them (problems.c):
+ * one row per problem, never per occurrence, ranked by what it cost the
+ * feed, each with one suggestion (docs/ANALYSES.md, "Problems").
+ */
+#ifndef FT_PROBLEMS_H
+#define FT_PROBLEMS_H
+
+#include <stdint.h>
+
+#include "analysis.h"
+
+struct ft_report;
+
+struct ft_problem {
+	const char *kind;         /* "launch-bound", "launch gaps", "hidden sync",
+	                             "small-read storm", "lock contention" */
+	int32_t pid;              /* the first finding's process (launch-bound: main) */
+	int nprocs;               /* processes its findings come from */
+	uint64_t lost_ns;         /* summed over its findings */
+	uint64_t count;           /* findings merged into it (gaps, storms); 1 else */
+	char what[400];           /* one line of evidence */
+	const char *suggestion;
+	int first;                /* index of its first finding in r->f; -1: none */
+};
+
+/* One suggestion for a finding (also in --json's findings). */
+const char *ft_finding_suggestion(const struct ft_finding *f);
+
+/* The problems of a built report, largest first: *out malloc'd (free it);
+ * returns how many. */
+int ft_problems(const struct ft_report *r, struct ft_problem **out);
+
+#endif
