@@ -325,7 +325,8 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	}
 	free(taken);
 	free(members);
-	qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
+	if (acc.n > 1)
+		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;
 	return acc.n;
 }
