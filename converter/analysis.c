@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "events.h"
 #include "steps.h"
+#include "symbolize.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
 	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_cpu" };
@@ -812,7 +813,7 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 		} else if (in->sync == FT_SYNC_HIDDEN) {
 			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
 			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
-			uint32_t site = py ? py : f->site ? (uint32_t)ft_field_raw(r, f->site) : 0;
+			uint32_t site = py ? py : f->site ? ft_site_key(a->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
 			/* by call site when recorded, else by (symbol, thread) */
 			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
 					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;

@@ -22,6 +22,7 @@
 #include "events.h"
 #include "pipeline.h"
 #include "ranges.h"
+#include "symbolize.h"
 
 #define MAX_LANES 32
 #define REC_MAX FT_PIPE_REC_MAX

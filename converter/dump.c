@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "events.h"
 #include "reader.h"
+#include "symbolize.h"
 
 struct dump_ctx {
 	FILE *out;
