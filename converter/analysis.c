@@ -345,6 +345,8 @@ struct group {                      /* hidden sync (site or sym+tid) or lock (ad
 	uint64_t count, total, max, first, last_end;
 	int32_t tids[8];
 	int ntids, more_tids;
+	struct { uint32_t site; int py; uint64_t total; } sites[8];   /* lock: its waiters' sites */
+	int nsites;
 };
 
 struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes; };
@@ -490,6 +492,28 @@ static void group_add(struct group *g, int32_t tid, uint64_t ts, uint64_t end, u
 		g->tids[g->ntids++] = tid;
 	else
 		g->more_tids++;
+}
+
+/* A lock wait's call site (Python's, else the native stack's), summed per
+ * site: the lock's finding shows the one that waited longest. */
+static void lock_site(struct ft_an *a, struct group *g, const struct ft_rec *r, uint64_t dur)
+{
+	const struct kfacts *f = &kf[r->kind];
+	uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
+	uint32_t site = py ? py : f->site ? ft_site_key(a->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
+	if (!site)
+		return;
+	int i = 0;
+	while (i < g->nsites && (g->sites[i].site != site || g->sites[i].py != (py != 0)))
+		i++;
+	if (i == g->nsites) {
+		if (i == 8)
+			return;                 /* the first 8 sites of a lock */
+		g->sites[g->nsites++].site = site;
+		g->sites[i].py = py != 0;
+		g->sites[i].total = 0;
+	}
+	g->sites[i].total += dur;
 }
 
 /* ---- counters ---- */
@@ -1056,6 +1080,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		if (!g->count)
 			g->kind = r->kind;
 		group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+		lock_site(a, g, r, ev->dur_ns);
 		a->m.lock_waits++;
 		a->m.lock_ns += ev->dur_ns;
 		uint64_t s0 = ev->ts_ns, s1 = end;
@@ -1127,6 +1152,17 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 			f.symbol = k ? k->name : "";
 			f.addr = g[i].key;
 			f.tid = g[i].tids[0];
+			int best = -1;
+			for (int j = 0; j < g[i].nsites; j++)
+				if (best < 0 || g[i].sites[j].total > g[i].sites[best].total)
+					best = j;
+			if (best >= 0) {
+				uint32_t id = g[i].sites[best].site;
+				const char *st = g[i].sites[best].py ? ft_string(a->p, id)
+								     : ft_site_text(a->p, id);
+				f.site = st ? st : "";
+			}
+			f.lock_name = ft_data_symbol(a->p, f.addr);
 			a->m.locks++;
 		}
 		if (a->sink.finding)

@@ -448,6 +448,8 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	case FT_FK_LOCK:
 		if (f->kind == FT_FK_LOCK)
 			a[n++] = PF_ARG_PTR("lock", f->addr);
+		if (f->kind == FT_FK_LOCK && f->lock_name)
+			a[n++] = PF_ARG_STR("lock_name", f->lock_name);
 		a[n++] = PF_ARG_STR(f->kind == FT_FK_LOCK ? "call" : "symbol", f->symbol);
 		a[n++] = PF_ARG_STR("site", f->site);
 		a[n++] = PF_ARG_INT("tid", f->tid);

@@ -50,6 +50,8 @@ struct sym {
 	size_t nc, capc;
 	struct bytext *t;
 	size_t nt, capt;
+	char **names;            /* data symbols (ft_data_symbol) */
+	size_t nnames;
 	int noted;               /* the process's "no symbols" note was made */
 };
 
@@ -175,6 +177,9 @@ static void sym_free(void *arg)
 		free(s->c[i].text);
 	free(s->c);
 	free(s->t);
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
 	free(s->mods);
 	free(s);
 }
@@ -533,4 +538,36 @@ uint32_t ft_site_key(const struct ft_process *cp, uint32_t id)
 	uint32_t key = site_of((struct ft_process *)cp, id, raw)->key;
 	pthread_mutex_unlock(&lock);
 	return key;
+}
+
+const char *ft_data_symbol(const struct ft_process *cp, uint64_t addr)
+{
+	int mi = module_at(cp, addr);
+	if (mi < 0)
+		return NULL;
+	struct ft_process *p = (struct ft_process *)cp;
+	pthread_mutex_lock(&lock);
+	struct sym *s = sym_of(p);
+	struct mod *m = module(s, p, mi);
+	const char *name = NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	if (m->state == MOD_OK)
+		name = dwfl_module_addrinfo(m->dm, addr, &off, &sym, NULL, NULL, NULL);
+	/* an object's own symbol only: not a function's, not past its size */
+	if (name && (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || off >= sym.st_size))
+		name = NULL;
+	char buf[512];
+	const char *out = NULL;
+	if (name) {
+		if (off)
+			snprintf(buf, sizeof buf, "%s+0x%llx", name, (unsigned long long)off);
+		else
+			snprintf(buf, sizeof buf, "%s", name);
+		/* kept with the process's stacks, freed with them */
+		s->names = realloc(s->names, (s->nnames + 1) * sizeof *s->names);
+		out = s->names[s->nnames++] = strdup(buf);
+	}
+	pthread_mutex_unlock(&lock);
+	return out;
 }

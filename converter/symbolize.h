@@ -28,6 +28,10 @@ const char *ft_site_text(const struct ft_process *p, uint32_t id);
  * unrolled loop calls from several return addresses of one line). */
 uint32_t ft_site_key(const struct ft_process *p, uint32_t id);
 
+/* The symbol whose memory holds addr ("launch_lock", "table+0x10"), from
+ * the symbol table of the module it falls in; NULL when none knows it. */
+const char *ft_data_symbol(const struct ft_process *p, uint64_t addr);
+
 /* The lines learnt while symbolising (a module rebuilt after the run,
  * modules without symbols and what to do), each once; n of them. */
 int ft_symbols_notes(const char ***lines);

@@ -12,13 +12,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "callsite.h"
 #include "cuda_shim.h"
 
 extern void *(*ft_real_dlsym)(void *, const char *);
 void ft_dl_boot(void);
-void ft_callsite_init(void);
-uint32_t ft_callsite_native(void);
-uint32_t ft_callsite_python(void);
 
 static CUresult (*drv_func_get_name)(const char **, CUfunction);
 static CUresult (*drv_kernel_get_name)(const char **, CUkernel);
