@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "events.h"
@@ -64,7 +65,10 @@ const char ft_an_opts_help[] =
 	"  --small-read BYTES   reads asking for fewer bytes are small (65536)\n"
 	"  --lock-min-ms MS     report locks with at least this total wait (0)\n"
 	"  --bin-ms MS          counter bin (1)\n"
-	"  --step-range NAME   ranges whose name starts with NAME are steps (step)\n";
+	"  --step-range NAME   ranges whose name starts with NAME are steps (step)\n"
+	"  --symbols DIR        also look for debug files and copies of the program's\n"
+	"                       files in DIR (repeatable): by build-id, by\n"
+	"                       .gnu_debuglink, by file name\n";
 
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 {
@@ -73,6 +77,15 @@ int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 		{ "--storm-window-ms", 2, 1e6 }, { "--small-read", 3, 1 },
 		{ "--lock-min-ms", 4, 1e6 }, { "--bin-ms", 5, 1e6 },
 	};
+	if (!strcmp(argv[*i], "--symbols")) {
+		struct stat st;
+		if (*i + 1 >= argc || stat(argv[*i + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "feedtrace: --symbols needs a directory\n");
+			return -1;
+		}
+		ft_symbols_add_dir(argv[++*i]);
+		return 1;
+	}
 	if (!strcmp(argv[*i], "--step-range")) {
 		if (*i + 1 >= argc || !*argv[*i + 1]) {
 			fprintf(stderr, "feedtrace: --step-range needs a range name\n");

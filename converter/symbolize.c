@@ -229,8 +229,8 @@ static struct mod *module(struct sym *s, const struct ft_process *p, int i)
 	if (!use) {
 		char t[4400];
 		if (same == 0)
-			snprintf(t, sizeof t, "%s differs from the file the run used (its build-id: "
-				 "rebuilt since?): its frames are shown as module+offset", fm->path);
+			snprintf(t, sizeof t, "%s was rebuilt after the run (its build-id differs): "
+				 "its frames are shown as module+offset", fm->path);
 		else
 			snprintf(t, sizeof t, "%s is gone: its frames are shown as module+offset "
 				 "(--symbols DIR finds a copy)", fm->path);
