@@ -41,6 +41,7 @@ struct mod {
 };
 
 struct cached { uint32_t id, key; char *text; };
+struct frame { uint64_t ip; char *text; int own; };   /* one return address, read */
 struct bytext { uint64_t hash; uint32_t id; };   /* text -> its first stack id */
 
 struct sym {
@@ -50,6 +51,8 @@ struct sym {
 	size_t nc, capc;
 	struct bytext *t;
 	size_t nt, capt;
+	struct frame *f;         /* return addresses already read: stacks share most */
+	size_t nf, capf;
 	char **names;            /* data symbols (ft_data_symbol) */
 	size_t nnames;
 	int noted;               /* the process's "no symbols" note was made */
@@ -177,6 +180,9 @@ static void sym_free(void *arg)
 		free(s->c[i].text);
 	free(s->c);
 	free(s->t);
+	for (size_t i = 0; i < s->capf; i++)
+		free(s->f[i].text);
+	free(s->f);
 	for (size_t i = 0; i < s->nnames; i++)
 		free(s->names[i]);
 	free(s->names);
@@ -379,9 +385,40 @@ static int put_frames(struct sym *s, const struct ft_process *p, uint64_t ip,
 	return frames + 1;
 }
 
+/* put_frames once per return address (libdwfl's symbol lookup scans the
+ * whole symbol table: thousands of stacks share their outer frames) */
+static const struct frame *frame_of(struct sym *s, const struct ft_process *p, uint64_t ip)
+{
+	if (2 * (s->nf + 1) > s->capf) {
+		struct frame *old = s->f;
+		size_t oldcap = s->capf;
+		s->capf = s->capf ? 2 * s->capf : 1024;
+		s->f = calloc(s->capf, sizeof *s->f);
+		for (size_t i = 0; i < oldcap; i++) {
+			if (!old[i].text)
+				continue;
+			size_t j = (old[i].ip * 0x9E3779B97F4A7C15ull >> 20) & (s->capf - 1);
+			while (s->f[j].text)
+				j = (j + 1) & (s->capf - 1);
+			s->f[j] = old[i];
+		}
+		free(old);
+	}
+	size_t j = (ip * 0x9E3779B97F4A7C15ull >> 20) & (s->capf - 1);
+	for (; s->f[j].text; j = (j + 1) & (s->capf - 1))
+		if (s->f[j].ip == ip)
+			return &s->f[j];
+	struct out o = { NULL, 0, 0 };
+	int own;
+	put_frames(s, p, ip, &o, &own);
+	s->f[j] = (struct frame){ ip, o.s ? o.s : strdup(""), own };
+	s->nf++;
+	return &s->f[j];
+}
+
 static char *symbolise(struct sym *s, const struct ft_process *p, const char *stack)
 {
-	struct out all = { NULL, 0, 0 }, one = { NULL, 0, 0 };
+	struct out all = { NULL, 0, 0 };
 	char *lines[256];
 	int own[256], n = 0;
 	for (const char *q = stack + 3; *q && n < 256;) {
@@ -390,18 +427,15 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 		if (end == q)
 			break;
 		q = *end == ',' ? end + 1 : end;
-		one.len = 0;
-		int mine;
-		put_frames(s, p, ip, &one, &mine);
+		const struct frame *fr = frame_of(s, p, ip);
 		/* an address's frames, one per line (inlined calls first) */
-		for (char *l = one.s; l && n < 256;) {
-			char *nl = strchr(l, '\n');
+		for (const char *l = fr->text; l && n < 256;) {
+			const char *nl = strchr(l, '\n');
 			lines[n] = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-			own[n++] = mine;
+			own[n++] = fr->own;
 			l = nl ? nl + 1 : NULL;
 		}
 	}
-	free(one.s);
 	int h = 0;
 	while (h < n && !own[h])
 		h++;
