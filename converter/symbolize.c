@@ -294,9 +294,17 @@ static void put(struct out *o, const char *fmt, ...)
 	}
 }
 
-/* a name as users read it: C++ demangled */
+/* a name as users read it: C++ demangled, without a symbol version
+ * ("__libc_start_main@@GLIBC_2.34" reads __libc_start_main) */
 static void put_name(struct out *o, const char *name)
 {
+	char plain[512];
+	const char *at = name ? strchr(name, '@') : NULL;
+	if (at && at > name && (size_t)(at - name) < sizeof plain) {
+		memcpy(plain, name, (size_t)(at - name));
+		plain[at - name] = 0;
+		name = plain;
+	}
 	char *d = name && name[0] == '_' && name[1] == 'Z' ?
 		  cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI) : NULL;
 	put(o, "%s", d ? d : name ? name : "??");

@@ -254,3 +254,32 @@ def test_rebuilt_binary_refused(traced, built, tmp_path):
             assert not any("sites_prog.c" in f for f in stack)
     text = report_text(r.dir)
     assert text.count("was rebuilt after the run") == 1
+
+
+def test_perfetto_and_diff_show_the_headline(traced, built, tmp_path):
+    before = run(traced, [os.path.join(built, "sites_prog")], built)
+    after = run(traced, [os.path.join(built, "sites_cpp")], built)
+    out = str(tmp_path / "b.pftrace")
+    r = subprocess.run([TOOL, "convert", before.dir, "-o", out, "--quiet"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    data = open(out, "rb").read()
+    # the findings' args: each site headline first, the lock's name
+    for head in expected_hidden():
+        assert (head + "\n").encode() in data, head
+    assert b"launch_lock" in data
+    r = subprocess.run([TOOL, "diff", before.dir, after.dir, "--json"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    gone = sorted(x["what"] for x in d["disappeared"] if x["kind"] != "launch_gap")
+    lock = "lock contention in pthread_mutex_lock on launch_lock at wait_for_lock (%s) <- main (%s)" \
+        % (line("sites_prog.c", "wait_for_lock"), line("sites_prog.c", "main_lock"))
+    assert gone == sorted(["hidden syncs in cuMemcpyDtoH_v2 at " + h for h in expected_hidden()]
+                          + [lock])
+    new = sorted(x["what"] for x in d["appeared"] if x["kind"] != "launch_gap")
+    assert new == sorted([
+        "hidden syncs in cuMemcpyDtoH_v2 at feed::Loader::fetch(int) (%s) <- main (%s)"
+        % (line("sites_cpp.cc", "fetch"), line("sites_cpp.cc", "main_fetch")),
+        "hidden syncs in cuMemcpyDtoH_v2 at double feed::pull<double>(double) (%s) <- main (%s)"
+        % (line("sites_cpp.cc", "pull"), line("sites_cpp.cc", "main_pull"))])
