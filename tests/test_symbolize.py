@@ -49,6 +49,8 @@ def built(tmp_path_factory):
     cc(["cc", "-g", "-O2", "-Wall", "-fPIC", "-shared", "-o", "libsites.so",
         os.path.join(SRC, "sites_lib.c"), "-L" + SIMGPU, "-lcuda"], d)
     build_prog(d)
+    cc(["cc", "-g", "-O2", "-Wall", "-o", "sites_dlopen", os.path.join(SRC, "sites_dlopen.c"),
+        "-L" + SIMGPU, "-lcuda", "-Wl,-rpath," + SIMGPU, "-ldl"], d)
     cc(["c++", "-g", "-O2", "-Wall", "-o", "sites_cpp", os.path.join(SRC, "sites_cpp.cc"),
         "-L" + SIMGPU, "-lcuda", "-Wl,-rpath," + SIMGPU], d)
     # no -rdynamic: the program's own functions are not in .dynsym (dladdr
@@ -283,3 +285,20 @@ def test_perfetto_and_diff_show_the_headline(traced, built, tmp_path):
         % (line("sites_cpp.cc", "fetch"), line("sites_cpp.cc", "main_fetch")),
         "hidden syncs in cuMemcpyDtoH_v2 at double feed::pull<double>(double) (%s) <- main (%s)"
         % (line("sites_cpp.cc", "pull"), line("sites_cpp.cc", "main_pull"))])
+
+
+def test_dlopened_library_and_fork_child(traced, built):
+    """a library dlopen'd after start-up, and a fork child's own file"""
+    r = run(traced, [os.path.join(built, "sites_dlopen"), os.path.join(built, "libsites.so")],
+            built)
+    assert r.stdout == "child 0\n"
+    rep = report(r.dir)
+    head = "lib_static_sync (%s) <- lib_sync (%s)" % (line("sites_lib.c", "lib_static_sync"),
+                                                     line("sites_lib.c", "lib_sync"))
+    got = sorted((s["count"], s["site"].split("\n")[0],
+                  [f for f in s["site"].split("\n")[1:] if f.startswith("main (")])
+                 for s in rep["call_sites"] if s["kind"] == "hidden_sync")
+    assert got == [(2, head, ["main (%s)" % line("sites_dlopen.c", "dl_call")]),
+                   (3, head, ["main (%s)" % line("sites_dlopen.c", "child_call")])]
+    pids = {s["pid"] for s in rep["call_sites"]}
+    assert len(pids) == 2 and rep["symbol_notes"] == []

@@ -11,6 +11,6 @@ int cuCtxSetCurrent(void *ctx);
 int cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 int cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
 
-extern CUdeviceptr site_dev;       /* 64 bytes on the device */
-void lib_sync(int times);          /* in libsites.so */
+extern CUdeviceptr site_dev;       /* 64 bytes on the device (the program's) */
+void lib_sync(CUdeviceptr dev, int times);   /* in libsites.so */
 #endif

@@ -8,18 +8,18 @@
 
 static volatile int lib_calls;
 
-static __attribute__((noinline)) void lib_static_sync(void)
+static __attribute__((noinline)) void lib_static_sync(CUdeviceptr dev)
 {
 	char buf[4];
-	if (cuMemcpyDtoH_v2(buf, site_dev, sizeof buf) != 0) /* SITE lib_static_sync */
+	if (cuMemcpyDtoH_v2(buf, dev, sizeof buf) != 0) /* SITE lib_static_sync */
 		abort();
 	lib_calls++;
 }
 
-void lib_sync(int times)
+void lib_sync(CUdeviceptr dev, int times)
 {
 	for (int i = 0; i < times; i++) {
-		lib_static_sync(); /* SITE lib_sync */
+		lib_static_sync(dev); /* SITE lib_sync */
 		lib_calls++;
 	}
 }

@@ -87,7 +87,7 @@ int main(void)
 		global_sync(); /* SITE main_global */
 	for (int i = 0; i < 5; i++)
 		outer_of_inline(); /* SITE main_inline */
-	lib_sync(6); /* SITE main_lib */
+	lib_sync(site_dev, 6); /* SITE main_lib */
 	pthread_t t;
 	pthread_barrier_init(&held, NULL, 2);
 	pthread_create(&t, NULL, holder, NULL);
