@@ -251,7 +251,7 @@ static int host_pinned(uint64_t p1, uint64_t p2, int nptrs)
 static inline void callsite(struct ft_thread *t, unsigned sync, uint32_t site[2])
 {
 	if (sync == FT_CU_WAIT || sync == FT_CU_HIDDEN) {
-		t->busy = 1;            /* what the unwinder calls is not the program's */
+		FT_BUSY_WALK(t);        /* what the unwinder calls is not the program's */
 		site[0] = ft_callsite_native();
 		site[1] = ft_callsite_python();
 		t->busy = 0;

@@ -22,7 +22,7 @@ struct site { uint32_t native, py; };
 static inline struct site waiter_site(struct ft_thread *t)
 {
 	struct site s;
-	t->busy = 1;            /* what the unwinder calls is not the program's */
+	FT_BUSY_WALK(t);        /* what the unwinder calls is not the program's */
 	s.native = ft_callsite_native();
 	s.py = ft_callsite_python();
 	t->busy = 0;
