@@ -771,6 +771,7 @@ int ft_cmd_convert(int argc, char **argv)
 	if (st.lane_overflow)
 		fprintf(stderr, "feedtrace convert: %llu slices left out: more than %d overlapping\n",
 			(unsigned long long)st.lane_overflow, MAX_LANES);
+	ft_symbols_print_notes(stderr, "feedtrace convert: ");
 	ft_trace_close(&tr);
 	return rc;
 }

@@ -98,6 +98,7 @@ static int system_module(const char *path)
 	static const char *const names[] = {
 		"libfeedtrace", "libc.so", "libc-", "ld-linux", "libpthread", "libdl.so",
 		"libcuda.so", "libcudart.so", "libgcc_s", "libstdc++", "libm.so",
+		"libpython", "python3",         /* the interpreter: its program is Python */
 	};
 	const char *b = base_name(path);
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
