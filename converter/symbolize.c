@@ -350,11 +350,12 @@ static int put_frames(struct sym *s, const struct ft_process *p, uint64_t ip,
 	int lineno = 0;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (!file || lineno <= 0) {
-		if (name)
-			put_name(o, name), put(o, "+0x%llx (%s)", (unsigned long long)off + 1,
-					      base_name(fm->path));
-		else
+		if (name) {
+			put_name(o, name);
+			put(o, "+0x%llx (%s)", (unsigned long long)off + 1, base_name(fm->path));
+		} else {
 			put(o, "%s+0x%llx", base_name(fm->path), (unsigned long long)file_ip);
+		}
 		if (!name && *own && !m->has_syms)
 			m->bare_frames++;
 		return 1;
@@ -365,12 +366,15 @@ static int put_frames(struct sym *s, const struct ft_process *p, uint64_t ip,
 	Dwarf_Die *scopes = NULL;
 	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
 	int frames = 0;
+	const char *function = NULL;  /* the source's name: "level", not "level.constprop.0" */
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 	if (cu)
 		dwarf_getsrcfiles(cu, &files, &nfiles);
 	for (int i = 0; i < ns; i++) {
 		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram && !function)
+			function = die_name(&scopes[i]);
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
 		put_name(o, die_name(&scopes[i]));
@@ -388,8 +392,8 @@ static int put_frames(struct sym *s, const struct ft_process *p, uint64_t ip,
 			lineno = (int)cl;
 		}
 	}
+	put_name(o, function ? function : name);
 	free(scopes);
-	put_name(o, name);
 	put(o, " (%s:%d)", base_name(file), lineno);
 	return frames + 1;
 }
