@@ -492,9 +492,12 @@ static struct cached *cache_slot(struct sym *s, uint32_t id)
 		s->capc = s->capc ? 2 * s->capc : 256;
 		s->c = calloc(s->capc, sizeof *s->c);
 		s->nc = 0;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].id)
-				*cache_slot(s, old[i].id) = old[i], s->nc++;
+		for (size_t i = 0; i < oldcap; i++) {
+			if (!old[i].id)
+				continue;
+			*cache_slot(s, old[i].id) = old[i];
+			s->nc++;
+		}
 		free(old);
 	}
 	size_t i = (id * 2654435761u) & (s->capc - 1);
@@ -511,8 +514,6 @@ static uint64_t text_hash(const char *t)
 	return h | 1;
 }
 
-static struct cached *lookup(struct sym *s, uint32_t id);
-
 /* the first stack id whose frames read as text (an unrolled loop calls
  * from several addresses of one line: one site) */
 static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
@@ -525,7 +526,7 @@ static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
 		for (size_t i = 0; i < oldcap; i++) {
 			if (!old[i].hash)
 				continue;
-			size_t j = old[i].hash & (s->capt - 1);
+			size_t j = (old[i].hash >> 1) & (s->capt - 1);
 			while (s->t[j].hash)
 				j = (j + 1) & (s->capt - 1);
 			s->t[j] = old[i];
@@ -533,18 +534,13 @@ static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
 		free(old);
 	}
 	uint64_t h = text_hash(text);
-	size_t j = h & (s->capt - 1);
+	size_t j = (h >> 1) & (s->capt - 1);       /* (bit 0 is always set) */
 	for (; s->t[j].hash; j = (j + 1) & (s->capt - 1))
-		if (s->t[j].hash == h && !strcmp(lookup(s, s->t[j].id)->text, text))
+		if (s->t[j].hash == h && !strcmp(cache_slot(s, s->t[j].id)->text, text))
 			return s->t[j].id;
 	s->t[j] = (struct bytext){ h, id };
 	s->nt++;
 	return id;
-}
-
-static struct cached *lookup(struct sym *s, uint32_t id)
-{
-	return cache_slot(s, id);
 }
 
 /* symbolised once, under the lock */
