@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -107,12 +108,22 @@ static int system_module(const char *path)
 	return 0;
 }
 
-/* the build-id of the ELF file at path: its length, -1 if no ELF there */
-static int file_build_id(const char *path, unsigned char *id, size_t cap)
+/* A regular file, opened without waiting (a trace may name a FIFO or a
+ * device: never blocked on, never read); -1 if none. */
+static int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* the build-id of the ELF file open at fd: its length, -1 if no ELF */
+static int fd_build_id(int fd, unsigned char *id, size_t cap)
+{
 	int n = -1;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
@@ -124,17 +135,22 @@ static int file_build_id(const char *path, unsigned char *id, size_t cap)
 	}
 	if (e)
 		elf_end(e);
-	close(fd);
 	return n;
 }
 
-static int same_build_id(const struct ft_module *m, const char *path)
+/* path opened when it is an ELF file with this build-id: the descriptor;
+ * -2 an ELF file with another one; -1 none there (gone, not ELF) */
+static int open_same(const unsigned char *want, int wn, const char *path)
 {
-	unsigned char id[256];
-	int n = file_build_id(path, id, sizeof id);
-	if (n < 0)
+	int fd = open_regular(path);
+	if (fd < 0)
 		return -1;
-	return n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n);
+	unsigned char id[256];
+	int n = fd_build_id(fd, id, sizeof id);
+	if (n == wn && !memcmp(id, want, (size_t)n))
+		return fd;
+	close(fd);
+	return n < 0 ? -1 : -2;
 }
 
 /* libdwfl's standard search, then a copy of the module in a --symbols
@@ -153,10 +169,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	for (int i = 0; i < ndirs && wn > 0; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dirs[i], base_name(file_name));
-		unsigned char id[256];
-		if (file_build_id(path, id, sizeof id) != wn || memcmp(id, want, (size_t)wn))
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_same(want, wn, path);
 		if (fd >= 0) {
 			*found = strdup(path);
 			return fd;
@@ -223,34 +236,36 @@ static struct mod *module(struct sym *s, const struct ft_process *p, int i)
 		return m;
 	const struct ft_module *fm = &p->mods[i];
 	m->state = MOD_REFUSED;
-	const char *use = NULL;
+	const char *use = fm->path;
 	char path[4096];
-	int same = same_build_id(fm, fm->path);
-	if (same == 1)
-		use = fm->path;
-	for (int d = 0; !use && d < ndirs; d++) {
+	int same = open_same(fm->build_id, fm->build_id_len, fm->path), fd = same;
+	for (int d = 0; fd < 0 && d < ndirs; d++) {
 		snprintf(path, sizeof path, "%s/%s", dirs[d], base_name(fm->path));
-		if (same_build_id(fm, path) == 1)
-			use = path;
+		fd = open_same(fm->build_id, fm->build_id_len, path);
+		use = path;
 	}
-	if (!use) {
+	if (fd < 0) {
 		char t[4400];
-		if (same == 0)
+		if (same == -2)
 			snprintf(t, sizeof t, "%s was rebuilt after the run (its build-id differs): "
 				 "its frames are shown as module+offset", fm->path);
 		else
-			snprintf(t, sizeof t, "%s is gone: its frames are shown as module+offset "
-				 "(--symbols DIR finds a copy)", fm->path);
+			snprintf(t, sizeof t, "%s is gone (or no ELF file): its frames are shown as "
+				 "module+offset (--symbols DIR finds a copy)", fm->path);
 		note(t);
 		return m;
 	}
-	if (!s->dwfl)
+	if (!s->dwfl) {
+		close(fd);
 		return m;
+	}
 	dwfl_report_begin_add(s->dwfl);
-	m->dm = dwfl_report_elf(s->dwfl, base_name(fm->path), use, -1, fm->bias, false);
+	m->dm = dwfl_report_elf(s->dwfl, base_name(fm->path), use, fd, fm->bias, false);
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (!m->dm)
+	if (!m->dm) {
+		close(fd);              /* libdwfl keeps it only when it took the module */
 		return m;
+	}
 	m->state = MOD_OK;
 	Dwarf_Addr bias;
 	m->has_syms = dwfl_module_getdwarf(m->dm, &bias) != NULL;
@@ -279,6 +294,10 @@ struct out {
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(struct out *o, const char *fmt, ...)
 {
+	if (!o->s) {
+		o->cap = 256;
+		o->s = malloc(o->cap);
+	}
 	for (;;) {
 		va_list ap;
 		va_start(ap, fmt);

@@ -302,3 +302,20 @@ def test_dlopened_library_and_fork_child(traced, built):
                    (3, head, ["main (%s)" % line("sites_dlopen.c", "child_call")])]
     pids = {s["pid"] for s in rep["call_sites"]}
     assert len(pids) == 2 and rep["symbol_notes"] == []
+
+
+def test_module_now_a_fifo_is_not_waited_on(traced, built, tmp_path):
+    """the program's path names a FIFO when the trace is read: refused at
+    once (never opened for a blocking read), one note, frames as offsets"""
+    d = str(tmp_path)
+    exe = os.path.join(d, "sites_prog")
+    shutil.copy(os.path.join(built, "sites_prog"), exe)
+    r = run(traced, [exe], built)
+    os.unlink(exe)
+    os.mkfifo(exe)
+    rep = report(r.dir)          # (a blocked open would hit report's timeout)
+    assert rep["symbol_notes"] == [
+        "%s is gone (or no ELF file): its frames are shown as module+offset "
+        "(--symbols DIR finds a copy)" % exe]
+    heads = sites(rep)
+    assert sum(c for h, (c, _) in heads.items() if h.startswith("sites_prog+0x")) == 12
