@@ -319,3 +319,24 @@ def test_module_now_a_fifo_is_not_waited_on(traced, built, tmp_path):
         "(--symbols DIR finds a copy)" % exe]
     heads = sites(rep)
     assert sum(c for h, (c, _) in heads.items() if h.startswith("sites_prog+0x")) == 12
+
+
+def test_build_id_path_in_symbols_dir(traced, built, tmp_path):
+    """a debug file found by build-id (DIR/.build-id/xx/rest.debug, the
+    layout of /usr/lib/debug) for a program stripped without a debuglink"""
+    d = str(tmp_path)
+    exe = os.path.join(d, "sites_prog")
+    shutil.copy(os.path.join(built, "sites_prog"), exe)
+    out = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True,
+                         check=True).stdout
+    bid = out.split("Build ID:")[1].split()[0]
+    where = tmp_path / "dbg" / ".build-id" / bid[:2]
+    where.mkdir(parents=True)
+    subprocess.run(["objcopy", "--only-keep-debug", exe, str(where / (bid[2:] + ".debug"))],
+                   check=True)
+    subprocess.run(["strip", exe], check=True)
+    r = run(traced, [exe], built)
+    assert len(report(r.dir)["symbol_notes"]) == 1
+    rep = report(r.dir, "--symbols", str(tmp_path / "dbg"))
+    assert {h: c for h, (c, _) in sites(rep).items()} == expected_hidden()
+    assert rep["symbol_notes"] == []
