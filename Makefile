@@ -31,7 +31,7 @@ PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/pytho
 
 LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
-           libfeedtrace/flusher.c libfeedtrace/lifecycle.c \
+           libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c shim/wait.c
 # The library exports its wrappers only (shim/*.c mark them); everything
@@ -44,7 +44,8 @@ READER_SRCS = converter/reader.c converter/events.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/analysis.c converter/merge.c \
               converter/report.c converter/diff.c converter/ranges.c \
-              converter/steps.c converter/pipeline.c converter/problems.c
+              converter/steps.c converter/pipeline.c converter/problems.c \
+              converter/symbolize.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
@@ -95,7 +96,7 @@ $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyf
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
-	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS)
+	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)

@@ -8,10 +8,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "events.h"
 #include "steps.h"
+#include "symbolize.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
 	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_cpu" };
@@ -63,7 +65,10 @@ const char ft_an_opts_help[] =
 	"  --small-read BYTES   reads asking for fewer bytes are small (65536)\n"
 	"  --lock-min-ms MS     report locks with at least this total wait (0)\n"
 	"  --bin-ms MS          counter bin (1)\n"
-	"  --step-range NAME   ranges whose name starts with NAME are steps (step)\n";
+	"  --step-range NAME   ranges whose name starts with NAME are steps (step)\n"
+	"  --symbols DIR        also look for debug files and copies of the program's\n"
+	"                       files in DIR (repeatable): by build-id, by\n"
+	"                       .gnu_debuglink, by file name\n";
 
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 {
@@ -72,6 +77,15 @@ int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 		{ "--storm-window-ms", 2, 1e6 }, { "--small-read", 3, 1 },
 		{ "--lock-min-ms", 4, 1e6 }, { "--bin-ms", 5, 1e6 },
 	};
+	if (!strcmp(argv[*i], "--symbols")) {
+		struct stat st;
+		if (*i + 1 >= argc || stat(argv[*i + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "feedtrace: --symbols needs a directory\n");
+			return -1;
+		}
+		ft_symbols_add_dir(argv[++*i]);
+		return 1;
+	}
 	if (!strcmp(argv[*i], "--step-range")) {
 		if (*i + 1 >= argc || !*argv[*i + 1]) {
 			fprintf(stderr, "feedtrace: --step-range needs a range name\n");
@@ -344,6 +358,8 @@ struct group {                      /* hidden sync (site or sym+tid) or lock (ad
 	uint64_t count, total, max, first, last_end;
 	int32_t tids[8];
 	int ntids, more_tids;
+	struct { uint32_t site; int py; uint64_t total; } sites[8];   /* lock: its waiters' sites */
+	int nsites;
 };
 
 struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes; };
@@ -489,6 +505,28 @@ static void group_add(struct group *g, int32_t tid, uint64_t ts, uint64_t end, u
 		g->tids[g->ntids++] = tid;
 	else
 		g->more_tids++;
+}
+
+/* A lock wait's call site (Python's, else the native stack's), summed per
+ * site: the lock's finding shows the one that waited longest. */
+static void lock_site(struct ft_an *a, struct group *g, const struct ft_rec *r, uint64_t dur)
+{
+	const struct kfacts *f = &kf[r->kind];
+	uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
+	uint32_t site = py ? py : f->site ? ft_site_key(a->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
+	if (!site)
+		return;
+	int i = 0;
+	while (i < g->nsites && (g->sites[i].site != site || g->sites[i].py != (py != 0)))
+		i++;
+	if (i == g->nsites) {
+		if (i == 8)
+			return;                 /* the first 8 sites of a lock */
+		g->sites[g->nsites++].site = site;
+		g->sites[i].py = py != 0;
+		g->sites[i].total = 0;
+	}
+	g->sites[i].total += dur;
 }
 
 /* ---- counters ---- */
@@ -812,7 +850,7 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 		} else if (in->sync == FT_SYNC_HIDDEN) {
 			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
 			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
-			uint32_t site = py ? py : f->site ? (uint32_t)ft_field_raw(r, f->site) : 0;
+			uint32_t site = py ? py : f->site ? ft_site_key(a->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
 			/* by call site when recorded, else by (symbol, thread) */
 			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
 					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;
@@ -1055,6 +1093,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		if (!g->count)
 			g->kind = r->kind;
 		group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+		lock_site(a, g, r, ev->dur_ns);
 		a->m.lock_waits++;
 		a->m.lock_ns += ev->dur_ns;
 		uint64_t s0 = ev->ts_ns, s1 = end;
@@ -1126,6 +1165,17 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 			f.symbol = k ? k->name : "";
 			f.addr = g[i].key;
 			f.tid = g[i].tids[0];
+			int best = -1;
+			for (int j = 0; j < g[i].nsites; j++)
+				if (best < 0 || g[i].sites[j].total > g[i].sites[best].total)
+					best = j;
+			if (best >= 0) {
+				uint32_t id = g[i].sites[best].site;
+				const char *st = g[i].sites[best].py ? ft_string(a->p, id)
+								     : ft_site_text(a->p, id);
+				f.site = st ? st : "";
+			}
+			f.lock_name = ft_data_symbol(a->p, f.addr);
 			a->m.locks++;
 		}
 		if (a->sink.finding)

@@ -79,6 +79,7 @@ struct ft_finding {
 	const char *site;         /* call site ("" until call sites are recorded) */
 	uint64_t count, total_ns, max_ns;
 	uint64_t addr;            /* lock address */
+	const char *lock_name;    /* the symbol that holds it ("launch_lock"), or NULL */
 	int threads;              /* distinct threads that waited */
 	/* small-read storm */
 	uint64_t reads, bytes, files, reads_needed;

@@ -22,6 +22,7 @@
 #include "events.h"
 #include "pipeline.h"
 #include "ranges.h"
+#include "symbolize.h"
 
 #define MAX_LANES 32
 #define REC_MAX FT_PIPE_REC_MAX
@@ -447,6 +448,8 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	case FT_FK_LOCK:
 		if (f->kind == FT_FK_LOCK)
 			a[n++] = PF_ARG_PTR("lock", f->addr);
+		if (f->kind == FT_FK_LOCK && f->lock_name)
+			a[n++] = PF_ARG_STR("lock_name", f->lock_name);
 		a[n++] = PF_ARG_STR(f->kind == FT_FK_LOCK ? "call" : "symbol", f->symbol);
 		a[n++] = PF_ARG_STR("site", f->site);
 		a[n++] = PF_ARG_INT("tid", f->tid);
@@ -768,6 +771,7 @@ int ft_cmd_convert(int argc, char **argv)
 	if (st.lane_overflow)
 		fprintf(stderr, "feedtrace convert: %llu slices left out: more than %d overlapping\n",
 			(unsigned long long)st.lane_overflow, MAX_LANES);
+	ft_symbols_print_notes(stderr, "feedtrace convert: ");
 	ft_trace_close(&tr);
 	return rc;
 }

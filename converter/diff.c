@@ -58,7 +58,10 @@ static int collect(const struct ft_report *r, struct label *l, int cap)
 		case FT_FK_HIDDEN: snprintf(t, sizeof t, "hidden syncs in %s%s%.*s", f->symbol,
 					    *f->site ? " at " : "", (int)strcspn(f->site, "\n;"),
 					    f->site); break;
-		case FT_FK_LOCK: snprintf(t, sizeof t, "lock contention in %s", f->symbol); break;
+		case FT_FK_LOCK: snprintf(t, sizeof t, "lock contention in %s%s%s%s%.*s", f->symbol,
+					  f->lock_name ? " on " : "", f->lock_name ? f->lock_name : "",
+					  *f->site ? " at " : "", (int)strcspn(f->site, "\n;"),
+					  f->site); break;
 		case FT_FK_STORM: snprintf(t, sizeof t, "small-read storm"); break;
 		default: snprintf(t, sizeof t, "launch gaps (%s)", ft_cat_label[f->cause]); break;
 		}

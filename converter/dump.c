@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "events.h"
 #include "reader.h"
+#include "symbolize.h"
 
 struct dump_ctx {
 	FILE *out;
@@ -266,6 +267,7 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 		tally(&c, tr.procs[i]);
 	}
 	/* damage was reported on stderr; what was intact has been printed */
+	ft_symbols_print_notes(stderr, "feedtrace dump: ");
 	ft_trace_close(&tr);
 	return 0;
 }

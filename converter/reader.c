@@ -274,7 +274,7 @@ const char *ft_string(const struct ft_process *p, uint32_t id)
 	return strtab_find(p->strings, id);
 }
 
-const char *ft_site_text(const struct ft_process *p, uint32_t id)
+const char *ft_site_symbols(const struct ft_process *p, uint32_t id)
 {
 	const char *s = strtab_find(p->symbols, id);
 	return s ? s : strtab_find(p->strings, id);
@@ -504,6 +504,36 @@ uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r)
 
 /* ---- opening ---- */
 
+/* MODULES entries (docs/FORMAT.md): a damaged or cut entry ends the chunk */
+static void add_modules(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	size_t o = 0;
+	while (o + sizeof(struct ft_module_entry) <= n) {
+		struct ft_module_entry e;
+		memcpy(&e, d + o, sizeof e);
+		size_t body = (size_t)e.build_id_len + e.path_len;
+		size_t next = o + sizeof e + ((body + 7) & ~(size_t)7);
+		if (e.path_len == 0 || body > n - o - sizeof e || next > n)
+			break;
+		const unsigned char *id = d + o + sizeof e;
+		const char *path = (const char *)id + e.build_id_len;
+		if (path[e.path_len - 1] != 0 || e.lo >= e.hi)
+			break;
+		if (p->nmods == p->capmods) {
+			p->capmods = p->capmods ? 2 * p->capmods : 32;
+			p->mods = xrealloc(p->mods, (size_t)p->capmods * sizeof *p->mods);
+		}
+		struct ft_module *m = &p->mods[p->nmods++];
+		m->bias = e.bias;
+		m->lo = e.lo;
+		m->hi = e.hi;
+		m->build_id_len = e.build_id_len;
+		memcpy(m->build_id, id, e.build_id_len);
+		m->path = xstrdup(path);
+		o = next;
+	}
+}
+
 static void set_cmdline(struct ft_process *p, const unsigned char *d, size_t n)
 {
 	if (n < sizeof(struct ft_process_info))
@@ -624,6 +654,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			break;
 		case FT_CHUNK_CPU:
 			add_cpu_samples(p, buf, (size_t)n);
+			break;
+		case FT_CHUNK_MODULES:
+			add_modules(p, buf, (size_t)n);
 			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
@@ -790,6 +823,11 @@ void ft_trace_close(struct ft_trace *tr)
 		for (int j = 0; j < p->nthreads; j++)
 			free(p->threads[j].cpu);
 		free(p->threads);
+		if (p->sym_free)
+			p->sym_free(p->sym);
+		for (int j = 0; j < p->nmods; j++)
+			free(p->mods[j].path);
+		free(p->mods);
 		free(p->cmdline);
 		free(p->path);
 		pass_end(p);

@@ -31,6 +31,13 @@ struct ft_thread_rec {
 	int ncpu, cpucap;
 };
 
+struct ft_module {            /* a MODULES entry: a loaded ELF object */
+	uint64_t bias, lo, hi;
+	unsigned char build_id[255];
+	int build_id_len;
+	char *path;
+};
+
 struct ft_process {
 	char *path;              /* the file */
 	struct ft_file_header hdr;
@@ -44,6 +51,10 @@ struct ft_process {
 	/* strings: id -> text (id = offset/8+1 in the writer's arena) */
 	struct ft_strtab *strings;
 	struct ft_strtab *symbols;   /* "#S:" stack id -> symbolised frames */
+	struct ft_module *mods;      /* MODULES chunks, in file order */
+	int nmods, capmods;
+	void *sym;                   /* the symboliser's cache (symbolize.c), */
+	void (*sym_free)(void *);    /* freed with the process by this */
 	struct ft_thread_rec *threads;
 	int nthreads;
 	struct ft_end_info end;
@@ -86,9 +97,10 @@ void ft_trace_close(struct ft_trace *tr);
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err);
 
 const char *ft_string(const struct ft_process *p, uint32_t id);
-/* A call-site id as text: a native stack's symbolised frames (one per line)
- * when the trace has them, else the string itself. */
-const char *ft_site_text(const struct ft_process *p, uint32_t id);
+/* A call-site id's frames as the recorder symbolised them (SYMBOLS chunk,
+ * one per line), else the string itself. converter/symbolize.h reads
+ * them offline (ft_site_text). */
+const char *ft_site_symbols(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);

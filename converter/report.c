@@ -14,6 +14,7 @@
 #include "problems.h"
 #include "report.h"
 #include "steps.h"
+#include "symbolize.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -597,12 +598,17 @@ void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
 		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of 1 MiB would do)",
 			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
 		break;
-	case FT_FK_LOCK:
+	case FT_FK_LOCK: {
+		int n;
+		const char *site = site_brief(f->site, &n);
 		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s 0x%llx x%llu (max %s), %d thread%s", f->symbol,
-			 (unsigned long long)f->addr, (unsigned long long)f->count, a, f->threads,
+		snprintf(buf, cap, "%s %s%s0x%llx%s%s%.*s x%llu (max %s), %d thread%s", f->symbol,
+			 f->lock_name ? f->lock_name : "", f->lock_name ? " (" : "",
+			 (unsigned long long)f->addr, f->lock_name ? ")" : "",
+			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->threads,
 			 f->threads == 1 ? "" : "s");
 		break;
+	}
 	default:
 		snprintf(buf, cap, "?");
 	}
@@ -851,17 +857,23 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_fmt_count(c, sizeof c, f->count);
 		int n;
 		const char *site = site_brief(f->site, &n);
-		if (n)
+		if (n && f->kind == FT_FK_LOCK && f->lock_name)
+			snprintf(line, sizeof line, "%.*s (%s on %s)", n, site, f->symbol, f->lock_name);
+		else if (n)
 			snprintf(line, sizeof line, "%.*s (%s)", n, site, f->symbol);
 		else if (f->kind == FT_FK_HIDDEN)
 			snprintf(line, sizeof line, "%s in thread %d", f->symbol, f->tid);
+		else if (f->lock_name)
+			snprintf(line, sizeof line, "%s on %s", f->symbol, f->lock_name);
 		else
 			snprintf(line, sizeof line, "%s on lock 0x%llx", f->symbol,
 				 (unsigned long long)f->addr);
-		fprintf(out, "  %8s %9s %9s  %.48s\n", c, a, b, line);
+		/* the site in full: it says where to change the code */
+		fprintf(out, "  %8s %9s %9s  %s\n", c, a, b, line);
 	}
 	if (!shown)
 		fputs("  none\n", out);
+	ft_symbols_print_notes(out, "  note: ");
 }
 
 /* ---- JSON ---- */
@@ -998,8 +1010,13 @@ static void json_finding(FILE *out, const struct ft_finding *f)
 		ft_json_string(out, f->symbol);
 		fputs(",\"site\":", out);
 		ft_json_string(out, f->site);
-		if (f->kind == FT_FK_LOCK)
-			fprintf(out, ",\"lock\":\"0x%llx\"", (unsigned long long)f->addr);
+		if (f->kind == FT_FK_LOCK) {
+			fprintf(out, ",\"lock\":\"0x%llx\",\"lock_name\":", (unsigned long long)f->addr);
+			if (f->lock_name)
+				ft_json_string(out, f->lock_name);
+			else
+				fputs("null", out);
+		}
 		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu,\"threads\":%d",
 			f->tid, (unsigned long long)f->count, (unsigned long long)f->total_ns,
 			(unsigned long long)f->max_ns, f->threads);
@@ -1084,6 +1101,14 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu}", f->tid,
 			(unsigned long long)f->count, (unsigned long long)f->total_ns,
 			(unsigned long long)f->max_ns);
+	}
+	fputs("],\"symbol_notes\":[", out);
+	const char **notes;
+	int nn = ft_symbols_notes(&notes);
+	for (int i = 0; i < nn; i++) {
+		if (i)
+			fputc(',', out);
+		ft_json_string(out, notes[i]);
 	}
 	fputs("]}\n", out);
 }

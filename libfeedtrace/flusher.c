@@ -536,6 +536,7 @@ static unsigned flush_cycle(int let_go)
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	write_strings();
+	ft_modules_write();
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
 		write_clock();
@@ -634,6 +635,7 @@ void ft_flusher_forget(void)
 	atomic_store(&flusher_running, 0);
 	atomic_store(&compressing, 0);
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
+	ft_modules_after_fork_child();      /* the child's file names them again */
 	last_clock_ns = 0;
 	atomic_store(&flush_lock_word, 0);
 }

@@ -76,6 +76,7 @@ enum ft_chunk_type {
 	FT_CHUNK_END     = 6,   /* struct ft_end_info: how the process ended */
 	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
 	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
+	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
 };
 
 enum ft_codec {
@@ -116,6 +117,16 @@ struct ft_cpu_sample {                   /* 24 bytes */
 	uint32_t reserved;
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
 	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
+};
+
+/* A loaded ELF object (program, shared library) that return addresses may
+ * fall in: the converter symbolises them offline against the file. */
+struct ft_module_entry {                 /* 32 bytes, then build_id, then path; padded to 8 */
+	uint64_t bias;                   /* load bias: run-time address - file's p_vaddr */
+	uint64_t lo, hi;                 /* [lo, hi): its PT_LOAD segments in memory */
+	uint32_t path_len;               /* bytes of path, its NUL included */
+	uint8_t  build_id_len;           /* bytes of NT_GNU_BUILD_ID (0: none) */
+	uint8_t  reserved[3];
 };
 
 struct ft_string_entry {                 /* 8 bytes, then len bytes, padded to 8 */

@@ -65,6 +65,10 @@ extern int ft_out_fd;
 extern _Atomic uint64_t ft_records_written;
 extern _Atomic uint64_t ft_records_unwritten;
 
+/* modules.c: the MODULES chunk (loaded objects, each once per file) */
+void ft_modules_write(void);
+void ft_modules_after_fork_child(void);
+
 /* flusher.c */
 int ft_flusher_start(void);
 void ft_flusher_stop(void);         /* final compressed drain, then join */

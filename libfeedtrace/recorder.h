@@ -29,7 +29,8 @@ struct ft_thread {
 	uint64_t check_at;           /* head may grow up to here without a look at tail */
 	uint64_t limit;              /* tail + capacity, as last seen */
 	uintptr_t busy;              /* 0, or the frame of the hook mid-record
-	                              * (signal reentrancy, ft_busy_slow); 1: not now */
+	                              * (signal reentrancy, ft_busy_slow); 1: not now;
+	                              * a frame + 1: a call-site walk (FT_BUSY_WALK) */
 	int32_t tid;
 	_Atomic uint64_t head;       /* slots published */
 	_Atomic uint64_t lost;       /* records dropped by the owner */
@@ -70,6 +71,11 @@ static inline struct ft_thread *ft_enter(unsigned g)
 		return ft_busy_slow(t, (uintptr_t)__builtin_frame_address(0));
 	return t;
 }
+
+/* A hook is taking its call site (shim/callsite.c): hooks the unwinder
+ * reaches record nothing; a siglongjmp out of the walk is seen by the
+ * thread's next hook at or above this frame, which clears it. */
+#define FT_BUSY_WALK(t) ((t)->busy = (uintptr_t)__builtin_frame_address(0) | 1)
 
 /* Reserve n contiguous slots in t's ring; NULL (and the loss counted) if full.
  * The caller fills them and calls ft_commit(). */

@@ -249,7 +249,14 @@ struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here)
 {
 	uintptr_t b = t->busy;
 	if (b <= 1 || t == &ft_thread_refused || t == &ft_thread_vfork_child)
-		return NULL;            /* not now (stand-ins, the unwinder) */
+		return NULL;            /* not now (stand-ins) */
+	if (b & 1) {                    /* a call-site walk from the hook at frame b - 1 */
+		if (here >= b - 1 && !on_altstack()) {
+			t->busy = 0;    /* a siglongjmp left it: this hook is the program's */
+			return t;
+		}
+		return NULL;            /* the unwinder's own calls, or a handler's in it */
+	}
 	if (here >= b && !on_altstack()) {
 		atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
 		t->busy = 0;

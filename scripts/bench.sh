@@ -5,7 +5,8 @@
 # programs from tests/bench/ into build/bench/, then runs
 # scripts/bench_run.py, which does the measuring and writes the report,
 # then appends scripts/bench_resync.sh's section (the reader's
-# resynchronisation over a 1, 8 and 64 MiB zero-filled tail).
+# resynchronisation over a 1, 8 and 64 MiB zero-filled tail) and
+# scripts/bench_symbols.sh's (the converter symbolising 10 000 stacks).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -62,6 +63,8 @@ trap stop_sessiond EXIT
 # appended to the report bench_run.py wrote
 if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_resync.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 10, the converter symbolising 10 000 distinct stacks
+	{ echo; BUILD="$BUILD" scripts/bench_symbols.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

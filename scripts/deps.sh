@@ -4,7 +4,7 @@
 # with). Does nothing when everything is there.
 set -e
 pkgs="gcc make libc6-dev libzstd-dev libunwind-dev libprotobuf-c-dev protobuf-c-compiler
-      protobuf-compiler libcmocka-dev python3 python3-dev python3-pytest python3-numpy python3-torch
+      protobuf-compiler libcmocka-dev libdw-dev libiberty-dev python3 python3-dev python3-pytest python3-numpy python3-torch
       clang libclang-rt-14-dev
       libjemalloc2 faketime libfaketime"
 if [ "$1" = bench ]; then

@@ -33,6 +33,7 @@ build() {
 	srcs="converter/reader.c converter/events.c converter/dump.c converter/convert.c
 	      converter/analysis.c converter/merge.c converter/report.c converter/diff.c
 	      converter/ranges.c converter/steps.c converter/pipeline.c converter/problems.c
+	      converter/symbolize.c
 	      converter/pftrace.c $F/gen/perfetto.pb-c.c tests/fuzz/fuzz_reader.c"
 	# rebuild only when a source is newer than the harness
 	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*.h libfeedtrace/*.h \
@@ -41,7 +42,7 @@ build() {
 	fi
 	$CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c
+		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty
 	mv $F/fuzz_reader.$$ $F/fuzz_reader
 }
 

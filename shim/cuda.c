@@ -12,13 +12,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "callsite.h"
 #include "cuda_shim.h"
 
 extern void *(*ft_real_dlsym)(void *, const char *);
 void ft_dl_boot(void);
-void ft_callsite_init(void);
-uint32_t ft_callsite_native(void);
-uint32_t ft_callsite_python(void);
 
 static CUresult (*drv_func_get_name)(const char **, CUfunction);
 static CUresult (*drv_kernel_get_name)(const char **, CUkernel);
@@ -253,7 +251,7 @@ static int host_pinned(uint64_t p1, uint64_t p2, int nptrs)
 static inline void callsite(struct ft_thread *t, unsigned sync, uint32_t site[2])
 {
 	if (sync == FT_CU_WAIT || sync == FT_CU_HIDDEN) {
-		t->busy = 1;            /* what the unwinder calls is not the program's */
+		FT_BUSY_WALK(t);        /* what the unwinder calls is not the program's */
 		site[0] = ft_callsite_native();
 		site[1] = ft_callsite_python();
 		t->busy = 0;

@@ -5,19 +5,48 @@
  * and robust mutexes behave exactly as without the tracer). Keeps errno.
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
+#include "callsite.h"
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */
 #pragma GCC visibility push(default)
 
-static inline void record_lock(struct ft_thread *t, unsigned kind, uint64_t t0,
-			       const void *lock, int r)
+/* A mutex or rwlock wait: the waiter's call site, taken once the trylock
+ * said it must wait (never for a free lock), before it blocks. */
+struct site { uint32_t native, py; };
+
+static inline struct site waiter_site(struct ft_thread *t)
 {
-	ft_record_p(t, kind, t0, ft_now(), lock, (uint32_t)r, 0);
+	struct site s;
+	FT_BUSY_WALK(t);        /* what the unwinder calls is not the program's */
+	s.native = ft_callsite_native();
+	s.py = ft_callsite_python();
+	t->busy = 0;
+	return s;
 }
+
+static inline void record_lock_site(struct ft_thread *t, unsigned kind, uint64_t t0,
+				    const void *lock, int r, struct site s)
+{
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	ft_rec_header(rec, kind, 2, t0, ft_now());
+	rec->p.u64[0] = (uint64_t)(uintptr_t)lock;
+	rec->p.u32[2] = (uint32_t)r;
+	rec->p.u32[3] = 0;
+	struct ft_rec *more = ft_slot(t, 1);
+	memset(more, 0, sizeof *more);
+	uint32_t *w = (uint32_t *)(void *)more;
+	w[0] = s.native;
+	w[1] = s.py;
+	ft_commit(t, 2);
+}
+
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
@@ -27,9 +56,10 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	int r = REAL(pthread_mutex_trylock)(m);
 	if (r != EBUSY)
 		return r;               /* taken (or EOWNERDEAD: taken too), or an error */
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_mutex_lock)(m);
-	record_lock(t, FT_EV_MUTEX_LOCK, t0, m, r);
+	record_lock_site(t, FT_EV_MUTEX_LOCK, t0, m, r, s);
 	return r;
 }
 
@@ -41,9 +71,10 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abst)
 	int r = REAL(pthread_mutex_trylock)(m);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_mutex_timedlock)(m, abst);
-	record_lock(t, FT_EV_MUTEX_TIMEDLOCK, t0, m, r);
+	record_lock_site(t, FT_EV_MUTEX_TIMEDLOCK, t0, m, r, s);
 	return r;
 }
 
@@ -55,9 +86,10 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timesp
 	int r = REAL(pthread_mutex_trylock)(m);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_mutex_clocklock)(m, c, abst);
-	record_lock(t, FT_EV_MUTEX_CLOCKLOCK, t0, m, r);
+	record_lock_site(t, FT_EV_MUTEX_CLOCKLOCK, t0, m, r, s);
 	return r;
 }
 
@@ -69,9 +101,10 @@ int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 	int r = REAL(pthread_rwlock_tryrdlock)(l);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_rwlock_rdlock)(l);
-	record_lock(t, FT_EV_RWLOCK_RDLOCK, t0, l, r);
+	record_lock_site(t, FT_EV_RWLOCK_RDLOCK, t0, l, r, s);
 	return r;
 }
 
@@ -83,9 +116,10 @@ int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 	int r = REAL(pthread_rwlock_trywrlock)(l);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_rwlock_wrlock)(l);
-	record_lock(t, FT_EV_RWLOCK_WRLOCK, t0, l, r);
+	record_lock_site(t, FT_EV_RWLOCK_WRLOCK, t0, l, r, s);
 	return r;
 }
 
@@ -97,9 +131,10 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst)
 	int r = REAL(pthread_rwlock_tryrdlock)(l);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_rwlock_timedrdlock)(l, abst);
-	record_lock(t, FT_EV_RWLOCK_TIMEDRD, t0, l, r);
+	record_lock_site(t, FT_EV_RWLOCK_TIMEDRD, t0, l, r, s);
 	return r;
 }
 
@@ -111,9 +146,10 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst)
 	int r = REAL(pthread_rwlock_trywrlock)(l);
 	if (r != EBUSY)
 		return r;
+	struct site s = waiter_site(t);
 	uint64_t t0 = ft_now();
 	r = REAL(pthread_rwlock_timedwrlock)(l, abst);
-	record_lock(t, FT_EV_RWLOCK_TIMEDWR, t0, l, r);
+	record_lock_site(t, FT_EV_RWLOCK_TIMEDWR, t0, l, r, s);
 	return r;
 }
 

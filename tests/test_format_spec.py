@@ -34,13 +34,22 @@ def read_spec(path):
     assert data[:8] == b"FEEDTRC\n"
     version, header_size = struct.unpack_from("<HH", data, 8)
     assert version == 1
-    off, records, codecs = header_size, [], []
+    off, records, codecs, modules = header_size, [], [], []
     while off + 24 <= len(data):
         magic, ctype, codec, stored, raw, phash, hhash = struct.unpack_from("<IHHIIII", data, off)
         assert magic == 0x4B435446 and hhash == fnv(data[off:off + 20])
         payload = data[off + 24:off + 24 + stored]
         assert fnv(payload) == phash
         off += 24 + stored
+        if ctype == 9:                  # MODULES, raw: 32-byte entry, build-id, path
+            o = 0
+            while o + 32 <= len(payload):
+                bias, lo, hi, plen, idlen = struct.unpack_from("<QQQIB", payload, o)
+                bid = payload[o + 32:o + 32 + idlen]
+                path = payload[o + 32 + idlen:o + 32 + idlen + plen - 1].decode()
+                modules.append((path, bias, lo, hi, bid.hex()))
+                o += 32 + (idlen + plen + 7) // 8 * 8
+            continue
         if ctype != 1:
             continue
         codecs.append(codec)
@@ -59,6 +68,7 @@ def read_spec(path):
             ts, dur, kind, ns, flags = struct.unpack_from("<QIHBB", slots, i * SLOT)
             records.append((tid, kind, slots[i * SLOT:(i + ns) * SLOT]))
             i += ns
+    read_spec.modules = modules
     return records, codecs
 
 
@@ -81,3 +91,29 @@ def test_independent_reader_agrees(traced, tmp_path):
     # read payload: fd, path id, req, ret (FORMAT.md); req and ret as dumped
     assert all(struct.unpack_from("<II", x[2], 24) == (100, 100) for x in mine)
     assert len(recs) == sum(p["records"] for p in r.trace.procs)
+
+
+def build_id(path):
+    """the GNU build-id of an ELF file, as readelf -n prints it"""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
+                         check=True).stdout
+    return out.split("Build ID:")[1].split()[0]
+
+
+def test_modules_chunk(traced, tmp_path):
+    """MODULES (FORMAT.md): the program and libc, each once, with their
+    build-ids; the program's range holds its code (bias + e_entry)."""
+    r = traced([prog("io_read"), "reads", "10", "100", "/dev/zero"])
+    assert r.returncode == 0, r.stderr
+    [path] = glob.glob(r.dir + "/*.ft")
+    read_spec(path)
+    mods = read_spec.modules
+    paths = [m[0] for m in mods]
+    assert len(paths) == len(set(paths))
+    me = [m for m in mods if m[0] == prog("io_read")]
+    assert len(me) == 1 and me[0][4] == build_id(prog("io_read"))
+    entry = struct.unpack_from("<Q", open(prog("io_read"), "rb").read(), 24)[0]
+    assert me[0][2] <= me[0][1] + entry < me[0][3]
+    libc = [m for m in mods if m[0].endswith("/libc.so.6")]
+    assert len(libc) == 1 and libc[0][4] == build_id(libc[0][0])
+    assert any(m[0].endswith("/libfeedtrace.so") for m in mods)

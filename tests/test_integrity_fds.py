@@ -48,11 +48,14 @@ def test_closefrom_files_and_stacks(traced, tmp_path):
     assert read(tmp_path / "a") == ua and read(tmp_path / "b") == ub
     waits = t.trace.calls("cuCtxSynchronize")
     assert len(waits) == 51
+    src = open(os.path.join(ROOT, "tests", "progs", "integ_closefrom.c")).read().split("\n")
+    call = "wait_gpu (integ_closefrom.c:%d)" % (src.index("\tfails += sync_ctx() != 0;") + 1)
     for w in waits:
-        # innermost: wait_gpu, then the no-CFI trampoline, where the walk ends
-        frames = w["args"]["site"].split("\n")
-        assert len(frames) == 2, frames
-        assert all(f.startswith("integ_closefrom+0x") for f in frames)
+        # the program's frames, innermost first: wait_gpu, then the no-CFI
+        # trampoline (no line: assembler), where the walk ends
+        head, *frames = w["args"]["site"].split("\n")
+        assert head == call + " <- nocfi_call+0x6 (integ_closefrom)"
+        assert frames[-2:] == [call, "nocfi_call+0x6 (integ_closefrom)"], frames
 
 
 def run_closed_stderr(argv, env, cwd):

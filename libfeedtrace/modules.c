@@ -1,0 +1,144 @@
+/*
+ * modules.c: the MODULES chunk. Which ELF objects the process has loaded
+ * (path, load bias, address range, GNU build-id), each written once per
+ * file, so that the converter can symbolise the recorded return addresses
+ * offline against the files (docs/FORMAT.md, MODULES). Called by the
+ * flusher at each cycle, never in a hook: one dl_iterate_phdr, and a walk
+ * of the list only when the loader's count of loads or unloads changed.
+ */
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "internal.h"
+
+#define MAX_WRITTEN 1024
+
+static struct { uint64_t bias, lo; } written[MAX_WRITTEN];
+static int nwritten;
+static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+
+struct batch {
+	unsigned char buf[16 << 10];
+	size_t used;
+	int changed;             /* dlpi_adds/subs moved since the last walk */
+};
+
+static void batch_flush(struct batch *b)
+{
+	if (!b->used)
+		return;
+	struct iovec v = { b->buf, b->used };
+	ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)b->used, &v, 1);
+	b->used = 0;
+}
+
+static int already(uint64_t bias, uint64_t lo)
+{
+	for (int i = 0; i < nwritten; i++)
+		if (written[i].bias == bias && written[i].lo == lo)
+			return 1;
+	return 0;
+}
+
+/* the NT_GNU_BUILD_ID note of a loaded object, read from its PT_NOTE segments */
+static size_t build_id(const struct dl_phdr_info *info, const unsigned char **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof *n;
+			const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && n->n_descsz <= 255) {
+				*id = desc;
+				return n->n_descsz;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static int one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct batch *b = arg;
+	(void)size;
+	if (!b->changed) {
+		b->changed = info->dlpi_adds != seen_adds || info->dlpi_subs != seen_subs;
+		seen_adds = info->dlpi_adds;
+		seen_subs = info->dlpi_subs;
+		if (!b->changed)
+			return 1;               /* nothing loaded or unloaded since */
+	}
+	uint64_t lo = ~0ull, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t s = info->dlpi_addr + ph->p_vaddr;
+		if (s < lo)
+			lo = s;
+		if (s + ph->p_memsz > hi)
+			hi = s + ph->p_memsz;
+	}
+	if (lo >= hi || already(info->dlpi_addr, lo) || nwritten == MAX_WRITTEN)
+		return 0;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	if (!path || !path[0]) {                /* the program itself */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		path = exe;
+	} else if (path[0] != '/') {
+		return 0;                       /* the vDSO: no file */
+	}
+	const unsigned char *id = NULL;
+	size_t idlen = build_id(info, &id);
+	size_t plen = strlen(path) + 1;
+	size_t need = sizeof(struct ft_module_entry) + ((idlen + plen + 7) & ~(size_t)7);
+	if (need > sizeof b->buf)
+		return 0;
+	if (b->used + need > sizeof b->buf)
+		batch_flush(b);
+	struct ft_module_entry *e = (struct ft_module_entry *)(b->buf + b->used);
+	memset(e, 0, need);
+	e->bias = info->dlpi_addr;
+	e->lo = lo;
+	e->hi = hi;
+	e->path_len = (uint32_t)plen;
+	e->build_id_len = (uint8_t)idlen;
+	memcpy(e + 1, id, idlen);
+	memcpy((unsigned char *)(e + 1) + idlen, path, plen);
+	b->used += need;
+	written[nwritten].bias = info->dlpi_addr;
+	written[nwritten++].lo = lo;
+	return 0;
+}
+
+void ft_modules_write(void)
+{
+	static struct batch b;       /* the flusher's (or an exit path's, under the flush lock) */
+	if (!ft_cfg.stack_depth)
+		return;                 /* no stacks recorded: nothing to symbolise */
+	b.used = 0;
+	b.changed = 0;
+	dl_iterate_phdr(one, &b);
+	batch_flush(&b);
+}
+
+void ft_modules_after_fork_child(void)
+{
+	nwritten = 0;
+	seen_adds = seen_subs = ~0ull;
+}

@@ -1,0 +1,9 @@
+/* callsite.h: where a wait came from (shim/callsite.c) */
+#ifndef FT_CALLSITE_H
+#define FT_CALLSITE_H
+#include <stdint.h>
+
+void ft_callsite_init(void);
+uint32_t ft_callsite_native(void);      /* "#S:" return addresses, interned */
+uint32_t ft_callsite_python(void);      /* "file:line in function;...", interned */
+#endif
