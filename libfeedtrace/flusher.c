@@ -644,6 +644,7 @@ void ft_flusher_forget(void)
  * The caller holds the flush lock. */
 void ft_flush_all_raw(void)
 {
+	ft_modules_write_cached();
 	unsigned hw = atomic_load(&ft_threads_hw);
 	const void *sdata;
 	size_t sn;

@@ -68,6 +68,7 @@ extern _Atomic uint64_t ft_records_unwritten;
 /* modules.c: the MODULES chunk (loaded objects, each once per file) */
 void ft_modules_write(void);
 void ft_modules_after_fork_child(void);
+void ft_modules_write_cached(void);   /* AS-safe: a fork child's inherited list, once */
 
 /* flusher.c */
 int ft_flusher_start(void);

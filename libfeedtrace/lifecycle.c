@@ -268,6 +268,11 @@ static void fork_prepare(void)
 #endif
 	/* the flusher was mid-compression: this fork did not wait for it */
 	fork_overlapped = fork_locked && ft_flusher_compressing();
+	/* objects loaded since the flusher's last look (a dlopen just before
+	 * the fork): into the list the child writes if it leaves before its
+	 * own flusher walks the loader's list (modules.c) */
+	if (fork_locked)
+		ft_modules_write();
 }
 
 int ft_fork_overlapped(void)

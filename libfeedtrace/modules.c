@@ -17,6 +17,13 @@
 
 static struct { uint64_t bias, lo; } written[MAX_WRITTEN];
 static int nwritten;
+/* Every entry written, kept: a fork child's file gets them from here in
+ * the raw exit drain (ft_modules_write_cached) when the child leaves (by
+ * _exit, a signal) before its flusher walked the loader's list: the walk
+ * takes the loader's lock, which a drain in a signal handler must not. */
+static unsigned char cache[64 << 10];
+static size_t cache_used;
+static int cache_pending;            /* this file has no MODULES yet: write the cache */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
 
 struct batch {
@@ -39,6 +46,22 @@ static int already(uint64_t bias, uint64_t lo)
 	for (int i = 0; i < nwritten; i++)
 		if (written[i].bias == bias && written[i].lo == lo)
 			return 1;
+	return 0;
+}
+
+static size_t entry_size(const struct ft_module_entry *e)
+{
+	return sizeof *e + ((e->build_id_len + e->path_len + 7) & ~(size_t)7);
+}
+
+static int in_cache(uint64_t bias, uint64_t lo)
+{
+	for (size_t at = 0; at < cache_used;) {
+		const struct ft_module_entry *e = (const struct ft_module_entry *)(cache + at);
+		if (e->bias == bias && e->lo == lo)
+			return 1;
+		at += entry_size(e);
+	}
 	return 0;
 }
 
@@ -120,7 +143,12 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	e->build_id_len = (uint8_t)idlen;
 	memcpy(e + 1, id, idlen);
 	memcpy((unsigned char *)(e + 1) + idlen, path, plen);
+	if (!in_cache(e->bias, e->lo) && cache_used + need <= sizeof cache) {
+		memcpy(cache + cache_used, e, need);
+		cache_used += need;
+	}
 	b->used += need;
+	cache_pending = 0;
 	written[nwritten].bias = info->dlpi_addr;
 	written[nwritten++].lo = lo;
 	return 0;
@@ -141,4 +169,33 @@ void ft_modules_after_fork_child(void)
 {
 	nwritten = 0;
 	seen_adds = seen_subs = ~0ull;
+	cache_pending = cache_used != 0;
+}
+
+/* Async-signal-safe: the inherited entries into this file, if it has
+ * none yet; they count as written (no copy from the next walk). */
+void ft_modules_write_cached(void)
+{
+	if (!cache_pending || !ft_cfg.stack_depth)
+		return;
+	cache_pending = 0;
+	size_t at = 0, start = 0;
+	while (at < cache_used) {
+		const struct ft_module_entry *e = (const struct ft_module_entry *)(cache + at);
+		size_t need = entry_size(e);
+		if (at + need - start > (16 << 10)) {
+			struct iovec v = { cache + start, at - start };
+			ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+			start = at;
+		}
+		if (nwritten < MAX_WRITTEN) {
+			written[nwritten].bias = e->bias;
+			written[nwritten++].lo = e->lo;
+		}
+		at += need;
+	}
+	if (at > start) {
+		struct iovec v = { cache + start, at - start };
+		ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+	}
 }
