@@ -1,15 +1,26 @@
 /*
- * diff.c: `feedtrace diff BEFORE AFTER [--json] [-o FILE.pftrace]`: two runs
- * of one program, before and after a change: each metric with absolute and
- * relative change, findings that appeared or disappeared, one conclusion;
- * -o writes both runs into one Perfetto trace, aligned at their start.
+ * diff.c: `feedtrace diff A.. [-- B..] [--json] [--fail-if C].. [--junit F]
+ * [-o FILE.pftrace]`: runs of one program before and after a change (one
+ * or several per side, or directories of runs). The step times of each
+ * side are compared (stats.c: medians and a 95% interval of the change),
+ * the time per step is split by feed, findings are matched by identity
+ * with their cost before and after; one conclusion that credits only
+ * changes larger than the interval; --fail-if conditions (gate.c); -o
+ * writes the first run of each side into one Perfetto trace, aligned at
+ * their start.
  */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "convert.h"
 #include "dump.h"
+#include "gate.h"
+#include "merge.h"
 #include "report.h"
+#include "stats.h"
+#include "steps.h"
 
 struct metric { const char *name, *key; int time; size_t off; };
 
@@ -29,8 +40,8 @@ static const struct metric metrics[] = {
 	M("bytes read", "read_bytes", 0, read_bytes),
 	M("small reads", "small_reads", 0, small_reads),
 	M("small-read bytes", "small_read_bytes", 0, small_read_bytes),
-	M("module/system reads", "module_reads", 0, module_reads),
 	M("small-read storms", "storms", 0, storms),
+	M("module/system reads", "module_reads", 0, module_reads),
 	M("lock waits", "lock_waits", 0, lock_waits),
 	M("lock wait time", "lock_wait_ns", 1, lock_ns),
 	M("semaphore waits", "sem_waits", 0, sem_waits),
@@ -39,129 +50,274 @@ static const struct metric metrics[] = {
 };
 #define NMETRICS (sizeof metrics / sizeof metrics[0])
 
+/* the feeds the time per step is split into: the verdict's categories of
+ * the feeding threads (docs/ANALYSES.md, "The verdict") */
+static const char *const feed_label[FT_CAT_N] = {
+	[FT_CAT_SUBMIT] = "launch", [FT_CAT_GPU_WAIT] = "explicit sync",
+	[FT_CAT_HIDDEN] = "hidden sync", [FT_CAT_IO] = "I/O", [FT_CAT_LOCK] = "locks",
+	[FT_CAT_DATA] = "waiting for data", [FT_CAT_CPU] = "CPU",
+};
+
+#define MAXRUNS 32
+#define MAXL 64
+
+/* Findings are matched across runs by kind and what they are about: a
+ * storm by the directory of its most-read file, a hidden sync by its
+ * symbol and call site, a lock by its call and call site, launch gaps by
+ * their cause (not by address or stream, which differ from run to run). */
+struct label { char text[200]; int kind; uint64_t n[2], reads[2], lost[2]; };
+
+struct side {
+	const char *dir[MAXRUNS];
+	int n;
+	struct ft_report r[MAXRUNS];
+	uint64_t *len[MAXRUNS];   /* each run's step times */
+	size_t nlen[MAXRUNS];
+	struct ft_metrics sum;    /* over its runs */
+	uint64_t feed[FT_CAT_N];  /* the feeding threads' time, over its runs */
+	uint64_t units;           /* steps (all runs have them) or runs */
+};
+
 static uint64_t get(const struct ft_metrics *m, const struct metric *d)
 {
 	return *(const uint64_t *)((const char *)m + d->off);
 }
 
-/* Findings are matched across runs by kind and what they are about (not by
- * address or stream, which differ from run to run). */
-struct label { char text[160]; int kind; uint64_t n, lost; };
-
-static int collect(const struct ft_report *r, struct label *l, int cap)
+static void label_of(const struct ft_finding *f, char *t, size_t cap)
 {
-	int n = 0;
-	for (int i = 0; i < r->nf; i++) {
-		const struct ft_finding *f = &r->f[i];
-		char t[160];
-		switch (f->kind) {
-		case FT_FK_HIDDEN: snprintf(t, sizeof t, "hidden syncs in %s%s%.*s", f->symbol,
-					    *f->site ? " at " : "", (int)strcspn(f->site, "\n;"),
-					    f->site); break;
-		case FT_FK_LOCK: snprintf(t, sizeof t, "lock contention in %s%s%s%s%.*s", f->symbol,
-					  f->lock_name ? " on " : "", f->lock_name ? f->lock_name : "",
-					  *f->site ? " at " : "", (int)strcspn(f->site, "\n;"),
-					  f->site); break;
-		case FT_FK_STORM: snprintf(t, sizeof t, "small-read storm"); break;
-		default: snprintf(t, sizeof t, "launch gaps (%s)", ft_cat_label[f->cause]); break;
-		}
-		int j;
-		for (j = 0; j < n; j++)
-			if (!strcmp(l[j].text, t))
-				break;
-		if (j == n) {
-			if (n == cap)
-				continue;
-			memset(&l[n], 0, sizeof l[n]);
-			snprintf(l[n].text, sizeof l[n].text, "%s", t);
-			l[n].kind = f->kind;
-			n++;
-		}
-		l[j].n += f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK ? f->count : 1;
-		l[j].lost += f->lost_ns;
+	switch (f->kind) {
+	case FT_FK_HIDDEN:
+		snprintf(t, cap, "hidden syncs in %s%s%.*s", f->symbol, *f->site ? " at " : "",
+			 (int)strcspn(f->site, "\n;"), f->site);
+		break;
+	case FT_FK_LOCK:
+		snprintf(t, cap, "lock contention in %s%s%s%s%.*s", f->symbol,
+			 f->lock_name ? " on " : "", f->lock_name ? f->lock_name : "",
+			 f->site && *f->site ? " at " : "",
+			 f->site ? (int)strcspn(f->site, "\n;") : 0, f->site ? f->site : "");
+		break;
+	case FT_FK_STORM: {
+		const char *p = f->ntop ? f->top_file[0] : NULL, *sl = p ? strrchr(p, '/') : NULL;
+		if (sl)
+			snprintf(t, cap, "small-read storm in %.*s", sl == p ? 1 : (int)(sl - p), p);
+		else
+			snprintf(t, cap, "small-read storm");
+		break;
 	}
+	default:
+		snprintf(t, cap, "launch gaps (%s)", ft_cat_label[f->cause]);
+		break;
+	}
+}
+
+static int collect(const struct side *s, int k, struct label *l, int n)
+{
+	for (int ri = 0; ri < s->n; ri++)
+		for (int i = 0; i < s->r[ri].nf; i++) {
+			const struct ft_finding *f = &s->r[ri].f[i];
+			char t[200];
+			label_of(f, t, sizeof t);
+			int j;
+			for (j = 0; j < n; j++)
+				if (!strcmp(l[j].text, t))
+					break;
+			if (j == n) {
+				if (n == MAXL)
+					continue;
+				memset(&l[n], 0, sizeof l[n]);
+				snprintf(l[n].text, sizeof l[n].text, "%s", t);
+				l[n].kind = f->kind;
+				n++;
+			}
+			l[j].n[k] += f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK ? f->count : 1;
+			l[j].reads[k] += f->reads;
+			l[j].lost[k] += f->lost_ns;
+		}
 	return n;
 }
 
-static const struct label *find(const struct label *l, int n, const char *t)
+/* per unit (step or run) of a side */
+static double per(const struct side *s, uint64_t x)
 {
-	for (int i = 0; i < n; i++)
-		if (!strcmp(l[i].text, t))
-			return &l[i];
-	return NULL;
+	return s->units ? (double)x / (double)s->units : 0;
 }
 
-static void fmt(char *b, size_t cap, const struct metric *d, uint64_t v)
+static double delta(const struct side *a, const struct side *b, const struct label *l)
 {
-	if (d->time)
-		ft_fmt_ns(b, cap, v);
-	else
-		ft_fmt_count(b, cap, v);
+	return per(b, l->lost[1]) - per(a, l->lost[0]);
 }
 
-#define MAXL 64
+static const struct side *cmp_sides[2];
 
-/* the step rows: count, mean and median step time ("-" for a run without) */
-struct step_row { const char *name, *key; int time; };
-static const struct step_row step_rows[] = {
-	{ "steps", "steps", 0 }, { "time per step", "step_mean_ns", 1 },
-	{ "median step", "step_median_ns", 1 },
-};
-
-static int step_value(const struct ft_metrics *m, int row, uint64_t *v)
+static int by_delta(const void *x, const void *y)
 {
-	if (!m->steps)
+	double dx = delta(cmp_sides[0], cmp_sides[1], x), dy = delta(cmp_sides[0], cmp_sides[1], y);
+	dx = dx < 0 ? -dx : dx;
+	dy = dy < 0 ? -dy : dy;
+	return dx > dy ? -1 : dx < dy;
+}
+
+static const char *status(const struct label *l)
+{
+	return !l->n[1] ? "gone" : !l->n[0] ? "new" : l->lost[1] < l->lost[0] ? "shrank" :
+	       l->lost[1] > l->lost[0] ? "grew" : "same";
+}
+
+/* ---- loading ---- */
+
+static int has_trace(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+	while (d && !found && (e = readdir(d)))
+		found = strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".ft");
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* a run directory, or a directory of run directories (each one, by name) */
+static int add_dir(struct side *s, const char *dir)
+{
+	struct dirent **e;
+	int n = has_trace(dir) ? -1 : scandir(dir, &e, NULL, by_name), added = 0;
+	for (int i = 0; i < n; i++) {
+		char *p = NULL;
+		struct stat st;
+		if (e[i]->d_name[0] != '.' && asprintf(&p, "%s/%s", dir, e[i]->d_name) > 0 &&
+		    !stat(p, &st) && S_ISDIR(st.st_mode) && has_trace(p) && s->n < MAXRUNS) {
+			s->dir[s->n++] = p;          /* freed at exit */
+			added++;
+		} else
+			free(p);
+		free(e[i]);
+	}
+	if (n >= 0)
+		free(e);
+	if (added)
 		return 0;
-	*v = row == 0 ? m->steps : row == 1 ? m->step_ns / m->steps : m->step_median_ns;
+	if (s->n == MAXRUNS) {
+		fprintf(stderr, "feedtrace diff: at most %d runs per side\n", MAXRUNS);
+		return -1;
+	}
+	s->dir[s->n++] = dir;
+	return 0;
+}
+
+struct stepfeed { struct ft_steps *s; };
+
+static int step_event(const struct ft_event *ev, void *arg)
+{
+	ft_steps_event(((struct stepfeed *)arg)->s, ev, 0, 0, 0);
+	return 0;
+}
+
+/* the step times of the process with most steps (that of the report's
+ * median), in the order they closed */
+static void load_steps(struct ft_report *r, uint64_t **len, size_t *n)
+{
+	int best = -1;
+	for (int i = 0; i < r->nprocs; i++)
+		if (r->procs[i].m.steps && (best < 0 || r->procs[i].m.steps > r->procs[best].m.steps))
+			best = i;
+	*len = NULL;
+	*n = 0;
+	if (best < 0)
+		return;
+	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
+	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, stderr, NULL);
+	*len = ft_steps_lengths(sf.s, n);
+	ft_steps_free(sf.s);
+}
+
+static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
+{
+	for (size_t i = 0; i < NMETRICS; i++)
+		*(uint64_t *)((char *)t + metrics[i].off) += get(m, &metrics[i]);
+	t->steps += m->steps;
+	t->step_ns += m->step_ns;
+}
+
+static int load(struct side *s, const struct ft_an_opts *o)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (ft_report_build(&s->r[i], s->dir[i], o, NULL, stderr) != 0) {
+			fprintf(stderr, "feedtrace diff: %s: nothing usable\n", s->dir[i]);
+			for (int k = 0; k < i; k++)
+				ft_report_free(&s->r[k]);
+			s->n = 0;
+			return -1;
+		}
+		load_steps(&s->r[i], &s->len[i], &s->nlen[i]);
+		add_metrics(&s->sum, &s->r[i].total);
+		const struct ft_verdict *v = &s->r[i].procs[s->r[i].main].v;
+		for (int k = 0; k < FT_CAT_N; k++)
+			s->feed[k] += v->t[k];
+	}
+	return 0;
+}
+
+static int all_steps(const struct side *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!s->nlen[i])
+			return 0;
 	return 1;
 }
 
-static void json_steps(const struct ft_metrics *a, const struct ft_metrics *b)
+/* a side's value of a metric: the mean over its runs */
+static uint64_t mean(const struct side *s, uint64_t total)
 {
-	for (int i = 0; i < 3; i++) {
-		uint64_t x = 0, y = 0;
-		int hx = step_value(a, i, &x), hy = step_value(b, i, &y);
-		fprintf(stdout, ",\"%s\":{\"before\":", step_rows[i].key);
-		if (hx)
-			fprintf(stdout, "%llu", (unsigned long long)x);
-		else
-			fputs("null", stdout);
-		fputs(",\"after\":", stdout);
-		if (hy)
-			fprintf(stdout, "%llu", (unsigned long long)y);
-		else
-			fputs("null", stdout);
-		if (hx && hy)
-			fprintf(stdout, ",\"change\":%lld,\"relative\":", (long long)(y - x));
-		else
-			fputs(",\"change\":null,\"relative\":", stdout);
-		if (hx && hy && x)
-			fprintf(stdout, "%.4f}", ((double)y - (double)x) / (double)x);
-		else
-			fputs("null}", stdout);
-	}
+	return s->n ? total / (uint64_t)s->n : 0;
 }
 
-static void text_steps(const struct ft_metrics *a, const struct ft_metrics *b)
+/* ---- printing ---- */
+
+static void fmt(char *b, size_t cap, int time, double v)
 {
-	for (int i = 0; i < 3; i++) {
-		uint64_t x = 0, y = 0;
-		int hx = step_value(a, i, &x), hy = step_value(b, i, &y);
-		char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
-		if (hx)
-			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(bx, sizeof bx, x);
-		if (hy)
-			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(by, sizeof by, y);
-		if (hx && hy) {
-			(step_rows[i].time ? ft_fmt_ns : ft_fmt_count)(bc + 1, sizeof bc - 1,
-								       x > y ? x - y : y - x);
-			bc[0] = x > y ? '-' : y > x ? '+' : ' ';
-			if (x)
-				snprintf(br, sizeof br, "%+.0f%%",
-					 100.0 * ((double)y - (double)x) / (double)x);
-		}
-		printf("%-22s %13s %13s %13s %8s\n", step_rows[i].name, bx, by, bc, br);
+	if (v < 0)
+		v = 0;
+	if (time)
+		ft_fmt_ns(b, cap, (uint64_t)(v + 0.5));
+	else
+		ft_fmt_count(b, cap, (uint64_t)(v + 0.5));
+}
+
+static void row(const char *name, int time, int hx, double x, int hy, double y)
+{
+	char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
+	if (hx)
+		fmt(bx, sizeof bx, time, x);
+	if (hy)
+		fmt(by, sizeof by, time, y);
+	if (hx && hy) {
+		fmt(bc + 1, sizeof bc - 1, time, x > y ? x - y : y - x);
+		bc[0] = x > y ? '-' : y > x ? '+' : ' ';
+		if (x)
+			snprintf(br, sizeof br, "%+.0f%%", 100.0 * (y - x) / x);
+		else
+			snprintf(br, sizeof br, "%s", y ? "new" : "");
 	}
+	printf("%-22s %13s %13s %13s %8s\n", name, bx, by, bc, br);
+}
+
+static void json_pair(const char *key, int hx, double x, int hy, double y, int first)
+{
+	printf("%s\"%s\":{\"before\":", first ? "" : ",", key);
+	hx ? printf("%.0f", x) : printf("null");
+	printf(",\"after\":");
+	hy ? printf("%.0f", y) : printf("null");
+	if (hx && hy) {
+		printf(",\"change\":%.0f,\"relative\":", y - x);
+		x ? printf("%.4f}", (y - x) / x) : printf("null}");
+	} else
+		printf(",\"change\":null,\"relative\":null}");
 }
 
 static void wrap78(const char *s)
@@ -185,189 +341,347 @@ static void wrap78(const char *s)
 	fputc('\n', stdout);
 }
 
+/* "small-read storm in /data: 5 -> 1 (5 000 -> 1 000 reads); lost per step 41 ms -> 3 ms" */
+static int describe(char *b, size_t cap, const struct label *l, const struct side *a,
+		    const struct side *c, const char *unit)
+{
+	char x[32], y[32], rx[32], ry[32], nx[32], ny[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)per(a, l->lost[0]));
+	ft_fmt_ns(y, sizeof y, (uint64_t)per(c, l->lost[1]));
+	ft_fmt_count(nx, sizeof nx, mean(a, l->n[0]));
+	ft_fmt_count(ny, sizeof ny, mean(c, l->n[1]));
+	int n = snprintf(b, cap, "%s: %s -> %s", l->text, nx, ny);
+	if (l->kind == FT_FK_STORM) {
+		ft_fmt_count(rx, sizeof rx, mean(a, l->reads[0]));
+		ft_fmt_count(ry, sizeof ry, mean(c, l->reads[1]));
+		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);
+	}
+	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
+	return n;
+}
+
+/* ---- the command ---- */
+
+static const char usage_text[] =
+	"usage: feedtrace diff BEFORE AFTER [options]\n"
+	"       feedtrace diff BEFORE... -- AFTER... [options]   several runs per side\n"
+	"  --json             machine-readable (docs/REPORT-SCHEMA.md)\n"
+	"  --fail-if 'C'      exit 1 when C holds, e.g. 'step_time > +5%%' or\n"
+	"                     'hidden_syncs_per_step > 0' (repeatable; docs/ANALYSES.md)\n"
+	"  --junit FILE       the --fail-if results as JUnit XML\n"
+	"  -o FILE.pftrace    both runs in one timeline\n%s";
+
+static int write_timeline(struct side *s, const char *out, const struct ft_an_opts *o)
+{
+	struct ft_outfile of;
+	if (ft_out_open(&of, out, "diff") != 0)
+		return 1;
+	pf_writer *w = pf_open(ft_out_path(&of));
+	if (!w) {
+		perror(out);
+		ft_out_close(&of, 0);
+		return 1;
+	}
+	int rc = 0;
+	struct ft_conv_opts co;
+	struct ft_conv_stats st;
+	memset(&co, 0, sizeof co);
+	memset(&st, 0, sizeof st);
+	co.an = *o;
+	ft_conv_clock(w, &s[0].r[0].tr);
+	co.label = "before: ";
+	ft_conv_trace(w, &s[0].r[0].tr, &co, stderr, &st);
+	co.label = "after: ";
+	co.ts_shift = (int64_t)s[0].r[0].tr.start_ns - (int64_t)s[1].r[0].tr.start_ns;
+	co.pid_add = 1 << 22;          /* above any pid_max: runs never merge */
+	ft_conv_trace(w, &s[1].r[0].tr, &co, stderr, &st);
+	if (pf_close(w) != 0) {
+		fprintf(stderr, "feedtrace diff: %s: write failed\n", out);
+		rc = 1;
+	}
+	if (ft_out_close(&of, !rc) != 0)
+		rc = 1;
+	return rc;
+}
+
 int ft_cmd_diff(int argc, char **argv)
 {
-	const char *dirs[2] = { NULL, NULL }, *out = NULL;
-	int json = 0, nd = 0;
+	static struct side s[2];
+	static struct ft_gate gates[FT_GATE_MAX];
+	const char *out = NULL, *junit = NULL;
+	int json = 0, ng = 0, k = 0, sep = 0, bad = 0;
 	struct ft_an_opts o;
 	ft_an_default_opts(&o);
+	memset(s, 0, sizeof s);
+	for (int i = 0; i < argc; i++)
+		sep |= !strcmp(argv[i], "--") ? 2 : 0;     /* 2: a "--" is coming */
 	for (int i = 0; i < argc; i++) {
-		int k = ft_an_parse_opt(&o, argc, argv, &i);
-		if (k < 0)
+		int r = ft_an_parse_opt(&o, argc, argv, &i);
+		if (r < 0)
 			return 2;
-		if (k)
+		if (r)
 			continue;
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
-		else if (argv[i][0] != '-' && nd < 2)
-			dirs[nd++] = argv[i];
-		else
-			nd = 3;
+		else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
+			junit = argv[++i];
+		else if (!strcmp(argv[i], "--fail-if") && i + 1 < argc) {
+			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], argv[++i]) != 0)
+				return 2;
+		} else if (!strcmp(argv[i], "--") && sep == 2)
+			sep = k = 1;
+		else if (argv[i][0] != '-') {
+			if (!sep && s[0].n == 1 && k == 0)
+				k = 1;                        /* BEFORE AFTER */
+			else if (!sep && k == 1)
+				bad = 1;
+			if (!bad && add_dir(&s[k], argv[i]) != 0)
+				return 2;
+		} else
+			bad = 1;
 	}
-	if (nd != 2) {
-		fprintf(stderr, "usage: feedtrace diff BEFORE AFTER [--json] [-o FILE.pftrace] [options]\n%s",
-			ft_an_opts_help);
+	if (bad || !s[0].n || !s[1].n) {
+		fprintf(stderr, usage_text, ft_an_opts_help);
 		return 2;
 	}
-	struct ft_report r[2];
-	for (int k = 0; k < 2; k++)
-		if (ft_report_build(&r[k], dirs[k], &o, NULL, stderr) != 0) {
-			fprintf(stderr, "feedtrace diff: %s: nothing usable\n", dirs[k]);
-			if (k)
-				ft_report_free(&r[0]);
-			return 1;
-		}
-	static struct label la[MAXL], lb[MAXL];
-	int na = collect(&r[0], la, MAXL), nb = collect(&r[1], lb, MAXL);
-	const struct ft_metrics *a = &r[0].total, *b = &r[1].total;
+	if (load(&s[0], &o) != 0)
+		return ng ? 2 : 1;
+	if (load(&s[1], &o) != 0) {
+		for (int i = 0; i < s[0].n; i++)
+			ft_report_free(&s[0].r[i]);
+		return ng ? 2 : 1;
+	}
+	struct side *a = &s[0], *b = &s[1];
 
-	/* the conclusion: time per step when both runs mark steps, else wall
-	 * time; then what went away or came */
-	char concl[768];
+	/* the change: step times when every run marks steps, else one wall
+	 * time per run (an interval needs two runs on each side) */
+	int by_step = all_steps(a) && all_steps(b);
+	struct ft_sample sa[MAXRUNS], sb[MAXRUNS];
+	uint64_t wall[2][MAXRUNS];
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < s[j].n; i++) {
+			wall[j][i] = s[j].r[i].total.wall_ns;
+			struct ft_sample *x = j ? &sb[i] : &sa[i];
+			*x = by_step ? (struct ft_sample){ s[j].len[i], s[j].nlen[i] } :
+				       (struct ft_sample){ &wall[j][i], 1 };
+		}
+	struct ft_change ch;
+	int have_ci = (by_step || (a->n > 1 && b->n > 1)) &&
+		      ft_change_ci(sa, a->n, sb, b->n, &ch) == 0;
+	for (int j = 0; j < 2; j++)
+		s[j].units = by_step ? s[j].sum.steps : (uint64_t)s[j].n;
+	const char *unit = by_step ? "per step" : "per run";
+
+	/* findings matched by identity; largest change of lost time first */
+	static struct label l[MAXL];
+	int nl = collect(b, 1, l, collect(a, 0, l, 0));
+	cmp_sides[0] = a;
+	cmp_sides[1] = b;
+	qsort(l, (size_t)nl, sizeof *l, by_delta);
+
+	/* the conclusion */
+	char concl[1024], one[256];
 	int len = 0;
-	uint64_t wa = a->wall_ns, wb = b->wall_ns;
-	int by_step = a->steps && b->steps;
-	if (by_step) {
-		wa = a->step_ns / a->steps;
-		wb = b->step_ns / b->steps;
-	}
-	double rel = wa ? 100.0 * ((double)wb - (double)wa) / (double)wa : 0;
-	char s1[32], s2[32];
-	ft_fmt_ns(s1, sizeof s1, wa);
-	ft_fmt_ns(s2, sizeof s2, wb);
-	len += snprintf(concl + len, sizeof concl - (size_t)len, "%s: %s %s -> %s (%+.0f%%)",
-			rel < -5 ? "Improved" : rel > 5 ? "Regressed" : "About the same",
-			by_step ? "time per step" : "wall time", s1, s2, rel);
-	if (by_step) {
-		ft_fmt_ns(s1, sizeof s1, a->wall_ns);
-		ft_fmt_ns(s2, sizeof s2, b->wall_ns);
-		len += snprintf(concl + len, sizeof concl - (size_t)len,
-				" over %llu and %llu steps; wall time %s -> %s",
-				(unsigned long long)a->steps, (unsigned long long)b->steps, s1, s2);
-	}
-	int first = 1;
-	for (int i = 0; i < na; i++)
-		if (!find(lb, nb, la[i].text) && len < (int)sizeof concl - 200) {
-			len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s", first ?
-					"; gone: " : ", ", la[i].text);
-			first = 0;
+	double half = have_ci ? (ch.hi - ch.lo) / 2 : 0;
+	if (have_ci) {
+		char x[32], y[32], lo[32], hi[32];
+		ft_fmt_ns(x, sizeof x, (uint64_t)ch.before);
+		ft_fmt_ns(y, sizeof y, (uint64_t)ch.after);
+		ft_fmt_ns(lo, sizeof lo, (uint64_t)(ch.lo < 0 ? -ch.lo : ch.lo));
+		ft_fmt_ns(hi, sizeof hi, (uint64_t)(ch.hi < 0 ? -ch.hi : ch.hi));
+		const char *w = ft_change_word[ch.verdict];
+		len += snprintf(concl, sizeof concl, "%c%s: median %s %s -> %s (%+.0f%%; 95%% "
+				"interval of the change %s%s to %s%s) over %llu and %llu %s",
+				w[0] - 32, w + 1, by_step ? "step" : "wall time", x, y,
+				ch.before ? 100 * (ch.after - ch.before) / ch.before : 0,
+				ch.lo < 0 ? "-" : "+", lo, ch.hi < 0 ? "-" : "+", hi,
+				(unsigned long long)a->units, (unsigned long long)b->units,
+				by_step ? "steps" : "runs");
+		if (by_step)
+			len += snprintf(concl + len, sizeof concl - (size_t)len, " in %d and %d run%s",
+					a->n, b->n, a->n + b->n > 2 ? "s" : "");
+		/* credit the findings and feeds that moved the same way, by more
+		 * than the interval's half-width, largest first */
+		int credited = 0;
+		if (ch.verdict == FT_CH_FASTER || ch.verdict == FT_CH_SLOWER) {
+			for (int i = 0; i < nl && len < (int)sizeof concl - 300; i++) {
+				double d = delta(a, b, &l[i]);
+				if ((ch.verdict == FT_CH_FASTER ? -d : d) <= half)
+					continue;
+				describe(one, sizeof one, &l[i], a, b, unit);
+				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s",
+						credited++ ? "; " : ". Mostly ", one);
+			}
+			int best = -1;
+			double bd = 0;
+			for (int c = 0; c < FT_CAT_N; c++) {
+				double d = per(b, b->feed[c]) - per(a, a->feed[c]);
+				if (ch.verdict == FT_CH_FASTER)
+					d = -d;
+				if (d > half && d > bd)
+					best = c, bd = d;
+			}
+			if (best >= 0 && len < (int)sizeof concl - 200) {
+				char x2[32], y2[32];
+				ft_fmt_ns(x2, sizeof x2, (uint64_t)per(a, a->feed[best]));
+				ft_fmt_ns(y2, sizeof y2, (uint64_t)per(b, b->feed[best]));
+				len += snprintf(concl + len, sizeof concl - (size_t)len,
+						"%s%s %s %s -> %s", credited ? "; " : ". Mostly ",
+						feed_label[best], unit, x2, y2);
+				credited++;
+			}
+			if (!credited)
+				len += snprintf(concl + len, sizeof concl - (size_t)len,
+						". No finding or feed changed by more than the interval");
 		}
-	first = 1;
-	for (int i = 0; i < nb; i++)
-		if (!find(la, na, lb[i].text) && len < (int)sizeof concl - 200) {
-			len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s", first ?
-					"; new: " : ", ", lb[i].text);
-			first = 0;
-		}
+	} else {
+		char x[32], y[32];
+		ft_fmt_ns(x, sizeof x, a->sum.wall_ns);
+		ft_fmt_ns(y, sizeof y, b->sum.wall_ns);
+		len += snprintf(concl, sizeof concl, "Not resolved: one run per side without marked "
+				"steps cannot separate a change from noise (figures only): wall time "
+				"%s -> %s (%+.0f%%); run each side several times, or mark steps",
+				x, y, a->sum.wall_ns ? 100.0 * ((double)b->sum.wall_ns -
+				(double)a->sum.wall_ns) / (double)a->sum.wall_ns : 0);
+	}
 	snprintf(concl + len, sizeof concl - (size_t)len, ".");
 
-	if (json) {
-		fputs("{\"schema\":\"feedtrace-diff/1\",\"before\":", stdout);
-		ft_json_string(stdout, dirs[0]);
-		fputs(",\"after\":", stdout);
-		ft_json_string(stdout, dirs[1]);
-		fputs(",\"metrics\":{", stdout);
-		for (size_t i = 0; i < NMETRICS; i++) {
-			uint64_t x = get(a, &metrics[i]), y = get(b, &metrics[i]);
-			fprintf(stdout, "%s\"%s\":{\"before\":%llu,\"after\":%llu,\"change\":%lld,\"relative\":",
-				i ? "," : "", metrics[i].key, (unsigned long long)x,
-				(unsigned long long)y, (long long)(y - x));
-			if (x)
-				fprintf(stdout, "%.4f}", ((double)y - (double)x) / (double)x);
-			else
-				fputs("null}", stdout);
-		}
-		json_steps(a, b);
-		fputc('}', stdout);
-		const struct label *sets[2][2] = { { la, lb }, { lb, la } };
-		int ns[2] = { na, nb };
-		const char *names[2] = { "disappeared", "appeared" };
-		for (int s = 0; s < 2; s++) {
-			fprintf(stdout, ",\"%s\":[", names[s]);
-			int n = 0;
-			for (int i = 0; i < ns[s]; i++) {
-				const struct label *x = &sets[s][0][i];
-				if (find(sets[s][1], ns[1 - s], x->text))
-					continue;
-				fprintf(stdout, "%s{\"kind\":\"%s\",\"what\":", n++ ? "," : "",
-					ft_fkind_key[x->kind]);
-				ft_json_string(stdout, x->text);
-				fprintf(stdout, ",\"count\":%llu,\"lost_ns\":%llu}",
-					(unsigned long long)x->n, (unsigned long long)x->lost);
+	/* the gate */
+	int fails = 0;
+	struct ft_report *ra[MAXRUNS], *rb[MAXRUNS];
+	for (int i = 0; i < a->n; i++)
+		ra[i] = &a->r[i];
+	for (int i = 0; i < b->n; i++)
+		rb[i] = &b->r[i];
+	int rc = 0;
+	for (int i = 0; i < ng; i++) {
+		if (ft_gate_eval(&gates[i], ra, a->n, rb, b->n, have_ci && by_step ? &ch : NULL) != 0)
+			rc = 2;
+		fails += gates[i].holds;
+	}
+	if (rc == 0 && junit && ft_gate_junit(gates, ng, "feedtrace.diff", junit) != 0)
+		rc = 2;
+
+	if (rc == 2)
+		;
+	else if (json) {
+		printf("{\"schema\":\"feedtrace-diff/1\",\"before\":");
+		ft_json_string(stdout, a->dir[0]);
+		printf(",\"after\":");
+		ft_json_string(stdout, b->dir[0]);
+		for (int j = 0; j < 2; j++) {
+			printf(",\"%s_runs\":[", j ? "after" : "before");
+			for (int i = 0; i < s[j].n; i++) {
+				if (i)
+					putchar(',');
+				ft_json_string(stdout, s[j].dir[i]);
 			}
-			fputc(']', stdout);
+			putchar(']');
 		}
-		fputs(",\"verdict\":{\"before\":", stdout);
-		ft_json_string(stdout, r[0].procs[r[0].main].v.limit);
-		fputs(",\"after\":", stdout);
-		ft_json_string(stdout, r[1].procs[r[1].main].v.limit);
-		fputs("},\"conclusion\":", stdout);
+		printf(",\"metrics\":{");
+		for (size_t i = 0; i < NMETRICS; i++)
+			json_pair(metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])), 1,
+				  (double)mean(b, get(&b->sum, &metrics[i])), i == 0);
+		json_pair("steps", a->sum.steps > 0, (double)mean(a, a->sum.steps),
+			  b->sum.steps > 0, (double)mean(b, b->sum.steps), 0);
+		json_pair("step_mean_ns", a->sum.steps > 0,
+			  a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0, b->sum.steps > 0,
+			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0, 0);
+		json_pair("step_median_ns", by_step && have_ci, have_ci ? ch.before : 0,
+			  by_step && have_ci, have_ci ? ch.after : 0, 0);
+		printf("},\"change\":");
+		if (have_ci)
+			printf("{\"of\":\"%s\",\"before_ns\":%.0f,\"after_ns\":%.0f,\"lo_ns\":%.0f,"
+			       "\"hi_ns\":%.0f,\"confidence\":0.95,\"method\":\"bootstrap\","
+			       "\"resamples\":%d,\"verdict\":\"%s\"}", by_step ? "step_median" : "wall_time",
+			       ch.before, ch.after, ch.lo, ch.hi, FT_BOOT_N, ft_change_word[ch.verdict]);
+		else
+			printf("null");
+		printf(",\"unit\":\"%s\",\"feeds\":{", by_step ? "step" : "run");
+		for (int c = 0; c < FT_CAT_N; c++)
+			json_pair(ft_cat_name[c], 1, per(a, a->feed[c]), 1, per(b, b->feed[c]), c == 0);
+		printf("},\"findings\":[");
+		for (int i = 0; i < nl; i++) {
+			printf("%s{\"kind\":\"%s\",\"what\":", i ? "," : "", ft_fkind_key[l[i].kind]);
+			ft_json_string(stdout, l[i].text);
+			printf(",\"status\":\"%s\",\"count\":{\"before\":%llu,\"after\":%llu},"
+			       "\"reads\":{\"before\":%llu,\"after\":%llu},"
+			       "\"lost_ns_per_unit\":{\"before\":%.0f,\"after\":%.0f}}", status(&l[i]),
+			       (unsigned long long)mean(a, l[i].n[0]), (unsigned long long)mean(b, l[i].n[1]),
+			       (unsigned long long)mean(a, l[i].reads[0]),
+			       (unsigned long long)mean(b, l[i].reads[1]),
+			       per(a, l[i].lost[0]), per(b, l[i].lost[1]));
+		}
+		const char *names[2] = { "disappeared", "appeared" };
+		for (int j = 0; j < 2; j++) {
+			printf("],\"%s\":[", names[j]);
+			int n = 0;
+			for (int i = 0; i < nl; i++)
+				if (!strcmp(status(&l[i]), j ? "new" : "gone")) {
+					printf("%s{\"kind\":\"%s\",\"what\":", n++ ? "," : "",
+					       ft_fkind_key[l[i].kind]);
+					ft_json_string(stdout, l[i].text);
+					printf(",\"count\":%llu,\"lost_ns\":%llu}",
+					       (unsigned long long)mean(&s[j], l[i].n[j]),
+					       (unsigned long long)mean(&s[j], l[i].lost[j]));
+				}
+		}
+		printf("],\"verdict\":{\"before\":");
+		ft_json_string(stdout, a->r[0].procs[a->r[0].main].v.limit);
+		printf(",\"after\":");
+		ft_json_string(stdout, b->r[0].procs[b->r[0].main].v.limit);
+		printf("},\"gate\":");
+		ft_gate_json(gates, ng, stdout);
+		printf(",\"conclusion\":");
 		ft_json_string(stdout, concl);
-		fputs("}\n", stdout);
+		printf("}\n");
 	} else {
-		printf("feedtrace diff: before %s\n                after  %s\n\n", ft_fit(dirs[0], 57),
-		       ft_fit(dirs[1], 57));
+		printf("feedtrace diff: before %s%s\n                after  %s%s\n\n",
+		       ft_fit(a->dir[0], 50), a->n > 1 ? " ..." : "", ft_fit(b->dir[0], 50),
+		       b->n > 1 ? " ..." : "");
+		if (a->n > 1 || b->n > 1)
+			printf("%d and %d runs: figures are means per run\n\n", a->n, b->n);
 		printf("%-22s %13s %13s %13s %8s\n", "metric", "before", "after", "change", "rel");
-		text_steps(a, b);
-		for (size_t i = 0; i < NMETRICS; i++) {
-			uint64_t x = get(a, &metrics[i]), y = get(b, &metrics[i]);
-			char bx[32], by[32], bc[40], br[16];
-			fmt(bx, sizeof bx, &metrics[i], x);
-			fmt(by, sizeof by, &metrics[i], y);
-			fmt(bc + 1, sizeof bc - 1, &metrics[i], x > y ? x - y : y - x);
-			bc[0] = x > y ? '-' : y > x ? '+' : ' ';
-			if (x)
-				snprintf(br, sizeof br, "%+.0f%%", 100.0 * ((double)y - (double)x) / (double)x);
-			else
-				snprintf(br, sizeof br, "%s", y ? "new" : "");
-			printf("%-22s %13s %13s %13s %8s\n", metrics[i].name, bx, by, bc, br);
-		}
-		printf("\nverdict: %s -> %s\n", r[0].procs[r[0].main].v.limit,
-		       r[1].procs[r[1].main].v.limit);
-		for (int i = 0; i < na; i++)
-			if (!find(lb, nb, la[i].text))
-				printf("disappeared: %s (%llu)\n", la[i].text, (unsigned long long)la[i].n);
-		for (int i = 0; i < nb; i++)
-			if (!find(la, na, lb[i].text))
-				printf("appeared:    %s (%llu)\n", lb[i].text, (unsigned long long)lb[i].n);
+		row("steps", 0, a->sum.steps > 0, (double)mean(a, a->sum.steps), b->sum.steps > 0,
+		    (double)mean(b, b->sum.steps));
+		row("time per step", 1, a->sum.steps > 0,
+		    a->sum.steps ? (double)a->sum.step_ns / (double)a->sum.steps : 0, b->sum.steps > 0,
+		    b->sum.steps ? (double)b->sum.step_ns / (double)b->sum.steps : 0);
+		row("median step", 1, by_step && have_ci, have_ci ? ch.before : 0, by_step && have_ci,
+		    have_ci ? ch.after : 0);
+		for (size_t i = 0; i < NMETRICS; i++)
+			row(metrics[i].name, metrics[i].time, 1, (double)mean(a, get(&a->sum, &metrics[i])),
+			    1, (double)mean(b, get(&b->sum, &metrics[i])));
+		printf("\nfeeds (the feeding threads' time %s)\n", unit);
+		for (int c = 0; c < FT_CAT_N; c++)
+			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
+		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
+		       b->r[0].procs[b->r[0].main].v.limit);
+		for (int i = 0; i < nl; i++)
+			if (strcmp(status(&l[i]), "same")) {
+				describe(one, sizeof one, &l[i], a, b, unit);
+				char line[300];
+				snprintf(line, sizeof line, "%-7s %s", status(&l[i]), one);
+				wrap78(line);
+			}
 		fputc('\n', stdout);
 		wrap78(concl);
-	}
-
-	int rc = 0;
-	struct ft_outfile of;
-	if (out && ft_out_open(&of, out, "diff") != 0)
-		rc = 1;
-	else if (out) {
-		pf_writer *w = pf_open(ft_out_path(&of));
-		if (!w) {
-			perror(out);
-			ft_out_close(&of, 0);
-			rc = 1;
-		} else {
-			struct ft_conv_opts co;
-			struct ft_conv_stats st;
-			memset(&co, 0, sizeof co);
-			memset(&st, 0, sizeof st);
-			co.an = o;
-			ft_conv_clock(w, &r[0].tr);
-			co.label = "before: ";
-			ft_conv_trace(w, &r[0].tr, &co, stderr, &st);
-			co.label = "after: ";
-			co.ts_shift = (int64_t)r[0].tr.start_ns - (int64_t)r[1].tr.start_ns;
-			co.pid_add = 1 << 22;          /* above any pid_max: runs never merge */
-			ft_conv_trace(w, &r[1].tr, &co, stderr, &st);
-			if (pf_close(w) != 0) {
-				fprintf(stderr, "feedtrace diff: %s: write failed\n", out);
-				rc = 1;
-			}
-			if (ft_out_close(&of, !rc) != 0)
-				rc = 1;
+		if (ng) {
+			fputc('\n', stdout);
+			ft_gate_print(gates, ng, stdout);
 		}
 	}
-	ft_report_free(&r[0]);
-	ft_report_free(&r[1]);
+
+	if (rc == 0 && out && write_timeline(s, out, &o) != 0)
+		rc = 1;
+	if (rc == 0 && fails)
+		rc = 1;
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < s[j].n; i++) {
+			ft_report_free(&s[j].r[i]);
+			free(s[j].len[i]);
+		}
 	return rc;
 }

@@ -168,6 +168,19 @@ static int by_start(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+uint64_t *ft_steps_lengths(const struct ft_steps *s, size_t *n)
+{
+	uint64_t *v = malloc(s->nlen * sizeof *v + 1);
+	if (!v) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	for (size_t i = 0; i < s->nlen; i++)
+		v[i] = s->len[i].len;
+	*n = s->nlen;
+	return v;
+}
+
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
 {
 	if (s->nlen) {

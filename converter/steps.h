@@ -6,6 +6,7 @@
 #ifndef FT_STEPS_H
 #define FT_STEPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "reader.h"
@@ -33,6 +34,8 @@ struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix);
 /* every event; launch/hidden/read: what kind of call it is (ft_an_info) */
 void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, int hidden,
 		    int read);
+/* the closed steps' lengths in closing order (before ft_steps_finish), malloc'd */
+uint64_t *ft_steps_lengths(const struct ft_steps *s, size_t *n);
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out);
 void ft_steps_free(struct ft_steps *s);
 

@@ -3,7 +3,7 @@
 # are missing (build and tests; with "bench" also the peers it is compared
 # with). Does nothing when everything is there.
 set -e
-pkgs="gcc make libc6-dev libzstd-dev libunwind-dev libprotobuf-c-dev protobuf-c-compiler
+pkgs="gcc make libc6-dev libzstd-dev libunwind-dev libprotobuf-c-dev protobuf-c-compiler libjson-c-dev
       protobuf-compiler libcmocka-dev libdw-dev libiberty-dev python3 python3-dev python3-pytest python3-numpy python3-torch
       clang libclang-rt-14-dev
       libjemalloc2 faketime libfaketime"
