@@ -409,7 +409,7 @@ int ft_cmd_diff(int argc, char **argv)
 	static struct side s[2];
 	static struct ft_gate gates[FT_GATE_MAX];
 	const char *out = NULL, *junit = NULL;
-	int json = 0, ng = 0, k = 0, sep = 0, bad = 0;
+	int json = 0, ng = 0, k = 0, sep = 0, bad = 0, npos = 0;
 	struct ft_an_opts o;
 	ft_an_default_opts(&o);
 	memset(s, 0, sizeof s);
@@ -433,11 +433,11 @@ int ft_cmd_diff(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--") && sep == 2)
 			sep = k = 1;
 		else if (argv[i][0] != '-') {
-			if (!sep && s[0].n == 1 && k == 0)
-				k = 1;                        /* BEFORE AFTER */
-			else if (!sep && k == 1)
+			if (!sep)                             /* BEFORE AFTER */
+				k = npos++;
+			if (k > 1)
 				bad = 1;
-			if (!bad && add_dir(&s[k], argv[i]) != 0)
+			else if (add_dir(&s[k], argv[i]) != 0)
 				return 2;
 		} else
 			bad = 1;
@@ -663,7 +663,7 @@ int ft_cmd_diff(int argc, char **argv)
 			if (strcmp(status(&l[i]), "same")) {
 				describe(one, sizeof one, &l[i], a, b, unit);
 				char line[300];
-				snprintf(line, sizeof line, "%-7s %s", status(&l[i]), one);
+				snprintf(line, sizeof line, "%s %s", status(&l[i]), one);
 				wrap78(line);
 			}
 		fputc('\n', stdout);

@@ -16,7 +16,7 @@ static void usage(FILE *out)
 	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
 	      "  report DIR [--json]             the verdict, findings and call sites\n"
-	      "  diff BEFORE AFTER [--json] [-o FILE.pftrace]  compare two runs\n",
+	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n",
 	      out);
 }
 

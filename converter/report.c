@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "gate.h"
 #include "problems.h"
 #include "report.h"
 #include "steps.h"
@@ -1131,8 +1132,9 @@ int ft_cmd_report(int argc, char **argv)
 {
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
-	const char *dir = NULL;
-	int json = 0;
+	const char *dir = NULL, *junit = NULL;
+	int json = 0, ng = 0;
+	static struct ft_gate g[FT_GATE_MAX];
 	ft_an_default_opts(&o);
 	for (int i = 0; i < argc; i++) {
 		int k = ft_an_parse_opt(&o, argc, argv, &i);
@@ -1142,27 +1144,44 @@ int ft_cmd_report(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--fail-if") && i + 1 < argc) {
+			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], argv[++i]) != 0)
+				return 2;
+		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
+			junit = argv[++i];
 		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc)
 			mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
 		else if (argv[i][0] == '-' || dir) {
-			fprintf(stderr, "usage: feedtrace report DIR [--json] [options]\n%s", ft_an_opts_help);
+			fprintf(stderr, "usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n%s", ft_an_opts_help);
 			return 2;
 		} else
 			dir = argv[i];
 	}
 	if (!dir) {
-		fprintf(stderr, "usage: feedtrace report DIR [--json] [options]\n%s", ft_an_opts_help);
+		fprintf(stderr, "usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n%s", ft_an_opts_help);
 		return 2;
 	}
 	struct ft_report r;
 	if (ft_report_build(&r, dir, &o, &mg, stderr) != 0) {
 		fprintf(stderr, "feedtrace report: nothing to report\n");
-		return 1;
+		return ng ? 2 : 1;
 	}
-	if (json)
+	/* budgets (gate.c): exit 1 when one is exceeded, 2 on a bad one */
+	int rc = 0;
+	struct ft_report *rp = &r;
+	for (int i = 0; i < ng && rc != 2; i++)
+		if (ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL) != 0)
+			rc = 2;
+		else if (g[i].holds)
+			rc = 1;
+	if (rc != 2 && junit && ft_gate_junit(g, ng, "feedtrace.report", junit) != 0)
+		rc = 2;
+	if (rc != 2 && json)
 		ft_report_json(&r, stdout);
-	else
+	else if (rc != 2)
 		ft_report_text(&r, stdout);
+	if (rc != 2 && ng)
+		ft_gate_print(g, ng, json ? stderr : stdout);
 	ft_report_free(&r);
-	return 0;
+	return rc;
 }

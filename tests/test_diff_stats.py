@@ -1,0 +1,276 @@
+"""`feedtrace diff` on synthetic runs (tests/ftgen.py) with known per-step
+distributions: the 95% interval of the change in median step time decides
+"faster", "slower", "no change" or "no change resolved"; several runs per
+side; findings matched by identity (a storm in one directory, 5 -> 1);
+the --fail-if gate's exit statuses, --json and the JUnit file; report
+--fail-if."""
+import json
+import os
+import random
+import subprocess
+import xml.etree.ElementTree as ET
+
+from conftest import TOOL
+import ftgen
+
+MS = 1_000_000
+
+
+def steps_run(d, lengths_ms, pid=300, storms=(), small_lock_ns=0, data="/data/train"):
+    """One process, one thread: a "step" range per length. Steps are in
+    groups of 4 with 1.2 s between groups; in the groups listed in
+    `storms`, each step first makes 300 small reads (4 KiB, 100 us each)
+    of files in `data`, else 1 read of 1 MiB; a small_lock_ns mutex wait
+    in the first step when given."""
+    os.makedirs(d, exist_ok=True)
+    w = ftgen.TraceFile(os.path.join(d, "host.%d.ft" % pid), pid, ["planted"])
+    w.thread(pid, "main", True)
+    t = w.start + MS
+    for i, ms in enumerate(lengths_ms):
+        if i and i % 4 == 0:
+            t += 1200 * MS
+        w.event(pid, "RANGE_PUSH", t, 0, name="step", level=0, api=0)
+        r = t + 10_000
+        if i // 4 in storms:
+            for k in range(300):
+                w.event(pid, "READ", r, 90_000, fd=3, path="%s/f%d" % (data, k % 7),
+                        req=4096, ret=4096)
+                r += 100_000
+        else:
+            w.event(pid, "READ", r, 500_000, fd=3, path="%s/f0" % data, req=1 << 20,
+                    ret=1 << 20)
+        if i == 0 and small_lock_ns:
+            w.event(pid, "MUTEX_LOCK", t + 5_000, small_lock_ns, lock=0x1234, ret=0)
+        end = t + int(ms * MS)
+        assert end > r, "a step shorter than its reads"
+        w.event(pid, "RANGE_POP", end, 0, level=0, api=0)
+        t = end + 100_000
+    w.close()
+    return d
+
+
+def noisy(seed, n, ms, noise):
+    r = random.Random(seed)
+    return [ms * (1 + r.uniform(-noise, noise)) for _ in range(n)]
+
+
+def diff(*args, rc=0):
+    r = subprocess.run([TOOL, "diff"] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == rc, r.stdout + r.stderr
+    return r
+
+
+def diff_json(*args, rc=0):
+    return json.loads(diff(*(list(args) + ["--json"]), rc=rc).stdout)
+
+
+def width(d):
+    return d["change"]["hi_ns"] - d["change"]["lo_ns"]
+
+
+def test_ten_percent_low_noise_is_found(tmp_path):
+    a = steps_run(str(tmp_path / "a"), noisy(1, 20, 40, 0.02))
+    b = steps_run(str(tmp_path / "b"), noisy(2, 20, 44, 0.02))
+    d = diff_json(a, b)
+    ch = d["change"]
+    assert ch["of"] == "step_median" and ch["method"] == "bootstrap" and ch["verdict"] == "slower"
+    assert ch["resamples"] == 2000 and ch["confidence"] == 0.95
+    assert 0 < ch["lo_ns"] < 4 * MS < ch["hi_ns"] < 8 * MS
+    assert d["conclusion"].startswith("Slower: median step ")
+    assert "over 20 and 20 steps in 1 and 1 run" in d["conclusion"]
+    # the other way round: faster, the same interval mirrored
+    r = diff_json(b, a)
+    assert r["change"]["verdict"] == "faster"
+    assert r["conclusion"].startswith("Faster: ")
+    # reproducible: the bootstrap's seed is fixed
+    assert diff_json(a, b) == d
+
+
+def test_ten_percent_inside_thirty_percent_noise_is_unresolved(tmp_path):
+    a = steps_run(str(tmp_path / "a"), noisy(3, 20, 40, 0.3))
+    b = steps_run(str(tmp_path / "b"), noisy(4, 20, 44, 0.3))
+    d = diff_json(a, b)
+    assert d["change"]["verdict"] == "no change resolved"
+    assert d["change"]["lo_ns"] < 0 < d["change"]["hi_ns"]
+    assert d["conclusion"].startswith("No change resolved: median step ")
+    # nothing is credited when nothing is resolved
+    assert "Mostly" not in d["conclusion"]
+
+
+def test_identical_runs_are_no_change(tmp_path):
+    a = steps_run(str(tmp_path / "a"), noisy(5, 20, 40, 0.02))
+    d = diff_json(a, a)
+    assert d["change"]["verdict"] == "no change"
+    assert d["change"]["before_ns"] == d["change"]["after_ns"]
+    assert d["findings"] == [] and d["disappeared"] == [] and d["appeared"] == []
+    assert d["conclusion"].startswith("No change: median step ")
+
+
+def test_several_runs_per_side_narrow_the_interval(tmp_path):
+    a = [steps_run(str(tmp_path / "before" / str(i)), noisy(10 + i, 20, 40, 0.3))
+         for i in range(5)]
+    b = [steps_run(str(tmp_path / "after" / str(i)), noisy(20 + i, 20, 44, 0.3))
+         for i in range(5)]
+    one = diff_json(a[0], b[0])
+    many = diff_json(*a, "--", *b)
+    assert one["change"]["verdict"] == "no change resolved"
+    assert many["before_runs"] == a and many["after_runs"] == b
+    assert width(many) < width(one) / 1.5
+    assert many["change"]["verdict"] == "slower"
+    assert "over 100 and 100 steps in 5 and 5 runs" in many["conclusion"]
+    # directories of runs: the same runs, the same result
+    dirs = diff_json(tmp_path / "before", tmp_path / "after")
+    assert dirs["change"] == many["change"] and dirs["before_runs"] == a
+    # figures are means per run
+    assert many["metrics"]["steps"]["before"] == 20
+    txt = diff(*a, "--", *b).stdout
+    assert "5 and 5 runs: figures are means per run" in txt
+    assert all(len(l) <= 80 for l in txt.splitlines())
+
+
+def test_run_to_run_variation_counts(tmp_path):
+    """Each run's steps are steady (+-1%) but the runs differ by +-15%: the
+    steps alone would resolve a 5% change; the runs do not."""
+    shifts = [0.85, 1.15, 1.0]
+    a = [steps_run(str(tmp_path / ("a%d" % i)), noisy(30 + i, 20, 40 * s, 0.01))
+         for i, s in enumerate(shifts)]
+    b = [steps_run(str(tmp_path / ("b%d" % i)), noisy(40 + i, 20, 42 * s, 0.01))
+         for i, s in enumerate(reversed(shifts))]
+    d = diff_json(*a, "--", *b)
+    assert d["change"]["verdict"] == "no change resolved"
+
+
+def test_without_steps_one_run_per_side_cannot_separate(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, n in ((a, 10), (b, 5)):
+        d.mkdir()
+        w = ftgen.TraceFile(str(d / "host.300.ft"), 300, ["x"])
+        w.thread(300, "main", True)
+        for i in range(n):
+            w.event(300, "READ", w.start + i * 10 * MS, MS, fd=3, path="/x", req=1 << 20,
+                    ret=1 << 20)
+        w.close()
+    d = diff_json(a, b)
+    assert d["change"] is None and d["unit"] == "run"
+    assert d["conclusion"].startswith("Not resolved: one run per side without marked steps "
+                                      "cannot separate a change from noise (figures only): "
+                                      "wall time 91.0 ms -> 41.0 ms (-55%)")
+    assert d["metrics"]["wall_ns"]["before"] == 91 * MS
+
+
+def storm_pair(tmp_path, lock_ns=1800):
+    # 5 groups of 4 steps; each step 60 ms (+-2%): before, every group reads
+    # 1 200 small reads (5 storms); after, only the first does (1 storm)
+    # and the others' steps take 35 ms. A 1.8 us lock wait only after.
+    a = steps_run(str(tmp_path / "a"), noisy(50, 20, 60, 0.02), storms=range(5))
+    lb = noisy(51, 20, 60, 0.02)[:4] + noisy(52, 16, 35, 0.02)
+    b = steps_run(str(tmp_path / "b"), lb, storms=(0,), small_lock_ns=lock_ns)
+    return a, b
+
+
+def test_storm_five_to_one_is_named(tmp_path):
+    a, b = storm_pair(tmp_path)
+    d = diff_json(a, b)
+    assert d["metrics"]["storms"]["before"] == 5 and d["metrics"]["storms"]["after"] == 1
+    assert d["change"]["verdict"] == "faster"
+    storm = [f for f in d["findings"] if f["kind"] == "small_read_storm"]
+    assert len(storm) == 1
+    s = storm[0]
+    assert s["what"] == "small-read storm in /data/train"
+    assert s["status"] == "shrank"
+    assert s["count"] == {"before": 5, "after": 1}
+    assert s["reads"] == {"before": 6000, "after": 1200}
+    # lost time per step: 6 000 reads x 90 us over 20 steps -> 1 200 reads
+    assert s["lost_ns_per_unit"] == {"before": 27 * MS, "after": 5.4 * MS}
+    lock = [f for f in d["findings"] if f["kind"] == "lock_contention"]
+    assert [(f["status"], f["lost_ns_per_unit"]["after"]) for f in lock] == [("new", 90)]
+    c = d["conclusion"]
+    assert c.startswith("Faster: median step ")
+    assert ". Mostly small-read storm in /data/train: 5 -> 1 (6,000 -> 1,200 reads); lost " \
+           "per step 27.0 ms -> 5.4 ms" in c, c
+    # the 1.8 us lock wait is far inside the interval: never credited
+    assert "lock" not in c
+    txt = diff(a, b).stdout
+    assert "shrank small-read storm in /data/train: 5 -> 1" in txt
+    assert "new lock contention in pthread_mutex_lock" in txt
+
+
+def test_storms_in_other_directories_are_not_matched(tmp_path):
+    a = steps_run(str(tmp_path / "a"), [60] * 8, storms=(0, 1))
+    b = steps_run(str(tmp_path / "b"), [60] * 8, storms=(0, 1), data="/data/val")
+    d = diff_json(a, b)
+    assert sorted((f["what"], f["status"]) for f in d["findings"]) == [
+        ("small-read storm in /data/train", "gone"), ("small-read storm in /data/val", "new")]
+    assert [x["what"] for x in d["disappeared"]] == ["small-read storm in /data/train"]
+    assert [x["what"] for x in d["appeared"]] == ["small-read storm in /data/val"]
+
+
+def test_fail_if_exit_statuses_and_junit(tmp_path):
+    a, b = storm_pair(tmp_path)
+    junit = tmp_path / "gate.xml"
+    # faster by ~40%: "step_time < -20%" holds; storms after == 1
+    r = diff(a, b, "--fail-if", "step_time < -20%", "--fail-if", "storms > 0",
+             "--fail-if", "step_time > +5%", "--fail-if", "hidden_syncs_per_step > 0",
+             "--junit", junit, rc=1)
+    lines = r.stdout.splitlines()[-4:]
+    assert [l.split(" (")[0] for l in lines] == [
+        "FAIL step_time < -20%", "FAIL storms > 0", "ok   step_time > +5%",
+        "ok   hidden_syncs_per_step > 0"]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == (
+        "feedtrace.diff", "4", "2")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["step_time < -20%", "storms > 0",
+                                              "step_time > +5%", "hidden_syncs_per_step > 0"]
+    assert [c.find("failure") is not None for c in cases] == [True, True, False, False]
+    assert cases[1].find("failure").get("message") == "1"
+    # nothing holds: 0
+    d = diff_json(a, b, "--fail-if", "step_time > +5%", "--fail-if", "storms > 1")
+    assert [(g["condition"], g["holds"], g["value"]) for g in d["gate"]] == [
+        ("step_time > +5%", False, d["gate"][0]["value"]), ("storms > 1", False, 1)]
+    assert d["gate"][0]["interval"][1] < -0.2
+    # relative on a count: storms 5 -> 1 is -80%
+    d = diff_json(a, b, "--fail-if", "storms < -50%", rc=1)
+    assert d["gate"][0]["value"] == -0.8 and d["gate"][0]["holds"] is True
+    # bad input: 2, and no JUnit file written
+    os.unlink(junit)
+    for bad in (["--fail-if", "no_such_metric > 1"], ["--fail-if", "storms >> 1"],
+                ["--fail-if", "storms > x"]):
+        r = diff(a, b, *bad, "--junit", junit, rc=2)
+        assert r.stdout == "" and "--fail-if" in r.stderr
+        assert not os.path.exists(junit)
+    diff(a, tmp_path / "missing", "--fail-if", "storms > 1", rc=2)
+
+
+def test_fail_if_change_inside_the_interval_does_not_fail(tmp_path):
+    a = steps_run(str(tmp_path / "a"), noisy(3, 20, 40, 0.3))
+    b = steps_run(str(tmp_path / "b"), noisy(4, 20, 44, 0.3))
+    # the step time moved less than its interval: "> +5%" and "< -5%" do
+    # not hold, whichever way the point estimate went
+    d = diff_json(a, b, "--fail-if", "step_time > +5%", "--fail-if", "step_time < -5%")
+    lo, hi = d["gate"][0]["interval"]
+    assert lo < -0.05 and hi > 0.05
+    assert [g["holds"] for g in d["gate"]] == [False, False]
+    # a threshold the whole interval is past: holds
+    assert lo > -0.5
+    diff(a, b, "--fail-if", "step_time > -50%", rc=1)
+
+
+def test_report_fail_if(tmp_path):
+    a, b = storm_pair(tmp_path)
+    r = subprocess.run([TOOL, "report", a, "--fail-if", "storms > 2", "--fail-if",
+                        "reads_per_step >= 300"], capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines()[-2:] == ["FAIL storms > 2 (5)", "FAIL reads_per_step >= 300 (300)"]
+    junit = tmp_path / "r.xml"
+    r = subprocess.run([TOOL, "report", b, "--json", "--fail-if", "storms > 2", "--junit",
+                        junit], capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)["metrics"]["storms"] == 1
+    assert r.stderr.splitlines()[-1] == "ok   storms > 2 (1)"
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == (
+        "feedtrace.report", "1", "0")
+    r = subprocess.run([TOOL, "report", a, "--fail-if", "storms > +5%"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "needs a before" in r.stderr
