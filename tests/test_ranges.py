@@ -230,8 +230,12 @@ def test_diff_step_rows_and_conclusion(tmp_path):
     assert m["steps"] == {"before": 5, "after": 4, "change": -1, "relative": -0.2}
     assert m["step_mean_ns"]["before"] == 44 * MS // 5
     assert m["step_mean_ns"]["after"] == 7 * MS // 4
-    assert d["conclusion"].startswith("Improved: time per step 8.8 ms -> 1.8 ms (-80%) over "
-                                      "5 and 4 steps; wall time")
+    # the median step time and its 95% interval (issue 15): 10 ms -> 1 ms
+    assert d["change"]["before_ns"] == 10 * MS and d["change"]["after_ns"] == 1 * MS
+    assert d["change"]["verdict"] == "faster"
+    assert d["conclusion"].startswith("Faster: median step 10.0 ms -> 1.0 ms (-90%; 95% "
+                                      "interval of the change ")
+    assert "over 5 and 4 steps in 1 and 1 run" in d["conclusion"]
     r = subprocess.run([TOOL, "diff", str(a), str(b)], capture_output=True, text=True)
     rows = {l[:22].strip(): l[22:].split() for l in r.stdout.splitlines() if l[:1].isalpha()}
     assert rows["steps"] == ["5", "4", "-1", "-20%"]
@@ -244,6 +248,7 @@ def test_diff_step_rows_and_conclusion(tmp_path):
     d = diff_json(str(a), str(c))
     assert d["metrics"]["steps"] == {"before": 5, "after": None, "change": None,
                                      "relative": None}
+    assert d["change"] is None and d["unit"] == "run"
     assert " wall time " in d["conclusion"] and "per step" not in d["conclusion"]
 
 
@@ -271,8 +276,8 @@ def test_example_steps_diff(traced, examples_built):
     d = diff_json(bad.dir, good.dir)
     assert d["metrics"]["steps"]["before"] == d["metrics"]["steps"]["after"] == 20
     # judged on time per step (which way depends on a shared CPU's timing)
-    assert re.match(r"(Improved|Regressed|About the same): time per step .* over 20 and 20 "
-                    r"steps; wall time ", d["conclusion"]), d["conclusion"]
+    assert re.match(r"(Faster|Slower|No change|No change resolved): median step .* over 20 "
+                    r"and 20 steps in 1 and 1 run", d["conclusion"]), d["conclusion"]
 
 
 # ---------------------------------------------------------------- real NVTX
