@@ -371,6 +371,32 @@ static const char usage_text[] =
 	"  --junit FILE       the --fail-if results as JUnit XML\n"
 	"  -o FILE.pftrace    both runs in one timeline\n%s";
 
+/* The step times of the first run of each side as two counters of one
+ * process, "diff: steps by index", aligned on step index: step i of both
+ * at the before run's start + i x the before run's median step. */
+#define STEPS_PID (3 << 22)       /* above the after run's pids */
+
+static void step_counters(pf_writer *w, const struct side *s)
+{
+	const struct side *a = &s[0];
+	if (!a->nlen[0] || !s[1].nlen[0])
+		return;
+	uint64_t *sorted = malloc(a->nlen[0] * sizeof *sorted);
+	if (!sorted)
+		return;
+	memcpy(sorted, a->len[0], a->nlen[0] * sizeof *sorted);
+	uint64_t step = (uint64_t)ft_median(sorted, a->nlen[0]);
+	free(sorted);
+	step = step ? step : 1;
+	uint64_t p = pf_process_track(w, STEPS_PID, "diff: steps by index", NULL);
+	for (int j = 0; j < 2; j++) {
+		uint64_t t = pf_counter_track(w, p, j ? "after: step time" : "before: step time",
+					      PF_UNIT_TIME_NS);
+		for (size_t i = 0; t && i < s[j].nlen[0]; i++)
+			pf_counter(w, t, a->r[0].tr.start_ns + i * step, (int64_t)s[j].len[0][i]);
+	}
+}
+
 static int write_timeline(struct side *s, const char *out, const struct ft_an_opts *o)
 {
 	struct ft_outfile of;
@@ -395,6 +421,7 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	co.ts_shift = (int64_t)s[0].r[0].tr.start_ns - (int64_t)s[1].r[0].tr.start_ns;
 	co.pid_add = 1 << 22;          /* above any pid_max: runs never merge */
 	ft_conv_trace(w, &s[1].r[0].tr, &co, stderr, &st);
+	step_counters(w, s);
 	if (pf_close(w) != 0) {
 		fprintf(stderr, "feedtrace diff: %s: write failed\n", out);
 		rc = 1;

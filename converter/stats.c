@@ -34,7 +34,7 @@ static int cmp_d(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static double median(uint64_t *v, size_t n)
+double ft_median(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof *v, cmp_u64);
 	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
@@ -57,7 +57,7 @@ static double side(const struct ft_sample *s, int n, uint64_t *seed, uint64_t *b
 		for (size_t j = 0; j < r->n; j++)
 			buf[k++] = seed ? r->v[next(seed) % r->n] : r->v[j];
 	}
-	return k ? median(buf, k) : 0;
+	return k ? ft_median(buf, k) : 0;
 }
 
 int ft_change_ci(const struct ft_sample *a, int na, const struct ft_sample *b, int nb,

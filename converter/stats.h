@@ -23,6 +23,9 @@ struct ft_change {
 #define FT_BOOT_N 2000
 #define FT_NO_CHANGE 0.02     /* "no change": the interval within +-2% of before */
 
+/* the median of v[0..n) (n > 0), sorting v */
+double ft_median(uint64_t *v, size_t n);
+
 /* 0, or -1 when a side has no value */
 int ft_change_ci(const struct ft_sample *a, int na, const struct ft_sample *b, int nb,
 		 struct ft_change *out);

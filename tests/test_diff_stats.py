@@ -274,3 +274,25 @@ def test_report_fail_if(tmp_path):
     r = subprocess.run([TOOL, "report", a, "--fail-if", "storms > +5%"], capture_output=True,
                        text=True)
     assert r.returncode == 2 and "needs a before" in r.stderr
+
+
+def test_timeline_step_counters_aligned_on_step_index(tmp_path):
+    from test_convert import load
+    a = steps_run(str(tmp_path / "a"), [40, 50, 60, 70])
+    b = steps_run(str(tmp_path / "b"), [20, 25, 30, 35, 45, 55])
+    out = str(tmp_path / "both.pftrace")
+    diff(a, b, "-o", out)
+    rows = load(out, "select t.name as name, c.ts as ts, cast(c.value as int) as v from counter c "
+                     "join process_counter_track t on c.track_id = t.id "
+                     "where t.name like '%step time' order by t.name, c.ts")
+    got = {}
+    for r in rows:
+        got.setdefault(r["name"], []).append((r["ts"], r["v"]))
+    # step i of both runs at the before run's start + i x its median step (55 ms)
+    t0 = ftgen.TraceFile("/dev/null", 1).start
+    assert got["before: step time"] == [(t0 + i * 55 * MS, ms * MS)
+                                        for i, ms in enumerate([40, 50, 60, 70])]
+    assert got["after: step time"] == [(t0 + i * 55 * MS, ms * MS)
+                                       for i, ms in enumerate([20, 25, 30, 35, 45, 55])]
+    (p,) = load(out, "select name from process where name = 'diff: steps by index'")
+    assert p == {"name": "diff: steps by index"}
