@@ -62,7 +62,7 @@ static const char *const feed_label[FT_CAT_N] = {
 #define MAXL 64
 
 /* Findings are matched across runs by kind and what they are about: a
- * storm by the directory of its most-read file, a hidden sync by its
+ * storm by the directory most of its top files are in, a hidden sync by its
  * symbol and call site, a lock by its call and call site, launch gaps by
  * their cause (not by address or stream, which differ from run to run). */
 struct label { char text[200]; int kind; uint64_t n[2], reads[2], lost[2]; };
@@ -76,11 +76,18 @@ struct side {
 	struct ft_metrics sum;    /* over its runs */
 	uint64_t feed[FT_CAT_N];  /* the feeding threads' time, over its runs */
 	uint64_t units;           /* steps (all runs have them) or runs */
+	int whole;                /* feeds of some run over its whole run, not its steps */
 };
 
 static uint64_t get(const struct ft_metrics *m, const struct metric *d)
 {
 	return *(const uint64_t *)((const char *)m + d->off);
+}
+
+static int same_dir(const char *a, const char *b)
+{
+	const char *x = strrchr(a, '/'), *y = strrchr(b, '/');
+	return x && y && x - a == y - b && !strncmp(a, b, (size_t)(x - a));
 }
 
 static void label_of(const struct ft_finding *f, char *t, size_t cap)
@@ -97,7 +104,20 @@ static void label_of(const struct ft_finding *f, char *t, size_t cap)
 			 f->site ? (int)strcspn(f->site, "\n;") : 0, f->site ? f->site : "");
 		break;
 	case FT_FK_STORM: {
-		const char *p = f->ntop ? f->top_file[0] : NULL, *sl = p ? strrchr(p, '/') : NULL;
+		/* the directory most of its top files are in (then most reads) */
+		int best = -1, bn = 0;
+		uint64_t br = 0;
+		for (int i = 0; i < f->ntop; i++) {
+			int n = 0;
+			uint64_t r = 0;
+			for (int j = 0; j < f->ntop; j++)
+				if (same_dir(f->top_file[i], f->top_file[j]))
+					n++, r += f->top_reads[j];
+			if (n > bn || (n == bn && r > br))
+				best = i, bn = n, br = r;
+		}
+		const char *p = best >= 0 ? f->top_file[best] : NULL;
+		const char *sl = p ? strrchr(p, '/') : NULL;
 		if (sl)
 			snprintf(t, cap, "small-read storm in %.*s", sl == p ? 1 : (int)(sl - p), p);
 		else
@@ -244,6 +264,25 @@ static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
 	t->step_ns += m->step_ns;
 }
 
+/* the feeding threads' time by category; without feeders (no GPU work,
+ * no batch received), the main thread's, its untraced time as CPU */
+static void feeds(const struct ft_report *r, uint64_t *feed)
+{
+	const struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v = &mp->v;
+	for (int k = 0; k < FT_CAT_N && v->nfeeders; k++)
+		feed[k] += v->t[k];
+	for (int i = 0; i < v->nths && !v->nfeeders; i++) {
+		const struct ft_thread_sum *t = &v->ths[i];
+		if (t->tid != mp->pid)
+			continue;
+		uint64_t traced = 0;
+		for (int k = 0; k < FT_CAT_N; k++)
+			traced += t->t[k], feed[k] += t->t[k];
+		feed[FT_CAT_CPU] += t->wall > traced ? t->wall - traced : 0;
+	}
+}
+
 static int load(struct side *s, const struct ft_an_opts *o)
 {
 	for (int i = 0; i < s->n; i++) {
@@ -256,9 +295,8 @@ static int load(struct side *s, const struct ft_an_opts *o)
 		}
 		load_steps(&s->r[i], &s->len[i], &s->nlen[i]);
 		add_metrics(&s->sum, &s->r[i].total);
-		const struct ft_verdict *v = &s->r[i].procs[s->r[i].main].v;
-		for (int k = 0; k < FT_CAT_N; k++)
-			s->feed[k] += v->t[k];
+		feeds(&s->r[i], s->feed);
+		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;
 	}
 	return 0;
 }
@@ -550,7 +588,7 @@ int ft_cmd_diff(int argc, char **argv)
 				if (d > half && d > bd)
 					best = c, bd = d;
 			}
-			if (best >= 0 && len < (int)sizeof concl - 200) {
+			if (best >= 0 && !a->whole && !b->whole && len < (int)sizeof concl - 200) {
 				char x2[32], y2[32];
 				ft_fmt_ns(x2, sizeof x2, (uint64_t)per(a, a->feed[best]));
 				ft_fmt_ns(y2, sizeof y2, (uint64_t)per(b, b->feed[best]));
@@ -626,7 +664,8 @@ int ft_cmd_diff(int argc, char **argv)
 			       ch.before, ch.after, ch.lo, ch.hi, FT_BOOT_N, ft_change_word[ch.verdict]);
 		else
 			printf("null");
-		printf(",\"unit\":\"%s\",\"feeds\":{", by_step ? "step" : "run");
+		printf(",\"unit\":\"%s\",\"feeds_window\":\"%s\",\"feeds\":{", by_step ? "step" : "run",
+		       a->whole || b->whole ? "whole run" : "steps");
 		for (int c = 0; c < FT_CAT_N; c++)
 			json_pair(ft_cat_name[c], 1, per(a, a->feed[c]), 1, per(b, b->feed[c]), c == 0);
 		printf("},\"findings\":[");
@@ -681,7 +720,8 @@ int ft_cmd_diff(int argc, char **argv)
 		for (size_t i = 0; i < NMETRICS; i++)
 			row(metrics[i].name, metrics[i].time, 1, (double)mean(a, get(&a->sum, &metrics[i])),
 			    1, (double)mean(b, get(&b->sum, &metrics[i])));
-		printf("\nfeeds (the feeding threads' time %s)\n", unit);
+		printf("\nfeeds (the feeding threads' time %s%s)\n", unit,
+		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
 		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
