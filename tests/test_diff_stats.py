@@ -157,6 +157,29 @@ def test_without_steps_one_run_per_side_cannot_separate(tmp_path):
                                       "cannot separate a change from noise (figures only): "
                                       "wall time 91.0 ms -> 41.0 ms (-55%)")
     assert d["metrics"]["wall_ns"]["before"] == 91 * MS
+    assert "Mostly" not in d["conclusion"]
+
+
+def test_without_steps_several_runs_compare_wall_times(tmp_path):
+    def run(d, n, gap_ms):
+        os.makedirs(d)
+        w = ftgen.TraceFile(os.path.join(d, "host.300.ft"), 300, ["x"])
+        w.thread(300, "main", True)
+        for i in range(n):
+            w.event(300, "READ", w.start + int(i * gap_ms * MS), MS, fd=3, path="/x",
+                    req=1 << 20, ret=1 << 20)
+        w.close()
+        return d
+    a = [run(str(tmp_path / ("a%d" % i)), 10, 10 + i * 0.1) for i in range(4)]
+    b = [run(str(tmp_path / ("b%d" % i)), 10, 9 + i * 0.1) for i in range(4)]
+    d = diff_json(*a, "--", *b)
+    ch = d["change"]
+    assert ch["of"] == "wall_time" and d["unit"] == "run" and ch["verdict"] == "faster"
+    # wall time 9 x gap + 1 ms: 91, 91.9, 92.8, 93.7 ms; 82, ..., 84.7 ms
+    assert (ch["before_ns"], ch["after_ns"]) == (92.35 * MS, 83.35 * MS)
+    assert d["conclusion"].startswith("Faster: median wall time 92.3 ms -> 83.3 ms (-10%; 95% "
+                                      "interval of the change -10.8 ms to -7.2 ms) over 4 "
+                                      "and 4 runs.")
 
 
 def storm_pair(tmp_path, lock_ns=1800):
