@@ -15,7 +15,7 @@ static void usage(FILE *out)
 	      "  run [-o DIR] -- CMD [ARGS...]   run CMD under the tracer\n"
 	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
-	      "  report DIR [--json]             the verdict, findings and call sites\n"
+	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"
 	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n",
 	      out);
 }
