@@ -251,7 +251,11 @@ static void load_steps(struct ft_report *r, uint64_t **len, size_t *n)
 	if (best < 0)
 		return;
 	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
-	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, stderr, NULL);
+	/* the report has said what is damaged: not again */
+	static FILE *quiet;
+	if (!quiet)
+		quiet = fopen("/dev/null", "w");
+	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, quiet ? quiet : stderr, NULL);
 	*len = ft_steps_lengths(sf.s, n);
 	ft_steps_free(sf.s);
 }
