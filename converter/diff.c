@@ -18,6 +18,7 @@
 #include "dump.h"
 #include "gate.h"
 #include "merge.h"
+#include "problems.h"
 #include "report.h"
 #include "stats.h"
 #include "steps.h"
@@ -62,9 +63,10 @@ static const char *const feed_label[FT_CAT_N] = {
 #define MAXL 64
 
 /* Findings are matched across runs by kind and what they are about: a
- * storm by the directory most of its top files are in, a hidden sync by its
- * symbol and call site, a lock by its call and call site, launch gaps by
- * their cause (not by address or stream, which differ from run to run). */
+ * storm by its data set (problems.c: the directory its top files share),
+ * a hidden sync by its symbol and call site, a lock by its call, name and
+ * call site, launch gaps by their cause (not by address or stream, which
+ * differ from run to run). */
 struct label { char text[200]; int kind; uint64_t n[2], reads[2], lost[2]; };
 
 struct side {
@@ -84,12 +86,6 @@ static uint64_t get(const struct ft_metrics *m, const struct metric *d)
 	return *(const uint64_t *)((const char *)m + d->off);
 }
 
-static int same_dir(const char *a, const char *b)
-{
-	const char *x = strrchr(a, '/'), *y = strrchr(b, '/');
-	return x && y && x - a == y - b && !strncmp(a, b, (size_t)(x - a));
-}
-
 static void label_of(const struct ft_finding *f, char *t, size_t cap)
 {
 	switch (f->kind) {
@@ -104,24 +100,9 @@ static void label_of(const struct ft_finding *f, char *t, size_t cap)
 			 f->site ? (int)strcspn(f->site, "\n;") : 0, f->site ? f->site : "");
 		break;
 	case FT_FK_STORM: {
-		/* the directory most of its top files are in (then most reads) */
-		int best = -1, bn = 0;
-		uint64_t br = 0;
-		for (int i = 0; i < f->ntop; i++) {
-			int n = 0;
-			uint64_t r = 0;
-			for (int j = 0; j < f->ntop; j++)
-				if (same_dir(f->top_file[i], f->top_file[j]))
-					n++, r += f->top_reads[j];
-			if (n > bn || (n == bn && r > br))
-				best = i, bn = n, br = r;
-		}
-		const char *p = best >= 0 ? f->top_file[best] : NULL;
-		const char *sl = p ? strrchr(p, '/') : NULL;
-		if (sl)
-			snprintf(t, cap, "small-read storm in %.*s", sl == p ? 1 : (int)(sl - p), p);
-		else
-			snprintf(t, cap, "small-read storm");
+		char dir[160];
+		ft_storm_dir(f, dir, sizeof dir);
+		snprintf(t, cap, "small-read storm%s%s", *dir ? " in " : "", dir);
 		break;
 	}
 	default:

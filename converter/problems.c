@@ -68,7 +68,7 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 }
 
 /* The directory the storm's most-read files share ("" if none). */
-static void storm_dir(const struct ft_finding *f, char *out, size_t cap)
+void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 {
 	out[0] = 0;
 	if (!f->ntop || !f->top_file[0] || f->top_file[0][0] != '/')
@@ -179,8 +179,8 @@ static int same_row(const struct ft_report *r, int i, int j)
 		       cause_class(a->cause) == cause_class(b->cause);
 	if (a->kind == FT_FK_STORM) {
 		char da[512], db[512];
-		storm_dir(a, da, sizeof da);
-		storm_dir(b, db, sizeof db);
+		ft_storm_dir(a, da, sizeof da);
+		ft_storm_dir(b, db, sizeof db);
 		common_dir(da, db);
 		return depth(da) >= 2;
 	}
@@ -217,9 +217,9 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 			need += x->reads_needed;
 		}
 		char dir[160], other[160];
-		storm_dir(f, dir, sizeof dir);
+		ft_storm_dir(f, dir, sizeof dir);
 		for (int k = 1; k < nm; k++) {
-			storm_dir(&r->f[members[k]], other, sizeof other);
+			ft_storm_dir(&r->f[members[k]], other, sizeof other);
 			common_dir(dir, other);
 		}
 		ft_fmt_count(a, sizeof a, reads);

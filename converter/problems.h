@@ -24,6 +24,10 @@ struct ft_problem {
 	int first;                /* index of its first finding in r->f; -1: none */
 };
 
+/* The directory a storm's most-read files share, its data set ("" if
+ * none): also what diff matches storms by. */
+void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
+
 /* One suggestion for a finding (also in --json's findings). */
 const char *ft_finding_suggestion(const struct ft_finding *f);
 
