@@ -47,6 +47,11 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/stats.c converter/gate.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
+# the converter's sources without its main(): what scripts/fuzz.sh links
+# with its harness (one list, here)
+.PHONY: print-fuzz-srcs
+print-fuzz-srcs:
+	@echo $(READER_SRCS) $(filter-out converter/main.c,$(TOOL_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
 HEADERS = $(wildcard libfeedtrace/*.h libfeedtrace/*.def shim/*.h shim/*.def converter/*.h)

@@ -30,11 +30,8 @@ build() {
 	mkdir -p $F/gen $F/artifacts $F/corpus
 	[ -f $F/gen/perfetto.pb-c.c ] && [ $F/gen/perfetto.pb-c.c -nt converter/perfetto.proto ] ||
 		protoc-c --proto_path=converter --c_out=$F/gen converter/perfetto.proto
-	srcs="converter/reader.c converter/events.c converter/dump.c converter/convert.c
-	      converter/analysis.c converter/merge.c converter/report.c converter/diff.c
-	      converter/ranges.c converter/steps.c converter/pipeline.c converter/problems.c
-	      converter/symbolize.c
-	      converter/pftrace.c $F/gen/perfetto.pb-c.c tests/fuzz/fuzz_reader.c"
+	srcs="$(${MAKE:-make} -s --no-print-directory print-fuzz-srcs) converter/pftrace.c
+	      $F/gen/perfetto.pb-c.c tests/fuzz/fuzz_reader.c"
 	# rebuild only when a source is newer than the harness
 	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*.h libfeedtrace/*.h \
 	     libfeedtrace/events.def -newer $F/fuzz_reader 2>/dev/null)" ]; then
@@ -42,7 +39,7 @@ build() {
 	fi
 	$CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty
+		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty -ljson-c -lm
 	mv $F/fuzz_reader.$$ $F/fuzz_reader
 }
 
