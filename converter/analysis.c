@@ -124,7 +124,7 @@ struct kfacts {
 	int cat, read, launch, mutex, cuda;
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
-	const struct ft_field *site, *py;
+	const struct ft_field *site, *py, *cond;
 };
 static struct kfacts kf[FT_EV_COUNT];
 static int kf_built;
@@ -145,6 +145,7 @@ static void build_facts(void)
 		f->lock = ft_kind_field(ki, "lock");
 		f->site = ft_kind_field(ki, "site");
 		f->py = ft_kind_field(ki, "py");
+		f->cond = ft_kind_field(ki, "cond");
 		f->cuda = ki->group == FT_G_CUDA && f->sync;
 		switch (ki->group) {
 		case FT_G_IO: f->cat = FT_CAT_IO; break;
@@ -366,6 +367,7 @@ struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes
 
 struct ft_an {
 	const struct ft_process *p;
+	struct { uint64_t addr; int gil; } gilc[16];  /* is_gil's answers by address */
 	struct ft_an_opts o;
 	struct ft_an_sink sink;
 	struct thread *th; int nth, capth; struct map thmap; long last_th;
@@ -1014,6 +1016,27 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 
 /* ---- the event ---- */
 
+/* CPython's GIL: a pthread mutex and condition variable inside the
+ * interpreter's `_PyRuntime` (CPython 3.11 and 3.12, the main interpreter
+ * being part of it); the symbol table that owns the address says so. A
+ * thread waiting on it waits for the interpreter, not for data: its
+ * condition-variable waits are lock time (and never a batch received),
+ * its mutex waits a lock named "Python GIL". */
+int ft_is_gil_name(const char *sym)
+{
+	return sym && strncmp(sym, "_PyRuntime", 10) == 0 && (sym[10] == 0 || sym[10] == '+');
+}
+
+static int is_gil(struct ft_an *a, uint64_t addr)
+{
+	unsigned h = (unsigned)((addr * 0x9e3779b97f4a7c15ull) >> 60);
+	if (a->gilc[h].addr == addr + 1)
+		return a->gilc[h].gil;
+	a->gilc[h].addr = addr + 1;
+	a->gilc[h].gil = ft_is_gil_name(ft_data_symbol(a->p, addr));
+	return a->gilc[h].gil;
+}
+
 void ft_an_event(struct ft_an *a, const struct ft_event *ev)
 {
 	struct ft_evinfo in;
@@ -1026,6 +1049,9 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	const struct kfacts *f = facts(r->kind);
 	uint64_t end = ev->ts_ns + ev->dur_ns;
 	ft_an_info(r, inp);
+	int gil = f && f->cond && is_gil(a, ft_field_raw(r, f->cond));
+	if (gil)
+		inp->cat = FT_CAT_LOCK;
 	const struct ft_evinfo in = *inp;
 	ft_steps_event(a->steps, ev, in.launch, in.cuda && in.sync == FT_SYNC_HIDDEN, in.read);
 	a->now = ev->ts_ns;
@@ -1058,7 +1084,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	t->ct[in.cat] += clip(a, ev->ts_ns, end);
 	if (!a->o.win_end || (ev->ts_ns >= a->o.win_start && ev->ts_ns < a->o.win_end))
 		t->wevents++;
-	if (f->got && f->ret) {
+	if (f->got && f->ret && !gil) {
 		int64_t ret = ft_field_signed(r, f->ret);
 		if (f->got == 1 ? ret > 0 : ret == 0) {
 			if (!t->batches++)
@@ -1176,6 +1202,8 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 				f.site = st ? st : "";
 			}
 			f.lock_name = ft_data_symbol(a->p, f.addr);
+			if (ft_is_gil_name(f.lock_name))
+				f.lock_name = "Python GIL";
 			a->m.locks++;
 		}
 		if (a->sink.finding)

@@ -61,6 +61,10 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 		return "many small files, each read once: pack them into larger shards (tar, "
 		       "WebDataset, one array file) and read those in large pieces";
 	case FT_FK_LOCK:
+		if (f->lock_name && !strcmp(f->lock_name, "Python GIL"))
+			return "Python threads queue for the interpreter (the GIL): move CPU work "
+			       "of the other threads into worker processes (DataLoader workers, "
+			       "multiprocessing) or into code that releases the GIL";
 		return "threads queue on this lock: shorten the critical section or split the "
 		       "lock";
 	}

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, TOOL, preload
+from conftest import PYTHON, TOOL, Trace, preload
 import ftgen
 
 MS = 1000000
@@ -184,3 +184,39 @@ def test_storm_over_two_workers_is_one_problem(tmp_path):
     assert s["processes"] == 2 and s["count"] == 2
     assert s["what"].startswith("/data/set: 3,000 reads of 4096 bytes on average in 1,000 files")
     assert "read each file whole" in s["suggestion"]
+
+
+GIL_PROG = r'''
+import threading
+def work():
+    s = 0
+    for i in range(3_000_000):
+        s += i
+ts = [threading.Thread(target=work) for _ in range(3)]
+[t.start() for t in ts]; [t.join() for t in ts]
+'''
+
+
+def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
+    """Three CPU-bound Python threads (CPython 3.11): every wait on the
+    GIL's mutex is one lock finding named "Python GIL" with its Python
+    site and the GIL suggestion; the GIL's condition-variable waits count
+    as lock time, not as waiting for data."""
+    script = tmp_path / "gil.py"
+    script.write_text(GIL_PROG)
+    r = traced([PYTHON, str(script)], load=False)
+    assert r.returncode == 0, r.stderr
+    rep = report(r.dir)
+    locks = [f for f in rep["findings"] if f["kind"] == "lock_contention"]
+    gil = [f for f in locks if f["lock_name"] == "Python GIL"]
+    assert gil and len(gil) == len(locks), locks
+    assert "gil.py:" in gil[0]["site"]
+    assert "GIL" in gil[0]["suggestion"]
+    # the main thread waits on the GIL only through its condition variable
+    # (no mutex wait of its own): its lock time is those waits
+    main = rep["verdict"]["pid"]
+    calls = [e["call"] for e in Trace.load(r.dir).events if e["tid"] == main]
+    assert "pthread_mutex_lock" not in calls and "pthread_cond_timedwait" in calls
+    assert rep["processes"][0]["verdict"]["time_ns"]["locks"] > 0
+    out = subprocess.run([TOOL, "report", r.dir], capture_output=True, text=True).stdout
+    assert "Python GIL" in out and "0xa5" not in out.split("Python GIL")[0].split("\n")[-1]
