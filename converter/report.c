@@ -465,11 +465,23 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
+	/* a parent pid may have several images (exec: `timeout 300 python3
+	 * train.py` is timeout, then python3, in one pid): the parent is the
+	 * image that had started last when the child started */
 	for (int i = 0; i < r->nprocs; i++) {
-		r->procs[i].parent = -1;
-		for (int k = 0; k < r->nprocs; k++)
-			if (k != i && r->procs[k].pid == r->procs[i].ppid)
-				r->procs[i].parent = k;
+		struct ft_rep_proc *c = &r->procs[i];
+		c->parent = -1;
+		for (int k = 0; k < r->nprocs; k++) {
+			const struct ft_rep_proc *q = &r->procs[k];
+			if (k == i || q->pid != c->ppid)
+				continue;
+			int before = q->start <= c->start;
+			const struct ft_rep_proc *b = c->parent >= 0 ? &r->procs[c->parent] : NULL;
+			int bbefore = b && b->start <= c->start;
+			if (!b || (before && (!bbefore || q->start > b->start)) ||
+			    (!before && !bbefore && q->start < b->start))
+				c->parent = k;
+		}
 	}
 	struct ft_an_opts dflt;
 	ft_an_default_opts(&dflt);
@@ -691,15 +703,47 @@ static void report_losses(const struct ft_report *r, FILE *out, int json)
 /* ---- text ---- */
 
 /* process i and its children, indented by depth */
+/* the image that replaced procs[i] by exec (same pid, started later), or -1 */
+static int exec_successor(const struct ft_report *r, int i)
+{
+	int best = -1;
+	for (int k = 0; k < r->nprocs; k++)
+		if (k != i && r->procs[k].pid == r->procs[i].pid &&
+		    r->procs[k].start > r->procs[i].start &&
+		    (best < 0 || r->procs[k].start < r->procs[best].start))
+			best = k;
+	return best;
+}
+
+/* one line per image; an image replaced by exec is named on its
+ * successor's line ("(exec'd from timeout ...)") instead of its own */
 static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 {
-	char cmd[72];
+	char cmd[72], from[72] = "";
 	brief_command(r->procs[i].cmdline, cmd, sizeof cmd);
-	fprintf(out, "  %*s%d %-6s %.*s\n", 2 * (d < 8 ? d + 1 : 9), "", r->procs[i].pid,
-		r->procs[i].role, 48, cmd);
+	for (int k = 0; k < r->nprocs; k++)
+		if (exec_successor(r, k) == i) {
+			brief_command(r->procs[k].cmdline, from, sizeof from);
+			break;
+		}
+	int ind = 2 * (d < 8 ? d + 1 : 9);
+	int room = 78 - 2 - ind - snprintf(NULL, 0, "%d", r->procs[i].pid) - 8;
+	int fw = *from ? 12 : 0;                       /* "timeout 100 " */
+	int cw = room - (*from ? fw + 15 : 0);
+	if (cw > 48)
+		cw = 48;
+	fprintf(out, "  %*s%d %-6s %.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
+		r->procs[i].role, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
+		*from ? ")" : "");
 	for (int k = 0; k < r->nprocs && d < 16; k++)
-		if (r->procs[k].parent == i)
+		if (r->procs[k].parent == i && exec_successor(r, k) < 0)
 			print_tree(r, k, d + 1, out);
+	/* the children of images this one replaced */
+	for (int x = 0; x < r->nprocs && d < 16; x++)
+		if (exec_successor(r, x) == i)
+			for (int k = 0; k < r->nprocs; k++)
+				if (r->procs[k].parent == x && exec_successor(r, k) < 0)
+					print_tree(r, k, d + 1, out);
 }
 
 void ft_report_text(const struct ft_report *r, FILE *out)

@@ -42,7 +42,7 @@ struct mod {
 };
 
 struct cached { uint32_t id, key; char *text; };
-struct frame { uint64_t ip; char *text; int own; };   /* one return address, read */
+struct frame { uint64_t ip; char *text; int own, tracer; };   /* one return address, read */
 struct bytext { uint64_t hash; uint32_t id; };   /* text -> its first stack id */
 
 struct sym {
@@ -443,7 +443,9 @@ static const struct frame *frame_of(struct sym *s, const struct ft_process *p, u
 	struct out o = { NULL, 0, 0 };
 	int own;
 	put_frames(s, p, ip, &o, &own);
-	s->f[j] = (struct frame){ ip, o.s ? o.s : strdup(""), own };
+	int mi = module_at(p, ip);
+	int tracer = mi >= 0 && !strncmp(base_name(p->mods[mi].path), "libfeedtrace", 12);
+	s->f[j] = (struct frame){ ip, o.s ? o.s : strdup(""), own, tracer };
 	s->nf++;
 	return &s->f[j];
 }
@@ -452,7 +454,7 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 {
 	struct out all = { NULL, 0, 0 };
 	char *lines[256];
-	int own[256], n = 0;
+	int own[256], tracer[256], n = 0;
 	for (const char *q = stack + 3; *q && n < 256;) {
 		char *end;
 		uint64_t ip = strtoull(q, &end, 16);
@@ -464,13 +466,20 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 		for (const char *l = fr->text; l && n < 256;) {
 			const char *nl = strchr(l, '\n');
 			lines[n] = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+			tracer[n] = fr->tracer;
 			own[n++] = fr->own;
 			l = nl ? nl + 1 : NULL;
 		}
 	}
+	/* the headline: the innermost frame of the program's own code; in a
+	 * stack of system code only (the interpreter taking the GIL), the
+	 * innermost frame that is not feedtrace's */
 	int h = 0;
 	while (h < n && !own[h])
 		h++;
+	if (h == n)
+		for (h = 0; h < n && tracer[h]; h++)
+			;
 	if (h == n)
 		h = 0;
 	if (n)

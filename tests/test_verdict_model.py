@@ -540,3 +540,51 @@ def test_busiest_producer_named_beside_idle_workers(tmp_path):
     assert v["detail"].endswith(" The busiest, loader thread 104 of the main process, is on "
                                 "the CPU 60% of the time; more workers do not speed it up."), \
         v["detail"]
+
+
+def test_workers_of_an_execd_main_process(tmp_path):
+    """`timeout 300 python3 train.py`: pid 101 is first `timeout` (exec'd
+    from its fork of 100), then python3, whose DataLoader workers 102 and
+    103 have ppid 101. They are the python3 image's workers, not the
+    replaced image's helpers; the tree names the image it replaced."""
+    d = tmp_path / "exec"
+    d.mkdir()
+    wr = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["timeout", "300", "python3", "train.py"],
+                         start_ns=START)
+    wr.thread(100, "timeout", main=True)
+    wr.event(100, "READ", START + 100 * US, 10 * US, fd=3, req=100, ret=100, path="/etc/x")
+    wr.close()
+    pre = ftgen.TraceFile(str(d / "host.101.ft"), 101, ["timeout", "300", "python3", "train.py"],
+                          start_ns=START + 1 * MS, ppid=100)
+    pre.thread(101, "timeout", main=True)
+    pre.event(101, "READ", START + 1100 * US, 10 * US, fd=3, req=100, ret=100, path="/etc/y")
+    pre.close()
+    w = ftgen.TraceFile(str(d / "host.101.1.ft"), 101, PY, start_ns=START + 2 * MS, ppid=100)
+    w.thread(101, "main", main=True)
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        poll(w, 101, t, 8 * MS)
+        w.event(101, "PIPE_READ", t + 8 * MS, 10 * US, fd=5, req=1024, ret=1024)
+        launch(w, 101, t + 8100 * US)
+        sync(w, 101, t + 8200 * US, 1800 * US)
+    w.close()
+    for pid in (102, 103):
+        x = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid, PY, start_ns=START + 5 * MS,
+                            ppid=101)
+        x.thread(pid, "main", main=True)
+        for k in range(25):
+            x.event(pid, "READ", T0 + 4 * MS * k, 3 * MS, fd=7, req=4096, ret=4096,
+                    path="/data/%d" % k)
+        x.close()
+    rep = report(str(d))
+    v = rep["verdict"]
+    assert v["pid"] == 101 and v["limit"] == "data delivery"
+    assert v["process"] == ("main process 101 (python3 train.py --epochs 3), "
+                            "2 DataLoader workers (102, 103)")
+    roles = sorted((p["pid"], p["role"], p["cmdline"].split()[0]) for p in rep["processes"])
+    assert roles == [(100, "helper", "timeout"), (101, "helper", "timeout"),
+                     (101, "main", "python3"), (102, "worker", "python3"),
+                     (103, "worker", "python3")]
+    out = text(str(d))
+    assert "      101 main   python3 train.py --epochs 3 (exec'd from timeout 300 )" in out
+    assert "        102 worker python3 train.py --epochs 3" in out
