@@ -899,7 +899,8 @@ static int hist_bucket(uint64_t n)
 static void close_burst(struct ft_an *a)
 {
 	struct ft_finding *f = &a->burst;
-	if (a->in_burst && a->qualified) {
+	if (a->in_burst && (a->qualified || f->reads >= FT_STORM_CANDIDATE)) {
+		f->candidate = !a->qualified;
 		f->files = (uint64_t)a->nfiles;
 		f->reads_needed = 0;
 		for (int i = 0; i < a->nfiles; i++) {
@@ -920,7 +921,7 @@ static void close_burst(struct ft_an *a)
 				f->top_file[j] = path ? path : "(unknown file)";
 			}
 		}
-		a->m.storms++;
+		a->m.storms += !f->candidate;
 		if (a->sink.finding)
 			a->sink.finding(a->sink.arg, f);
 	}

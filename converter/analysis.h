@@ -89,7 +89,11 @@ struct ft_finding {
 	const char *top_file[FT_STORM_TOP];
 	uint64_t top_reads[FT_STORM_TOP];
 	int ntop;
+	int candidate;            /* storm: a burst under the per-process threshold
+	                             (FT_STORM_CANDIDATE reads or more), for the
+	                             run-wide check across workers (problems.c) */
 };
+#define FT_STORM_CANDIDATE 100
 
 /* run-level numbers, also what `diff` compares */
 struct ft_metrics {

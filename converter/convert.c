@@ -426,6 +426,8 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 
 static void on_finding(void *arg, const struct ft_finding *f)
 {
+	if (f->candidate)
+		return;                 /* under the per-process threshold */
 	struct conv *c = arg;
 	pf_arg a[40];
 	int n = 0;

@@ -283,6 +283,81 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 			"or less Python between launches";
 }
 
+/* Bursts of small reads under the per-process threshold, in several
+ * processes of the run on one data set (four workers each reading 700
+ * times a second): together a storm when their reads, over the span from
+ * the first one's start to the last one's end, reach the threshold's rate
+ * (--storm-reads per --storm-window-ms). One row per data set, as for the
+ * storms each process made alone. */
+static void run_wide_storms(const struct ft_report *r, struct acc *acc)
+{
+	char *taken = calloc((size_t)r->ncand + 1, 1);
+	if (!taken) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	for (int i = 0; i < r->ncand; i++) {
+		if (taken[i])
+			continue;
+		char dir[160], other[160];
+		ft_storm_dir(&r->cand[i], dir, sizeof dir);
+		if (depth(dir) < 2)
+			continue;
+		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
+		uint64_t t0 = r->cand[i].start, t1 = r->cand[i].end;
+		int32_t pids[64];
+		int npids = 0, n = 0;
+		for (int j = i; j < r->ncand; j++) {
+			if (taken[j])
+				continue;
+			ft_storm_dir(&r->cand[j], other, sizeof other);
+			char both[160];
+			snprintf(both, sizeof both, "%s", dir);
+			common_dir(both, other);
+			if (depth(both) < 2)
+				continue;
+			const struct ft_finding *c = &r->cand[j];
+			snprintf(dir, sizeof dir, "%s", both);
+			taken[j] = 1;
+			n++;
+			reads += c->reads, files += c->files, bytes += c->bytes;
+			need += c->reads_needed, lost += c->lost_ns;
+			if (c->start < t0)
+				t0 = c->start;
+			if (c->end > t1)
+				t1 = c->end;
+			int seen = 0;
+			for (int k = 0; k < npids && !seen; k++)
+				seen = pids[k] == c->pid;
+			if (!seen && npids < 64)
+				pids[npids++] = c->pid;
+		}
+		/* rate over the span against the threshold's, without division */
+		uint64_t span = t1 > t0 ? t1 - t0 : 1;
+		if (npids < 2 || (double)reads * (double)r->storm_window_ns <
+				 (double)r->storm_reads * (double)span)
+			continue;
+		struct ft_problem *p = add(acc);
+		p->kind = ft_fkind_slice[FT_FK_STORM];
+		p->pid = r->cand[i].pid;
+		p->nprocs = npids;
+		p->count = (uint64_t)n;
+		p->lost_ns = lost;
+		struct ft_finding like = r->cand[i];
+		like.reads = reads, like.files = files;
+		p->suggestion = ft_finding_suggestion(&like);
+		char a[32], b[32], c[32];
+		ft_fmt_count(a, sizeof a, reads);
+		ft_fmt_count(b, sizeof b, files);
+		ft_fmt_count(c, sizeof c, need);
+		snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
+			 "files over %d processes, each under the per-process threshold (%s reads "
+			 "of 1 MiB would do)", dir, a, (unsigned long long)(reads ? bytes / reads : 0),
+			 b, npids, c);
+	}
+	free(taken);
+}
+
 static int by_cost(const void *x, const void *y)
 {
 	const struct ft_problem *a = x, *b = y;
@@ -329,6 +404,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	}
 	free(taken);
 	free(members);
+	run_wide_storms(r, &acc);
 	if (acc.n > 1)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;

@@ -32,6 +32,14 @@ static void *xrealloc(void *p, size_t n)
 static void keep(void *arg, const struct ft_finding *f)
 {
 	struct ft_report *r = arg;
+	if (f->candidate) {
+		if (r->ncand == r->capcand) {
+			r->capcand = r->capcand ? r->capcand * 2 : 16;
+			r->cand = xrealloc(r->cand, (size_t)r->capcand * sizeof *r->cand);
+		}
+		r->cand[r->ncand++] = *f;
+		return;
+	}
 	if (f->kind == FT_FK_GAP && f->scope == 0 && r->ngaps >= FT_REPORT_MAX_GAPS) {
 		/* replace the shortest kept stream gap if this one is longer */
 		int min = -1;
@@ -438,6 +446,12 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 {
 	memset(r, 0, sizeof *r);
 	r->dir = dir;
+	{
+		struct ft_an_opts d;
+		ft_an_default_opts(&d);
+		r->storm_reads = o ? o->storm_reads : d.storm_reads;
+		r->storm_window_ns = o ? o->storm_window_ns : d.storm_window_ns;
+	}
 	if (ft_trace_open(dir, &r->tr, err) != 0)
 		return -1;
 	r->nprocs = r->tr.nprocs;
@@ -507,6 +521,7 @@ void ft_report_free(struct ft_report *r)
 	free(r->rv.prod);
 	free(r->procs);
 	free(r->f);
+	free(r->cand);
 	ft_trace_close(&r->tr);
 	memset(r, 0, sizeof *r);
 }

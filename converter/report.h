@@ -54,6 +54,10 @@ struct ft_report {
 	struct ft_metrics total;
 	struct ft_finding *f;     /* sorted by lost_ns, largest first */
 	int nf, capf, ngaps;
+	struct ft_finding *cand;  /* storm candidates: bursts under the per-process threshold */
+	int ncand, capcand;
+	uint32_t storm_reads;     /* the analyses' storm threshold, for the run-wide check */
+	uint64_t storm_window_ns;
 	uint64_t gaps_left_out;
 	const char *step_range;   /* the step prefix the analyses used */
 };

@@ -220,3 +220,52 @@ def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
     assert rep["processes"][0]["verdict"]["time_ns"]["locks"] > 0
     out = subprocess.run([TOOL, "report", r.dir], capture_output=True, text=True).stdout
     assert "Python GIL" in out and "0xa5" not in out.split("Python GIL")[0].split("\n")[-1]
+
+
+def test_storm_spread_over_four_workers_under_the_threshold(tmp_path):
+    """Four workers each read 1 400 small pieces in 2 s (700 a second:
+    under the per-process threshold of 1 000 in one second, so no process
+    has a storm of its own); together 2 800 a second on one data set: one
+    storm row over 4 processes. The metrics count no per-process storm."""
+    d = tmp_path / "four"
+    d.mkdir()
+    m = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["/usr/bin/python3", "train.py"])
+    m.thread(100, "main", main=True)
+    m.event(100, "READ", START, 10 * US, fd=3, req=100, ret=100, path="/home/u/cfg.yaml")
+    m.close()
+    for pid in (101, 102, 103, 104):
+        w = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        t = START + 1 * MS + pid * 100 * US
+        for i in range(1400):
+            w.event(pid, "READ", t, 20 * US, fd=5, req=4096, ret=4096,
+                    path="/data/imgs/%d_%04d.jpg" % (pid, i // 4))
+            t += 1428 * US
+        w.close()
+    rep = report(str(d))
+    assert rep["metrics"]["storms"] == 0 and storms(rep) == []
+    [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
+    assert s["processes"] == 4 and s["count"] == 4
+    assert s["what"].startswith("/data/imgs: 5,600 reads of 4096 bytes on average in 1,400 "
+                                "files over 4 processes, each under the per-process threshold")
+
+
+def test_slow_reads_over_four_workers_are_no_storm(tmp_path):
+    """The same four workers at 200 reads a second each (800 together,
+    under 1 000 a second): no storm row."""
+    d = tmp_path / "slow"
+    d.mkdir()
+    for pid in (101, 102, 103, 104):
+        w = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        t = START + pid * 100 * US
+        for i in range(400):
+            w.event(pid, "READ", t, 20 * US, fd=5, req=4096, ret=4096,
+                    path="/data/imgs/%d_%04d.jpg" % (pid, i // 4))
+            t += 5 * MS
+        w.close()
+    rep = report(str(d))
+    assert [p for p in problems(rep) if p["kind"] == "small-read storm"] == []
+    assert rep["metrics"]["small_reads"] == 1600
