@@ -12,7 +12,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: feedtrace COMMAND ...\n"
-	      "  run [-o DIR] -- CMD [ARGS...]   run CMD under the tracer\n"
+	      "  run [-o DIR] [--append] -- CMD   run CMD under the tracer (run --help)\n"
 	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
 	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"

@@ -1,9 +1,16 @@
 /*
  * run.c: `feedtrace run [-o DIR] -- CMD...`: runs CMD with the library
  * preloaded and FEEDTRACE_OUT set, waits, prints the report (report.c), and
- * exits as CMD did (a signal death becomes 128 + signal number).
+ * exits as CMD did: its status, or death by the same signal after the
+ * report. A command that cannot be executed: the shell's message and 127
+ * (126 when found but not executable), no trace. "trace written" only when
+ * the directory got trace files; a directory holding another run's is
+ * refused unless --append.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -35,25 +42,90 @@ static int find_library(char *out, size_t cap)
 	return -1;
 }
 
+static const char run_usage[] =
+	"usage: feedtrace run [-o DIR] [--append] [--quiet] -- CMD [ARGS...]\n"
+	"Runs CMD with libfeedtrace.so preloaded, then prints the report on stderr.\n"
+	"Exits as CMD did: its status, or death by the same signal.\n"
+	"  -o, --out DIR   the run directory (default: ./feedtrace-DATE-TIME-PID)\n"
+	"      --append    add to a DIR that already holds a run's trace files\n"
+	"  -q, --quiet     no report, no \"trace written\" line\n"
+	"  -h, --help      this text\n"
+	"Environment (read by the library in CMD's processes): FEEDTRACE_OUT (set\n"
+	"from -o), FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB,\n"
+	"FEEDTRACE_FLUSH_MS, FEEDTRACE_STACK_DEPTH, FEEDTRACE_REDACT (README.md).\n"
+	"Example: feedtrace run -o t1 -- python3 train.py --epochs 1\n";
+
+/* trace files (*.ft) in dir: how many */
+static int trace_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		n += len > 3 && strcmp(e->d_name + len - 3, ".ft") == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* CMD's manner of death, ours too: the report is written, then the same
+ * signal with its default action (as time(1) and strace do), so that any
+ * parent sees what it would have seen without the tracer. */
+static int die_like(int status)
+{
+	if (!WIFSIGNALED(status))
+		return WEXITSTATUS(status);
+	int sig = WTERMSIG(status);
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;               /* a signal that does not kill (SIGCHLD...) */
+}
+
 int ft_cmd_run(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "append", no_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *out_dir = NULL;
-	int i = 0;
-	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			out_dir = argv[++i];
-		else if (argv[i][0] == '-') {
-			fprintf(stderr, "feedtrace run: unknown option %s\n", argv[i]);
+	int append = 0, quiet = 0, c;
+	/* argv[0] is the first argument after "run": getopt wants a name there */
+	char *args[argc + 2];
+	args[0] = "feedtrace run";
+	for (int k = 0; k < argc; k++)
+		args[k + 1] = argv[k];
+	args[argc + 1] = NULL;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc + 1, args, "+o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out_dir = optarg; break;
+		case 'a': append = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(run_usage, stdout); return 0;
+		default:
+			if (optopt == 'o')
+				fprintf(stderr, "feedtrace run: -o needs a directory\n");
+			else
+				fprintf(stderr, "feedtrace run: unknown option %s\n", args[optind - 1]);
+			fputs(run_usage, stderr);
 			return 2;
-		} else
-			break;
+		}
 	}
+	int i = optind - 1;              /* index into argv */
 	if (i >= argc) {
-		fprintf(stderr, "usage: feedtrace run [-o DIR] -- CMD [ARGS...]\n");
+		fputs(run_usage, stderr);
 		return 2;
 	}
 	char lib[PATH_MAX + 32];
@@ -77,6 +149,12 @@ int ft_cmd_run(int argc, char **argv)
 	} else {
 		snprintf(abs_dir, sizeof abs_dir, "%s", out_dir);
 	}
+	/* a directory of another run: its report would mix the two */
+	if (!append && trace_files(abs_dir)) {
+		fprintf(stderr, "feedtrace run: %s already holds a run's trace files; give another "
+			"-o, or --append to add this run to it\n", abs_dir);
+		return 2;
+	}
 	const char *old = getenv("LD_PRELOAD");
 	size_t need = strlen(lib) + (old ? strlen(old) : 0) + 2;
 	char *preload = malloc(need);
@@ -90,27 +168,52 @@ int ft_cmd_run(int argc, char **argv)
 	setenv("NVTX_INJECTION64_PATH", lib, 0);
 	free(preload);
 
+	/* exec's failure comes back through a close-on-exec pipe: its errno */
+	int ep[2];
+	if (pipe2(ep, O_CLOEXEC) != 0) {
+		perror("feedtrace run: pipe");
+		return 2;
+	}
+	int before = trace_files(abs_dir);
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("feedtrace run: fork");
 		return 2;
 	}
 	if (pid == 0) {
+		close(ep[0]);
 		execvp(argv[i], argv + i);
-		fprintf(stderr, "feedtrace run: %s: %s\n", argv[i], strerror(errno));
-		_exit(127);
+		int e = errno;
+		if (write(ep[1], &e, sizeof e) != (ssize_t)sizeof e)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
 	}
+	close(ep[1]);
+	int e = 0;
+	ssize_t got;
+	while ((got = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
 	/* the child gets the terminal's signals itself; we just wait */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	fprintf(stderr, "feedtrace: trace written to %s\n", abs_dir);
-	struct stat st;
-	if (stat(abs_dir, &st) == 0)
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	if (got == (ssize_t)sizeof e) {
+		/* as a shell says it: nothing ran, nothing was traced */
+		fprintf(stderr, "feedtrace run: %s: %s\n", argv[i],
+			e == ENOENT && !strchr(argv[i], '/') ? "command not found" : strerror(e));
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+	}
+	if (trace_files(abs_dir) <= before) {
+		fprintf(stderr, "feedtrace: no trace was written to %s (the lines above say why); "
+			"the command ran untraced\n", abs_dir);
+	} else if (!quiet) {
+		fprintf(stderr, "feedtrace: trace written to %s\n", abs_dir);
 		ft_report_print(abs_dir, stderr);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	}
+	return die_like(status);
 }

@@ -1,0 +1,88 @@
+"""`feedtrace run` is transparent (issue 16): the child's exit status and
+manner of death, the shell's 127 for a command that cannot run, "trace
+written" only over a trace, a used run directory refused, --help."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import TOOL
+
+
+def run(args, **kw):
+    return subprocess.run([TOOL, "run"] + args, capture_output=True, text=True, timeout=120,
+                          **kw)
+
+
+def untraced(argv):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("code", [0, 1, 127, 130])
+def test_exit_status_is_the_childs(tmp_path, code):
+    argv = ["/bin/sh", "-c", "exit %d" % code]
+    r = run(["-o", str(tmp_path / "t"), "--"] + argv)
+    assert r.returncode == untraced(argv).returncode == code
+    assert "feedtrace: trace written to " + str(tmp_path / "t") in r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_death_by_signal_is_the_childs(tmp_path, sig):
+    """A child killed by a signal: `feedtrace run` prints the report, then
+    dies by the same signal (its parent sees -sig, as untraced)."""
+    argv = [sys.executable, "-c",
+            "import os, signal\nif %d != signal.SIGKILL: signal.signal(%d, signal.SIG_DFL)\n"
+            "os.kill(os.getpid(), %d)" % (sig, sig, sig)]
+    r = run(["-o", str(tmp_path / "t"), "--"] + argv)
+    assert untraced(argv).returncode == -sig
+    assert r.returncode == -sig, r.stderr
+    assert "feedtrace report: " in r.stderr
+
+
+def test_command_that_cannot_run(tmp_path):
+    """No trace, no "trace written", the shell's status: 127 not found,
+    126 found but not executable."""
+    d = tmp_path / "t"
+    r = run(["-o", str(d), "--", "no-such-command-feedtrace"])
+    assert r.returncode == 127
+    assert r.stderr == "feedtrace run: no-such-command-feedtrace: command not found\n"
+    assert not d.exists()
+    plain = tmp_path / "plain.txt"
+    plain.write_text("not a program\n")
+    r = run(["-o", str(d), "--", str(plain)])
+    assert r.returncode == 126 and "Permission denied" in r.stderr
+    assert "trace written" not in r.stderr
+
+
+def test_out_dir_that_cannot_be_made(tmp_path):
+    """-o under /proc: the library's one line, the program runs untraced,
+    and the last line says no trace was written (never "trace written")."""
+    r = run(["-o", "/proc/feedtrace-x", "--", "/bin/sh", "-c", "echo ran"])
+    assert r.returncode == 0 and r.stdout == "ran\n"
+    lines = r.stderr.splitlines()
+    assert "trace written" not in r.stderr
+    assert lines[-1] == ("feedtrace: no trace was written to /proc/feedtrace-x (the lines above "
+                         "say why); the command ran untraced")
+
+
+def test_used_run_directory_refused_unless_append(tmp_path):
+    d = str(tmp_path / "t")
+    assert run(["-q", "-o", d, "--", "/bin/true"]).returncode == 0
+    n = len(os.listdir(d))
+    r = run(["-o", d, "--", "/bin/true"])
+    assert r.returncode == 2 and "already holds a run's trace files" in r.stderr
+    assert len(os.listdir(d)) == n
+    r = run(["--append", "-q", "-o", d, "--", "/bin/true"])
+    assert r.returncode == 0 and len(os.listdir(d)) == n + 1
+
+
+def test_help_and_bad_options():
+    h = run(["--help"])
+    assert h.returncode == 0 and h.stdout.startswith("usage: feedtrace run ")
+    assert "FEEDTRACE_OUT" in h.stdout and "Example:" in h.stdout
+    b = run(["--bogus", "--", "/bin/true"])
+    assert b.returncode == 2 and b.stderr.startswith("feedtrace run: unknown option --bogus\n")
+    o = run(["-o"])
+    assert o.returncode == 2 and o.stderr.startswith("feedtrace run: -o needs a directory\n")
