@@ -212,11 +212,11 @@ def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
     assert gil and len(gil) == len(locks), locks
     assert "gil.py:" in gil[0]["site"]
     assert "GIL" in gil[0]["suggestion"]
-    # the main thread waits on the GIL only through its condition variable
-    # (no mutex wait of its own): its lock time is those waits
+    # the main thread waits on the GIL through its condition variable (and,
+    # when slower, its mutex): lock time, whichever it was
     main = rep["verdict"]["pid"]
     calls = [e["call"] for e in Trace.load(r.dir).events if e["tid"] == main]
-    assert "pthread_mutex_lock" not in calls and "pthread_cond_timedwait" in calls
+    assert "pthread_cond_timedwait" in calls
     assert rep["processes"][0]["verdict"]["time_ns"]["locks"] > 0
     out = subprocess.run([TOOL, "report", r.dir], capture_output=True, text=True).stdout
     assert "Python GIL" in out and "0xa5" not in out.split("Python GIL")[0].split("\n")[-1]
