@@ -70,6 +70,19 @@ const char ft_an_opts_help[] =
 	"                       files in DIR (repeatable): by build-id, by\n"
 	"                       .gnu_debuglink, by file name\n";
 
+int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || *end || !(v >= 0) || v > 3600e3) {
+		fprintf(stderr, "feedtrace %s: %s needs milliseconds from 0 to 3600000, not '%s'\n",
+			cmd, opt, text);
+		return -1;
+	}
+	*ns = (uint64_t)(v * 1e6 + 0.5);
+	return 0;
+}
+
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 {
 	static const struct { const char *name; int which; double scale; } opt[] = {

@@ -53,6 +53,8 @@ int ft_is_gil_name(const char *sym);
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
 int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i);
 extern const char ft_an_opts_help[];
+/* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */
+int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns);
 
 enum ft_fkind { FT_FK_GAP, FT_FK_HIDDEN, FT_FK_STORM, FT_FK_LOCK, FT_FK_N };
 extern const char *const ft_fkind_track[FT_FK_N];  /* "launch gaps", ... */

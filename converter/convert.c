@@ -672,15 +672,24 @@ int ft_out_close(struct ft_outfile *o, int ok)
 	return -1;
 }
 
-static void usage(void)
+static void usage_to(FILE *out)
 {
-	fprintf(stderr, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n%s"
+	fprintf(out, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n"
+		"The run in DIR as a Perfetto timeline (default DIR.pftrace), findings\n"
+		"included; open it at https://ui.perfetto.dev.\n%s"
 		"  --reorder-ms MS      merge window across threads (1000)\n"
 		"  --threads N          1: convert on one thread; 2 (the default, or 1\n"
 		"                       with a single CPU usable): read, merge and analyse\n"
 		"                       on one, encode and write the Perfetto file on the\n"
 		"                       other (the output is the same byte for byte)\n"
-		"  --quiet              no progress line\n", ft_an_opts_help);
+		"  --quiet              no progress line\n"
+		"  -h, --help           this text\n"
+		"Example: feedtrace convert t1 -o t1.pftrace\n", ft_an_opts_help);
+}
+
+static void usage(void)
+{
+	usage_to(stderr);
 }
 
 int ft_cmd_convert(int argc, char **argv)
@@ -699,7 +708,11 @@ int ft_cmd_convert(int argc, char **argv)
 		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			out = argv[++i];
 		} else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
-			o.mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
+			if (ft_parse_ms("convert", "--reorder-ms", argv[++i], &o.mg.horizon_ns) != 0)
+				return 2;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_to(stdout);
+			return 0;
 		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);

@@ -392,7 +392,9 @@ static const char usage_text[] =
 	"  --fail-if 'C'      exit 1 when C holds, e.g. 'step_time > +5%%' or\n"
 	"                     'hidden_syncs_per_step > 0' (repeatable; docs/ANALYSES.md)\n"
 	"  --junit FILE       the --fail-if results as JUnit XML\n"
-	"  -o FILE.pftrace    both runs in one timeline\n%s";
+	"  -o FILE.pftrace    both runs in one timeline\n"
+	"  -h, --help         this text\n%s"
+	"Example: feedtrace diff before/ after/ --fail-if 'step_time > +5%%'\n";
 
 /* The step times of the first run of each side as two counters of one
  * process, "diff: steps by index", aligned on step index: step i of both
@@ -480,6 +482,9 @@ int ft_cmd_diff(int argc, char **argv)
 		else if (!strcmp(argv[i], "--fail-if") && i + 1 < argc) {
 			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], argv[++i]) != 0)
 				return 2;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fprintf(stdout, usage_text, ft_an_opts_help);
+			return 0;
 		} else if (!strcmp(argv[i], "--") && sep == 2)
 			sep = k = 1;
 		else if (argv[i][0] != '-') {
@@ -489,8 +494,10 @@ int ft_cmd_diff(int argc, char **argv)
 				bad = 1;
 			else if (add_dir(&s[k], argv[i]) != 0)
 				return 2;
-		} else
+		} else {
+			fprintf(stderr, "feedtrace diff: unknown option %s\n", argv[i]);
 			bad = 1;
+		}
 	}
 	if (bad || !s[0].n || !s[1].n) {
 		fprintf(stderr, usage_text, ft_an_opts_help);

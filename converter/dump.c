@@ -235,6 +235,15 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fputc('\n', out);
 }
 
+static const char dump_usage[] =
+	"usage: feedtrace dump DIR [--json] [--summary]\n"
+	"Every recorded call of the run in DIR, one line each, then a tally per\n"
+	"process (with LOST lines for anything counted but not recorded).\n"
+	"  --json     one JSON object per call, then one per process\n"
+	"  --summary  the tally only\n"
+	"  -h, --help this text\n"
+	"Example: feedtrace dump feedtrace-20261122-001500-4242 --summary\n";
+
 static int dump_main(int argc, char **argv, FILE *out, int summary)
 {
 	struct dump_ctx c;
@@ -247,14 +256,18 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 			c.json = 1;
 		else if (strcmp(argv[i], "--summary") == 0)
 			c.summary = 1;
-		else if (argv[i][0] == '-' && argv[i][1]) {
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(dump_usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "feedtrace dump: unknown option %s\n", argv[i]);
+			fputs(dump_usage, stderr);
 			return 2;
 		} else
 			dir = argv[i];
 	}
 	if (!dir) {
-		fprintf(stderr, "usage: feedtrace dump DIR [--json] [--summary]\n");
+		fputs(dump_usage, stderr);
 		return 2;
 	}
 	struct ft_trace tr;

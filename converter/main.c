@@ -1,13 +1,17 @@
 /*
  * main.c: the `feedtrace` command: dispatches to its subcommands, and
  * fails (one line, non-zero exit) when its standard output could not be
- * written. Never prints anything of its own on stdout but the usage.
+ * written. Never prints anything of its own on stdout but the usage and
+ * the version.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dump.h"
+#include "../libfeedtrace/format.h"
+
+#define FT_VERSION "0.9"
 
 static void usage(FILE *out)
 {
@@ -16,7 +20,12 @@ static void usage(FILE *out)
 	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
 	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"
-	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n",
+	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
+	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
+	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
+	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
+	      "FEEDTRACE_STACK_DEPTH, FEEDTRACE_REDACT tune it (README.md).\n"
+	      "  --version                        the version and trace format\n",
 	      out);
 }
 
@@ -56,6 +65,10 @@ static int dispatch(int argc, char **argv)
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("feedtrace %s (trace format %d)\n", FT_VERSION, FT_FORMAT_VERSION);
 		return 0;
 	}
 	fprintf(stderr, "feedtrace: unknown command '%s'\n", argv[1]);

@@ -1187,6 +1187,17 @@ int ft_report_print(const char *dir, FILE *out)
 	return 0;
 }
 
+static const char report_usage[] =
+	"usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n"
+	"The verdict (which feed limits the run), the problems found with what to\n"
+	"change, and the call sites (docs/ANALYSES.md; --json: docs/REPORT-SCHEMA.md).\n"
+	"  --json               machine-readable\n"
+	"  --fail-if 'C'        exit 1 when C holds ('hidden_syncs_per_step > 0')\n"
+	"  --junit FILE         the --fail-if results as JUnit XML\n"
+	"  --reorder-ms MS      merge window across threads (1000)\n"
+	"  -h, --help           this text\n%s"
+	"Example: feedtrace report t1 --fail-if 'storms > 0'\n";
+
 int ft_cmd_report(int argc, char **argv)
 {
 	struct ft_an_opts o;
@@ -1208,16 +1219,25 @@ int ft_cmd_report(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
 			junit = argv[++i];
-		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc)
-			mg.horizon_ns = (uint64_t)(strtod(argv[++i], NULL) * 1e6);
-		else if (argv[i][0] == '-' || dir) {
-			fprintf(stderr, "usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n%s", ft_an_opts_help);
+		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
+			if (ft_parse_ms("report", "--reorder-ms", argv[++i], &mg.horizon_ns) != 0)
+				return 2;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fprintf(stdout, report_usage, ft_an_opts_help);
+			return 0;
+		} else if (argv[i][0] == '-' || dir) {
+			if (argv[i][0] == '-')
+				fprintf(stderr, "feedtrace report: unknown option %s\n", argv[i]);
+			else
+				fprintf(stderr, "feedtrace report: one run directory only (%s, %s)\n", dir,
+					argv[i]);
+			fprintf(stderr, report_usage, ft_an_opts_help);
 			return 2;
 		} else
 			dir = argv[i];
 	}
 	if (!dir) {
-		fprintf(stderr, "usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n%s", ft_an_opts_help);
+		fprintf(stderr, report_usage, ft_an_opts_help);
 		return 2;
 	}
 	struct ft_report r;

@@ -86,3 +86,34 @@ def test_help_and_bad_options():
     assert b.returncode == 2 and b.stderr.startswith("feedtrace run: unknown option --bogus\n")
     o = run(["-o"])
     assert o.returncode == 2 and o.stderr.startswith("feedtrace run: -o needs a directory\n")
+
+
+@pytest.mark.parametrize("cmd", ["run", "dump", "convert", "report", "diff"])
+def test_every_command_has_help(cmd):
+    r = subprocess.run([TOOL, cmd, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("usage: feedtrace %s " % cmd) and "Example: feedtrace %s" % cmd \
+        in r.stdout
+
+
+@pytest.mark.parametrize("cmd", ["dump", "convert", "report", "diff"])
+def test_unknown_option_named(tmp_path, cmd):
+    dirs = [str(tmp_path)] * (2 if cmd == "diff" else 1)
+    r = subprocess.run([TOOL, cmd] + dirs + ["--bogus"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.startswith("feedtrace %s: unknown option --bogus\n" % cmd), r.stderr
+    assert "usage: feedtrace %s" % cmd in r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["convert", "report"])
+def test_reorder_ms_is_checked(tmp_path, cmd):
+    r = subprocess.run([TOOL, cmd, str(tmp_path), "--reorder-ms", "abc"], capture_output=True,
+                       text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (
+        2, "feedtrace %s: --reorder-ms needs milliseconds from 0 to 3600000, not 'abc'\n" % cmd)
+
+
+def test_version():
+    r = subprocess.run([TOOL, "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("feedtrace ") and "trace format 1" in r.stdout
