@@ -8,6 +8,7 @@
 
 int ft_cmd_dump(int argc, char **argv);
 int ft_cmd_run(int argc, char **argv);
+int ft_cmd_open(int argc, char **argv);     /* open.c */
 int ft_cmd_summary(int argc, char **argv);
 int ft_cmd_convert(int argc, char **argv);   /* convert.c */
 int ft_cmd_report(int argc, char **argv);    /* report.c */

@@ -21,6 +21,7 @@ static void usage(FILE *out)
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
 	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"
 	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
+	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
 	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
 	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
@@ -62,6 +63,8 @@ static int dispatch(int argc, char **argv)
 		return ft_cmd_diff(argc - 2, argv + 2);
 	if (strcmp(argv[1], "run") == 0)
 		return ft_cmd_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "open") == 0)
+		return ft_cmd_open(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -88,7 +88,7 @@ def test_help_and_bad_options():
     assert o.returncode == 2 and o.stderr.startswith("feedtrace run: -o needs a directory\n")
 
 
-@pytest.mark.parametrize("cmd", ["run", "dump", "convert", "report", "diff"])
+@pytest.mark.parametrize("cmd", ["run", "dump", "convert", "report", "diff", "open"])
 def test_every_command_has_help(cmd):
     r = subprocess.run([TOOL, cmd, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stderr == ""
@@ -117,3 +117,63 @@ def test_reorder_ms_is_checked(tmp_path, cmd):
 def test_version():
     r = subprocess.run([TOOL, "--version"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("feedtrace ") and "trace format 1" in r.stdout
+
+
+# ---- feedtrace open
+
+import socket  # noqa: E402
+import urllib.request  # noqa: E402
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def test_open_serves_the_exact_bytes_once(tmp_path):
+    """A run directory is converted, served on 127.0.0.1 with the UI's CORS
+    header; a preflight and a wrong path do not stop it, the first whole
+    GET does: the bytes fetched back are the file's, and it exits 0."""
+    d = tmp_path / "run"
+    r = run(["-q", "-o", str(d), "--", "/bin/sh", "-c", "cat /etc/hostname > /dev/null"])
+    assert r.returncode == 0
+    port = free_port()
+    p = subprocess.Popen([TOOL, "open", str(d), "--no-browser", "--port", str(port)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = [p.stdout.readline() for _ in range(3)]
+    assert lines[0].startswith("On your desktop, first: ssh -L %d:127.0.0.1:%d " % (port, port))
+    url = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/run.pftrace" % port
+    assert lines[1] == "Open %s\n" % url
+    base = "http://127.0.0.1:%d/" % port
+    pre = urllib.request.Request(base + "run.pftrace", method="OPTIONS")
+    with urllib.request.urlopen(pre, timeout=30) as resp:
+        assert resp.headers["Access-Control-Allow-Origin"] == "https://ui.perfetto.dev"
+    try:
+        urllib.request.urlopen(base + "other.pftrace", timeout=30)
+        assert False, "a wrong path was served"
+    except urllib.error.HTTPError as e:
+        assert e.code == 404
+    with urllib.request.urlopen(base + "run.pftrace", timeout=30) as resp:
+        body = resp.read()
+        assert resp.headers["Access-Control-Allow-Origin"] == "https://ui.perfetto.dev"
+    assert body == (tmp_path / "run.pftrace").read_bytes() and len(body) > 100
+    assert p.wait(timeout=30) == 0
+    assert p.stdout.read().endswith("Fetched; stopped serving.\n")
+
+
+def test_open_port_taken(tmp_path):
+    f = tmp_path / "x.pftrace"
+    f.write_bytes(b"\n\x00")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    port = s.getsockname()[1]
+    r = subprocess.run([TOOL, "open", str(f), "--no-browser", "--port", str(port)],
+                       capture_output=True, text=True, timeout=30)
+    s.close()
+    assert r.returncode == 1
+    assert r.stderr.startswith("feedtrace open: cannot listen on 127.0.0.1:%d (Address already "
+                               "in use): another program" % port), r.stderr
