@@ -410,4 +410,6 @@ def test_train_py_verdict_is_about_main(traced, tmp_path, start):
     # (a wait that a worker's SIGCHLD interrupted returns EINTR: -4)
     assert polls and all(e["args"]["kinds"] == "0x2" and e["args"]["nfds"] == 1 and
                          e["args"]["ret"] in (1, -4) for e in polls), polls
-    assert sum(e["args"]["ret"] == 1 for e in polls) >= 1
+    # (not every run has one that returned 1: the first blocked wait can be
+    # the one a SIGCHLD interrupts, and its retry then finds the batch ready,
+    # unrecorded; seen once in a CI run)
