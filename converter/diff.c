@@ -211,36 +211,6 @@ static int add_dir(struct side *s, const char *dir)
 	return 0;
 }
 
-struct stepfeed { struct ft_steps *s; };
-
-static int step_event(const struct ft_event *ev, void *arg)
-{
-	ft_steps_event(((struct stepfeed *)arg)->s, ev, 0, 0, 0);
-	return 0;
-}
-
-/* the step times of the process with most steps (that of the report's
- * median), in the order they closed */
-static void load_steps(struct ft_report *r, uint64_t **len, size_t *n)
-{
-	int best = -1;
-	for (int i = 0; i < r->nprocs; i++)
-		if (r->procs[i].m.steps && (best < 0 || r->procs[i].m.steps > r->procs[best].m.steps))
-			best = i;
-	*len = NULL;
-	*n = 0;
-	if (best < 0)
-		return;
-	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
-	/* the report has said what is damaged: not again */
-	static FILE *quiet;
-	if (!quiet)
-		quiet = fopen("/dev/null", "w");
-	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, quiet ? quiet : stderr, NULL);
-	*len = ft_steps_lengths(sf.s, n);
-	ft_steps_free(sf.s);
-}
-
 static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
 {
 	for (size_t i = 0; i < NMETRICS; i++)
@@ -278,7 +248,7 @@ static int load(struct side *s, const struct ft_an_opts *o)
 			s->n = 0;
 			return -1;
 		}
-		load_steps(&s->r[i], &s->len[i], &s->nlen[i]);
+		ft_report_step_lengths(&s->r[i], &s->len[i], &s->nlen[i]);
 		add_metrics(&s->sum, &s->r[i].total);
 		feeds(&s->r[i], s->feed);
 		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;

@@ -34,9 +34,14 @@ const struct ft_kind_info *ft_kind(unsigned kind);
 const struct ft_field *ft_kind_field(const struct ft_kind_info *k, const char *name);
 /* Raw value of a field of a record (nslots contiguous slots) */
 /* (inline: the analyses read several fields of every event) */
+/* A field past the record's own slots reads 0: a record written before
+ * fields were added at its end (lock waits had one slot before they
+ * carried a call site) reads with them absent. */
 static inline uint64_t ft_field_raw(const struct ft_rec *r, const struct ft_field *f)
 {
 	const unsigned char *b = (const unsigned char *)r;
+	if (f->off + f->size > (unsigned)r->nslots * sizeof *r)
+		return 0;
 	if (f->size == 8) {
 		uint64_t v;
 		memcpy(&v, b + f->off, 8);

@@ -1173,6 +1173,36 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	fputs("]}\n", out);
 }
 
+struct stepfeed { struct ft_steps *s; };
+
+static int step_event(const struct ft_event *ev, void *arg)
+{
+	ft_steps_event(((struct stepfeed *)arg)->s, ev, 0, 0, 0);
+	return 0;
+}
+
+/* the step times of the process with most steps (that of the report's
+ * median), in the order they closed; *len malloc'd, NULL without steps */
+void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
+{
+	int best = -1;
+	for (int i = 0; i < r->nprocs; i++)
+		if (r->procs[i].m.steps && (best < 0 || r->procs[i].m.steps > r->procs[best].m.steps))
+			best = i;
+	*len = NULL;
+	*n = 0;
+	if (best < 0)
+		return;
+	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
+	/* the report has said what is damaged: not again */
+	static FILE *quiet;
+	if (!quiet)
+		quiet = fopen("/dev/null", "w");
+	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, quiet ? quiet : stderr, NULL);
+	*len = ft_steps_lengths(sf.s, n);
+	ft_steps_free(sf.s);
+}
+
 /* ---- commands ---- */
 
 int ft_report_print(const char *dir, FILE *out)
@@ -1188,12 +1218,14 @@ int ft_report_print(const char *dir, FILE *out)
 }
 
 static const char report_usage[] =
-	"usage: feedtrace report DIR [--json] [--fail-if COND]... [--junit FILE] [options]\n"
+	"usage: feedtrace report DIR [--json] [--html FILE] [--fail-if COND]... [options]\n"
 	"The verdict (which feed limits the run), the problems found with what to\n"
 	"change, and the call sites (docs/ANALYSES.md; --json: docs/REPORT-SCHEMA.md).\n"
 	"  --json               machine-readable\n"
 	"  --fail-if 'C'        exit 1 when C holds ('hidden_syncs_per_step > 0')\n"
 	"  --junit FILE         the --fail-if results as JUnit XML\n"
+	"  --html FILE          also the report as one self-contained page (charts\n"
+	"                       drawn inline: opens offline, prints, attaches)\n"
 	"  --reorder-ms MS      merge window across threads (1000)\n"
 	"  -h, --help           this text\n%s"
 	"Example: feedtrace report t1 --fail-if 'storms > 0'\n";
@@ -1202,7 +1234,7 @@ int ft_cmd_report(int argc, char **argv)
 {
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
-	const char *dir = NULL, *junit = NULL;
+	const char *dir = NULL, *junit = NULL, *html = NULL;
 	int json = 0, ng = 0;
 	static struct ft_gate g[FT_GATE_MAX];
 	ft_an_default_opts(&o);
@@ -1219,6 +1251,8 @@ int ft_cmd_report(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
 			junit = argv[++i];
+		else if (!strcmp(argv[i], "--html") && i + 1 < argc)
+			html = argv[++i];
 		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
 			if (ft_parse_ms("report", "--reorder-ms", argv[++i], &mg.horizon_ns) != 0)
 				return 2;
@@ -1255,6 +1289,8 @@ int ft_cmd_report(int argc, char **argv)
 			rc = 1;
 	if (rc != 2 && junit && ft_gate_junit(g, ng, "feedtrace.report", junit) != 0)
 		rc = 2;
+	if (rc != 2 && html && ft_report_html(&r, html) != 0)
+		rc = 1;
 	if (rc != 2 && json)
 		ft_report_json(&r, stdout);
 	else if (rc != 2)

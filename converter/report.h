@@ -76,6 +76,11 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x);
 
 /* helpers shared with diff.c */
 void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);
+/* the step times of the process with most steps, in the order they
+ * closed; *len malloc'd (NULL, 0 without steps) */
+void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
+/* report --html: one self-contained page (html.c); 0 on success */
+int ft_report_html(struct ft_report *r, const char *path);
 void ft_fmt_count(char *buf, size_t cap, uint64_t n);
 const char *ft_fit(const char *s, int width);
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);

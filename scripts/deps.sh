@@ -6,7 +6,8 @@ set -e
 pkgs="gcc make libc6-dev libzstd-dev libunwind-dev libprotobuf-c-dev protobuf-c-compiler libjson-c-dev
       protobuf-compiler libcmocka-dev libdw-dev libiberty-dev python3 python3-dev python3-pytest python3-numpy python3-torch
       clang libclang-rt-14-dev
-      libjemalloc2 faketime libfaketime"
+      libjemalloc2 faketime libfaketime
+      chromium"
 if [ "$1" = bench ]; then
 	pkgs="$pkgs strace ltrace uftrace hyperfine lttng-tools liblttng-ust-dev valgrind"
 fi

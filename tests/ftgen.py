@@ -73,9 +73,14 @@ class TraceFile:
         """A CPU-time sample: thread tid had used cpu_ns of CPU at ts (ticks = ns here)."""
         self.cpus.append((ts, tid, cpu_ns))
 
-    def event(self, tid, kind, ts, dur, **fields):
-        """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text."""
+    def event(self, tid, kind, ts, dur, slots=None, **fields):
+        """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text.
+        slots: fewer slots than the kind has today (a record of an older
+        recorder: the fields past them are not written)."""
         num, _name, nslots, layout = KINDS[kind]
+        if slots is not None:
+            nslots = slots
+            layout = [x for x in layout if x[2] < 32 * slots]
         rec = bytearray(32 * nslots)
         struct.pack_into("<QIHBB", rec, 0, ts, dur, num, nslots, 0)
         for fname, typ, off in layout:

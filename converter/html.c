@@ -1,0 +1,212 @@
+/*
+ * html.c: `feedtrace report DIR --html FILE`: the report as one
+ * self-contained page to attach to a ticket or pull request: the verdict,
+ * the feeding threads' time as a stacked bar, the producers' time (workers
+ * and loader threads), the step times as a chart, the problems with their
+ * suggestions, the call sites. Inline CSS and SVG drawn here: no script,
+ * no font, no request to any network (docs/REPORT-SCHEMA.md, "--html").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problems.h"
+#include "report.h"
+
+static void esc(FILE *o, const char *s)
+{
+	for (; s && *s; s++)
+		switch (*s) {
+		case '<': fputs("&lt;", o); break;
+		case '>': fputs("&gt;", o); break;
+		case '&': fputs("&amp;", o); break;
+		case '"': fputs("&quot;", o); break;
+		default: fputc(*s, o);
+		}
+}
+
+/* one colour per category of a thread's time (enum ft_cat order) */
+static const char *const cat_colour[FT_CAT_N] = {
+	"#4e79a7", "#59a14f", "#e15759", "#f28e2b", "#b07aa1", "#edc948", "#bab0ac",
+};
+
+/* a horizontal bar of parts (ns) summing to total, 600 x 22, with a legend */
+static void stacked_bar(FILE *o, const char *id, const char *const *label,
+			const char *const *colour, const uint64_t *part, int n, uint64_t total)
+{
+	fprintf(o, "<svg id=\"%s\" class=\"bar\" width=\"600\" height=\"22\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">", id);
+	double x = 0;
+	for (int k = 0; k < n; k++) {
+		double w = total ? 600.0 * (double)part[k] / (double)total : 0;
+		if (w <= 0)
+			continue;
+		fprintf(o, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"22\" fill=\"%s\">"
+			"<title>", x, w, colour[k]);
+		esc(o, label[k]);
+		fprintf(o, " %.1f%%</title></rect>", 100.0 * (double)part[k] / (double)total);
+		x += w;
+	}
+	fputs("</svg><div class=\"legend\">", o);
+	for (int k = 0; k < n; k++)
+		if (part[k] && total) {
+			fprintf(o, "<span><i style=\"background:%s\"></i>", colour[k]);
+			esc(o, label[k]);
+			fprintf(o, " %.1f%%</span> ", 100.0 * (double)part[k] / (double)total);
+		}
+	fputs("</div>\n", o);
+}
+
+/* the step times, in order, as a line over a 640 x 200 plot */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static void step_chart(FILE *o, const uint64_t *len, size_t n)
+{
+	/* the scale: the 99th percentile + 20%, so that a warm-up step does
+	 * not flatten the rest; longer steps are drawn at the top, counted */
+	uint64_t *sorted = malloc(n * sizeof *sorted + 1);
+	if (!sorted)
+		return;
+	memcpy(sorted, len, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, cmp_u64);
+	uint64_t max = sorted[n - 1 - n / 100] + sorted[n - 1 - n / 100] / 5 + 1;
+	free(sorted);
+	size_t over = 0;
+	for (size_t i = 0; i < n; i++)
+		over += len[i] > max;
+	if (over)
+		fprintf(o, "<p>%zu step%s above the scale, drawn at its top.</p>\n", over,
+			over == 1 ? "" : "s");
+	char m[32];
+	ft_fmt_ns(m, sizeof m, max);
+	fprintf(o, "<svg id=\"steps\" width=\"680\" height=\"230\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">"
+		"<line x1=\"40\" y1=\"200\" x2=\"680\" y2=\"200\" stroke=\"#888\"/>"
+		"<line x1=\"40\" y1=\"0\" x2=\"40\" y2=\"200\" stroke=\"#888\"/>"
+		"<text x=\"0\" y=\"12\" font-size=\"11\">%s</text>"
+		"<text x=\"0\" y=\"200\" font-size=\"11\">0</text>"
+		"<text x=\"300\" y=\"222\" font-size=\"11\">step (%zu)</text>"
+		"<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.5\" points=\"", m, n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "%.1f,%.1f ", 40 + 640.0 * ((double)i + 0.5) / (double)n,
+			200 - 200.0 * (double)(len[i] < max ? len[i] : max) / (double)max);
+	fputs("\"/>", o);
+	for (size_t i = 0; i < n && n <= 400; i++)
+		fprintf(o, "<circle class=\"step\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#4e79a7\">"
+			"<title>step %zu: %.3f ms</title></circle>",
+			40 + 640.0 * ((double)i + 0.5) / (double)n,
+			200 - 200.0 * (double)(len[i] < max ? len[i] : max) / (double)max, i,
+			(double)len[i] / 1e6);
+	fputs("</svg>\n", o);
+}
+
+int ft_report_html(struct ft_report *r, const char *path)
+{
+	FILE *o = fopen(path, "w");
+	if (!o) {
+		perror(path);
+		return -1;
+	}
+	const struct ft_rep_proc *mp = r->nprocs ? &r->procs[r->main] : NULL;
+	const struct ft_run_verdict *rv = &r->rv;
+	char a[48], b[48];
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	      "<title>feedtrace report</title><style>"
+	      "body{font:14px/1.4 sans-serif;max-width:900px;margin:2em auto;color:#222}"
+	      "h1{font-size:20px}h2{font-size:16px;margin-top:1.6em}"
+	      ".verdict{background:#f4f6fa;border-left:4px solid #4e79a7;padding:.6em 1em}"
+	      "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
+	      "padding:4px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
+	      "white-space:nowrap}.sugg{color:#2a6f2a}.legend span{margin-right:1em;font-size:12px}"
+	      ".legend i{display:inline-block;width:10px;height:10px;margin-right:3px}"
+	      "code{font-size:12px;word-break:break-all}"
+	      "</style></head><body>\n<h1>feedtrace report</h1>\n<p id=\"run\">", o);
+	esc(o, r->dir);
+	ft_fmt_ns(a, sizeof a, r->total.wall_ns);
+	fprintf(o, ": %d process%s, %s</p>\n", r->nprocs, r->nprocs == 1 ? "" : "es", a);
+
+	fputs("<h2>Verdict</h2>\n<div class=\"verdict\" id=\"verdict\"><p><b>", o);
+	esc(o, rv->process);
+	fputs("</b></p><p>", o);
+	esc(o, mp ? mp->v.sentence : "");
+	fputs("</p>", o);
+	if (rv->detail[0]) {
+		fputs("<p>", o);
+		esc(o, rv->detail);
+		fputs("</p>", o);
+	}
+	fputs("</div>\n", o);
+	if (mp && mp->v.wall_ns) {
+		fputs("<h2>The feeding threads' time</h2>\n", o);
+		stacked_bar(o, "feed", ft_cat_label, cat_colour, mp->v.t, FT_CAT_N, mp->v.wall_ns);
+	}
+	if (rv->nprod) {
+		static const char *const plabel[] = { "file I/O", "CPU", "locks", "idle" };
+		static const char *const pcolour[] = { "#f28e2b", "#bab0ac", "#b07aa1", "#e8e8e8" };
+		fputs("<h2>The producers' time</h2>\n", o);
+		for (int i = 0; i < rv->nprod; i++) {
+			const struct ft_producer *q = &rv->prod[i];
+			uint64_t part[4] = { q->io, q->cpu, q->lock, q->idle };
+			char id[32];
+			snprintf(id, sizeof id, "producer%d", i);
+			fprintf(o, "<p>%s %d (pid %d)</p>", q->role, q->tid, q->pid);
+			stacked_bar(o, id, plabel, pcolour, part, 4, q->wall);
+		}
+	}
+	uint64_t *len;
+	size_t n;
+	ft_report_step_lengths(r, &len, &n);
+	if (n) {
+		ft_fmt_ns(a, sizeof a, r->total.step_median_ns);
+		fprintf(o, "<h2>Step times</h2>\n<p>%zu steps, median %s</p>\n", n, a);
+		step_chart(o, len, n);
+	}
+	free(len);
+
+	struct ft_problem *pb;
+	int np = ft_problems(r, &pb);
+	fprintf(o, "<h2>Problems, by time lost (%d)</h2>\n<table id=\"problems\"><tr><th>cost</th>"
+		"<th>what</th><th>process</th></tr>\n", np);
+	for (int i = 0; i < np; i++) {
+		ft_fmt_ns(a, sizeof a, pb[i].lost_ns);
+		fprintf(o, "<tr class=\"problem\"><td class=\"n\">%s</td><td><b>", a);
+		esc(o, pb[i].kind);
+		fputs("</b>: ", o);
+		esc(o, pb[i].what);
+		if (pb[i].suggestion && *pb[i].suggestion) {
+			fputs("<div class=\"sugg\">&rarr; ", o);
+			esc(o, pb[i].suggestion);
+			fputs("</div>", o);
+		}
+		fprintf(o, "</td><td class=\"n\">%d</td></tr>\n", pb[i].pid);
+	}
+	fputs("</table>\n", o);
+	free(pb);
+
+	fputs("<h2>Call sites (hidden syncs and contended locks)</h2>\n<table id=\"sites\">"
+	      "<tr><th>calls</th><th>total</th><th>site</th></tr>\n", o);
+	for (int i = 0; i < r->nf; i++) {
+		const struct ft_finding *f = &r->f[i];
+		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+			continue;
+		ft_fmt_ns(b, sizeof b, f->total_ns);
+		fprintf(o, "<tr><td class=\"n\">%llu</td><td class=\"n\">%s</td><td><code>",
+			(unsigned long long)f->count, b);
+		esc(o, f->site && *f->site ? f->site : "(no site)");
+		fputs("</code> (", o);
+		esc(o, f->symbol);
+		fputs(")</td></tr>\n", o);
+	}
+	fputs("</table>\n<p><small>feedtrace: docs/ANALYSES.md defines every figure."
+	      "</small></p>\n</body></html>\n", o);
+	int bad = ferror(o);
+	if (fclose(o) != 0 || bad) {
+		fprintf(stderr, "feedtrace report: writing %s failed\n", path);
+		return -1;
+	}
+	return 0;
+}
