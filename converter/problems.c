@@ -191,11 +191,27 @@ static int same_row(const struct ft_report *r, int i, int j)
 	return 0;
 }
 
+/* a storm row's line, from its totals */
+static void storm_what(struct ft_problem *p)
+{
+	char a[32], b[32], c[32], procs[96] = "";
+	ft_fmt_count(a, sizeof a, p->reads);
+	ft_fmt_count(b, sizeof b, p->files);
+	ft_fmt_count(c, sizeof c, p->need);
+	if (p->nprocs > 1)
+		snprintf(procs, sizeof procs, ", over %d processes%s", p->nprocs,
+			 p->under == p->nprocs ? ", each under the per-process threshold"
+			 : p->under ? " (some under the per-process threshold)" : "");
+	snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s files%s "
+		 "(%s reads of 1 MiB would do)", *p->dir ? p->dir : "(no common directory)", a,
+		 (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
+}
+
 static void describe(const struct ft_report *r, struct ft_problem *p, const int *members,
 		     int nm)
 {
 	const struct ft_finding *f = &r->f[members[0]];
-	char a[32], b[32], c[32];
+	char b[32];
 	if (f->kind == FT_FK_GAP) {
 		uint64_t longest = 0, synced = 0;
 		for (int k = 0; k < nm; k++) {
@@ -214,28 +230,16 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 		return;
 	}
 	if (f->kind == FT_FK_STORM) {
-		uint64_t reads = 0, files = 0, bytes = 0, need = 0;
+		char other[160];
+		ft_storm_dir(f, p->dir, sizeof p->dir);
 		for (int k = 0; k < nm; k++) {
 			const struct ft_finding *x = &r->f[members[k]];
-			reads += x->reads, files += x->files, bytes += x->bytes;
-			need += x->reads_needed;
+			p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
+			p->need += x->reads_needed;
+			ft_storm_dir(x, other, sizeof other);
+			common_dir(p->dir, other);
 		}
-		char dir[160], other[160];
-		ft_storm_dir(f, dir, sizeof dir);
-		for (int k = 1; k < nm; k++) {
-			ft_storm_dir(&r->f[members[k]], other, sizeof other);
-			common_dir(dir, other);
-		}
-		ft_fmt_count(a, sizeof a, reads);
-		ft_fmt_count(b, sizeof b, files);
-		ft_fmt_count(c, sizeof c, need);
-		uint64_t per = reads ? bytes / reads : 0;
-		char procs[32] = "";
-		if (p->nprocs > 1)
-			snprintf(procs, sizeof procs, ", over %d processes", p->nprocs);
-		snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
-			 "files%s (%s reads of 1 MiB would do)", *dir ? dir : "(no common directory)",
-			 a, (unsigned long long)per, b, procs, c);
+		storm_what(p);
 		return;
 	}
 	ft_finding_label(f, p->what, sizeof p->what);
@@ -296,10 +300,38 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		fprintf(stderr, "feedtrace: out of memory\n");
 		exit(2);
 	}
+	char dir[160], other[160], both[160];
+	/* a candidate on the data set of a storm row joins it (a third worker
+	 * that stayed under the threshold beside two that did not) */
+	for (int j = 0; j < r->ncand; j++) {
+		const struct ft_finding *c = &r->cand[j];
+		ft_storm_dir(c, other, sizeof other);
+		for (int k = 0; k < acc->n && !taken[j]; k++) {
+			struct ft_problem *p = &acc->p[k];
+			if (strcmp(p->kind, ft_fkind_slice[FT_FK_STORM]) || !*p->dir)
+				continue;
+			snprintf(both, sizeof both, "%s", p->dir);
+			common_dir(both, other);
+			if (depth(both) < 2)
+				continue;
+			snprintf(p->dir, sizeof p->dir, "%s", both);
+			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
+			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
+			p->count++;
+			int seen = 0;
+			for (int q = 0; q < r->nf && !seen; q++)
+				seen = r->f[q].kind == FT_FK_STORM && r->f[q].pid == c->pid;
+			for (int q = 0; q < j && !seen; q++)
+				seen = taken[q] && r->cand[q].pid == c->pid;
+			if (!seen)
+				p->nprocs++, p->under++;
+			storm_what(p);
+			taken[j] = 1;
+		}
+	}
 	for (int i = 0; i < r->ncand; i++) {
 		if (taken[i])
 			continue;
-		char dir[160], other[160];
 		ft_storm_dir(&r->cand[i], dir, sizeof dir);
 		if (depth(dir) < 2)
 			continue;
@@ -311,14 +343,13 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			if (taken[j])
 				continue;
 			ft_storm_dir(&r->cand[j], other, sizeof other);
-			char both[160];
 			snprintf(both, sizeof both, "%s", dir);
 			common_dir(both, other);
 			if (depth(both) < 2)
 				continue;
 			const struct ft_finding *c = &r->cand[j];
 			snprintf(dir, sizeof dir, "%s", both);
-			taken[j] = 1;
+			taken[j] = 2;            /* this group's, for now */
 			n++;
 			reads += c->reads, files += c->files, bytes += c->bytes;
 			need += c->reads_needed, lost += c->lost_ns;
@@ -334,26 +365,25 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		}
 		/* rate over the span against the threshold's, without division */
 		uint64_t span = t1 > t0 ? t1 - t0 : 1;
-		if (npids < 2 || (double)reads * (double)r->storm_window_ns <
-				 (double)r->storm_reads * (double)span)
+		int storm = npids >= 2 && (double)reads * (double)r->storm_window_ns >=
+					  (double)r->storm_reads * (double)span;
+		for (int j = i; j < r->ncand; j++)
+			if (taken[j] == 2)
+				taken[j] = storm ? 1 : 3;    /* 3: looked at, no storm */
+		if (!storm)
 			continue;
 		struct ft_problem *p = add(acc);
 		p->kind = ft_fkind_slice[FT_FK_STORM];
 		p->pid = r->cand[i].pid;
-		p->nprocs = npids;
+		p->nprocs = p->under = npids;
 		p->count = (uint64_t)n;
 		p->lost_ns = lost;
+		snprintf(p->dir, sizeof p->dir, "%s", dir);
+		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
 		struct ft_finding like = r->cand[i];
 		like.reads = reads, like.files = files;
 		p->suggestion = ft_finding_suggestion(&like);
-		char a[32], b[32], c[32];
-		ft_fmt_count(a, sizeof a, reads);
-		ft_fmt_count(b, sizeof b, files);
-		ft_fmt_count(c, sizeof c, need);
-		snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
-			 "files over %d processes, each under the per-process threshold (%s reads "
-			 "of 1 MiB would do)", dir, a, (unsigned long long)(reads ? bytes / reads : 0),
-			 b, npids, c);
+		storm_what(p);
 	}
 	free(taken);
 }

@@ -22,6 +22,10 @@ struct ft_problem {
 	char what[400];           /* one line of evidence */
 	const char *suggestion;
 	int first;                /* index of its first finding in r->f; -1: none */
+	/* a storm's data set and totals (what is written from them) */
+	char dir[160];
+	uint64_t reads, files, bytes, need;
+	int under;                /* of its processes, those under the per-process threshold */
 };
 
 /* The directory a storm's most-read files share, its data set ("" if

@@ -248,7 +248,7 @@ def test_storm_spread_over_four_workers_under_the_threshold(tmp_path):
     [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
     assert s["processes"] == 4 and s["count"] == 4
     assert s["what"].startswith("/data/imgs: 5,600 reads of 4096 bytes on average in 1,400 "
-                                "files over 4 processes, each under the per-process threshold")
+                                "files, over 4 processes, each under the per-process threshold")
 
 
 def test_slow_reads_over_four_workers_are_no_storm(tmp_path):
@@ -348,3 +348,28 @@ def test_html_report_in_headless_chromium(tmp_path):
     subprocess.run(args + ["--screenshot=" + str(png), "--window-size=1000,1400",
                            page.as_uri()], capture_output=True, timeout=120)
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_worker_under_the_threshold_joins_the_storm_row(tmp_path):
+    """Two workers each make a storm (1 500 reads in 300 ms) and a third
+    reads 400 pieces of the same data set slowly (under the threshold):
+    one row, over 3 processes, every read counted; no second row."""
+    d = tmp_path / "three"
+    d.mkdir()
+    for pid, n, step in ((101, 1500, 200 * US), (102, 1500, 200 * US), (103, 400, 5 * MS)):
+        w = ftgen.TraceFile(str(d / ("host.%d.ft" % pid)), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        t = START + pid * 10 * US
+        for i in range(n):
+            w.event(pid, "READ", t, 20 * US, fd=5, req=4096, ret=4096,
+                    path="/data/set/%d/%05d.bin" % (pid, i // 3))
+            t += step
+        w.close()
+    rep = report(str(d))
+    rows = [p for p in problems(rep) if p["kind"] == "small-read storm"]
+    assert len(rows) == 1, rows
+    assert rows[0]["processes"] == 3 and rows[0]["count"] == 3
+    assert rows[0]["what"].startswith("/data/set: 3,400 reads of 4096 bytes on average in ")
+    assert "over 3 processes (some under the per-process threshold)" in rows[0]["what"]
+    assert rep["metrics"]["storms"] == 2
