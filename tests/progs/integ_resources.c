@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,13 @@ static void read_once(void)
 
 static void *by_return(void *a) { (void)a; read_once(); return NULL; }
 static void *by_exit(void *a) { (void)a; read_once(); pthread_exit(NULL); }
+static sem_t has_read;            /* the cancelled thread read first */
+
 static void *by_cancel(void *a)
 {
 	(void)a;
 	read_once();
+	sem_post(&has_read);
 	for (;;)
 		pause();                /* a cancellation point */
 	return NULL;
@@ -70,13 +74,18 @@ int main(int argc, char **argv)
 			pthread_join(t, NULL);
 	} else if (!strcmp(m, "threads") && argc > 2) {
 		int n = atoi(argv[2]);
+		sem_init(&has_read, 0, 0);
 		for (int i = 0; i < n; i++) {
 			pthread_t t;
 			void *(*fn)(void *) = i % 3 == 0 ? by_return : i % 3 == 1 ? by_exit : by_cancel;
 			if (pthread_create(&t, NULL, fn, NULL) != 0)
 				return 5;
 			if (fn == by_cancel) {
-				usleep(2000);
+				/* cancelled only once it has read (under ASan a thread
+				 * can take longer to start than any fixed sleep) */
+				while (sem_wait(&has_read) != 0)
+					;
+				usleep(1000);        /* into pause(), most of the time */
 				pthread_cancel(t);
 			}
 			pthread_join(t, NULL);
