@@ -448,6 +448,9 @@ const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
 			      "fewer distinct files" },
 	[FT_LOSS_HANDLER] = { "handler_lost", "calls in signal handlers not recorded",
 			      "counted only" },
+	[FT_LOSS_ENDS] = { "unended", "processes without an end record (killed, still running, "
+			   "or output failed)",
+			   "their last records (up to FEEDTRACE_FLUSH_MS) are missing" },
 };
 
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
@@ -469,6 +472,8 @@ uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
 		return p->has_end ? p->end.strings_lost : 0;
 	case FT_LOSS_HANDLER:
 		return p->has_end ? p->end.handler_lost : 0;
+	case FT_LOSS_ENDS:
+		return !p->has_end;
 	default:
 		return 0;
 	}

@@ -124,6 +124,7 @@ enum ft_loss {
 	FT_LOSS_THREADS,         /* threads refused a ring (memory bound) */
 	FT_LOSS_STRINGS,         /* strings (paths) recorded without their text */
 	FT_LOSS_HANDLER,         /* calls in signal handlers not recorded */
+	FT_LOSS_ENDS,            /* processes whose file has no END record */
 	FT_LOSS_N
 };
 struct ft_loss_info {

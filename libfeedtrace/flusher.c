@@ -553,6 +553,7 @@ static void *flusher_main(void *arg)
 	ft_self = &ft_thread_refused;
 	atomic_store(&flusher_tid, (int32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
+	ft_output_own_table();
 	atomic_store(&flusher_settled, 1);
 
 	/* A second calibration pair 20 ms in, so short runs get a rate too.

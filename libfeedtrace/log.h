@@ -7,5 +7,6 @@
 #define FT_LOG_H
 
 void ft_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ft_log_own_table(void);   /* this thread's stderr is the program's, borrowed */
 
 #endif

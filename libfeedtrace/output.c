@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ static uint64_t good_end;               /* file size up to the last whole chunk 
 static int opening;                     /* writing the header: its caller says why */
 static char out_path[4400];
 static uint64_t out_dev, out_ino;       /* the trace file, as opened */
+static __thread int own_fd = -1;        /* the flusher's, in its own table */
 
 static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
 {
@@ -84,10 +86,9 @@ static long guarded_write(int fd, const struct iovec *iov, int iovcnt)
 /* A failed write may have left part of a chunk: cut the file back to the
  * last whole chunk, so that what was written reads without damage and
  * the space is free again for the END record. */
-static void cut_back(void)
+static void cut_back(int fd)
 {
-	syscall(SYS_ftruncate, ft_out_fd, (long)good_end);
-	syscall(SYS_lseek, ft_out_fd, (long)good_end, SEEK_SET);
+	syscall(SYS_ftruncate, fd, (long)good_end);
 }
 
 static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
@@ -133,18 +134,33 @@ static int out_of_the_way(int fd)
  * if it is still the same file) at a number out of the way; else output
  * stops with one line, losses counted. Costs one fstat per chunk. The
  * caller holds the flush lock. */
-static int still_ours(void)
+static int is_trace_file(int fd)
 {
 	struct stat st;
-	if (syscall(SYS_fstat, ft_out_fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
-	    (uint64_t)st.st_ino == out_ino)
-		return 0;
-	ft_out_fd = -1;
+	return fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
+	       (uint64_t)st.st_ino == out_ino;
+}
+
+/* The trace file opened again by its path, or -1 with errno set. */
+static int reopen_trace_file(void)
+{
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, out_path,
 			      O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || is_trace_file(fd))
+		return fd;
+	syscall(SYS_close, fd);
+	errno = ESTALE;                          /* another file at that path now */
+	return -1;
+}
+
+static int still_ours(void)
+{
+	if (is_trace_file(ft_out_fd))
+		return 0;
+	ft_out_fd = -1;
+	int fd = reopen_trace_file();
 	int e = errno;
-	if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && (uint64_t)st.st_dev == out_dev &&
-	    (uint64_t)st.st_ino == out_ino) {
+	if (fd >= 0) {
 		int high = out_of_the_way(fd);
 		if (high >= 0) {
 			syscall(SYS_close, fd);
@@ -153,15 +169,55 @@ static int still_ours(void)
 		ft_out_fd = fd;
 		return 0;
 	}
-	if (fd >= 0) {
-		syscall(SYS_close, fd);
-		e = ESTALE;                      /* another file at that path now */
-	}
 	if (!atomic_exchange(&out_broken, 1))
 		ft_log("feedtrace: the program put another file at the descriptor of %s and the "
 		       "trace file cannot be opened again (%s); tracing goes on without output, "
 		       "losses counted", out_path, strerror(e));
 	return -1;
+}
+
+/* The flusher thread, as it starts: a table of descriptors of its own
+ * (unshare CLONE_FILES) holding the trace file only. Whatever the program
+ * then puts at any number of its own table, by libc or a raw system call,
+ * cannot reach the flusher's: the fstat of still_ours() followed by the
+ * write left a moment in which a raw dup2 could slip the program's file
+ * under the write. The copy of the program's other descriptors is closed
+ * at once (a pipe's EOF waits for no one but the program). Where unshare
+ * is refused (seccomp), the shared table and still_ours() remain. Its
+ * lines borrow the program's stderr of the moment (log.c). Every
+ * file is opened O_APPEND, so writes by the flusher's descriptor and by a
+ * program thread's (exit paths, a reopened file) all go to the end. */
+void ft_output_own_table(void)
+{
+	own_fd = -1;
+	int fd = ft_out_fd;
+	if (fd < 0 || syscall(SYS_unshare, CLONE_FILES) != 0)
+		return;
+	if (fd > 0 && syscall(SYS_close_range, 0, (unsigned)fd - 1, 0) != 0)
+		for (int n = 0; n < fd; n++)
+			syscall(SYS_close, n);
+	if (syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0) != 0) {
+		struct rlimit lim;
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) != 0 || lim.rlim_cur > 1u << 20)
+			lim.rlim_cur = 1u << 20;
+		for (int n = fd + 1; n < (int)lim.rlim_cur; n++)
+			syscall(SYS_close, n);
+	}
+	ft_log_own_table();
+	/* the program may have put a file of its own at that number before
+	 * this thread ran: the copy is the program's then */
+	if (!is_trace_file(fd)) {
+		syscall(SYS_close, fd);
+		fd = reopen_trace_file();
+		if (fd < 0) {
+			if (!atomic_exchange(&out_broken, 1))
+				ft_log("feedtrace: the program put another file at the descriptor of %s "
+				       "and the trace file cannot be opened again (%s); tracing goes "
+				       "on without output, losses counted", out_path, strerror(errno));
+			return;
+		}
+	}
+	own_fd = fd;
 }
 
 /* Under RLIMIT_FSIZE, every chunk but the END leaves room for the END:
@@ -203,9 +259,14 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	uint64_t stored = 0;
 	uint32_t ph = 2166136261u;
 
-	if (ft_out_fd < 0 || (atomic_load(&out_broken) && !even_broken) || iovcnt > 7 ||
-	    still_ours() != 0)
+	if ((atomic_load(&out_broken) && !even_broken) || iovcnt > 7)
 		return -1;
+	int fd = own_fd;
+	if (fd < 0) {
+		if (ft_out_fd < 0 || still_ours() != 0)
+			return -1;
+		fd = ft_out_fd;
+	}
 	for (int i = 0; i < iovcnt; i++) {
 		const unsigned char *p = iov[i].iov_base;
 		for (size_t j = 0; j < iov[i].iov_len; j++) {
@@ -225,9 +286,9 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	all[0].iov_base = &h;
 	all[0].iov_len = sizeof h;
 	if (guarded_write_room(sizeof h + stored, even_broken) < 0 ||
-	    guarded_write(ft_out_fd, all, iovcnt + 1) < 0) {
+	    guarded_write(fd, all, iovcnt + 1) < 0) {
 		int e = errno;
-		cut_back();
+		cut_back(fd);
 		if (!atomic_exchange(&out_broken, 1) && !opening)
 			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output, losses counted",
 			       out_path, strerror(e));
@@ -487,7 +548,7 @@ int ft_output_open(void)
 		else
 			snprintf(name, sizeof name, "%s.%d.%d.ft", host, pid, seq);
 		fd = (int)syscall(SYS_openat, dirfd, name,
-				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+				  O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		file_seq = (uint32_t)seq;
 		if (fd < 0 && errno != EEXIST)
 			break;

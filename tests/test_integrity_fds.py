@@ -1,12 +1,13 @@
 """Descriptors and files the tracer takes from a process (docs/RELIABILITY.md,
 "Descriptors and files"): each test compares an untraced run with a traced
 one, output and the files the program wrote, byte for byte."""
+import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, Trace, nofile, prog, untraced
+from conftest import BUILD, ROOT, TOOL, Trace, nofile, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 
@@ -113,25 +114,45 @@ def test_empty_hooks_value_prints_one_line(traced):
 RAWDUP = prog("integ_rawdup")
 
 
+@pytest.mark.parametrize("again", [False, True])
 @pytest.mark.parametrize("first,hard", [(650, 1024), (3, 1024), (3, 4096)])
-def test_raw_dup2_over_every_descriptor(traced, tmp_path, first, hard):
+def test_raw_dup2_over_every_descriptor(traced, tmp_path, first, hard, again):
     """The program puts its file at every descriptor from FIRST to its soft
-    limit, 1024, by the raw system call (libc's dup2 hook never sees it).
-    Its file holds exactly its own bytes, as untraced. With a hard limit
-    above the soft one (the usual case) the trace file sits at 1024, where
-    the program cannot reach: the trace is whole. With both at 1024 it sits
-    at 700: from 650 (the issue's probe) it is opened again at a free
-    number and the trace is whole; from 3 no number is left: one line, and
-    nothing of the trace goes into the program's file."""
+    limit, 1024, by the raw system call (libc's dup2 hook never sees it),
+    once or (AGAIN) anew every round while the flusher writes every 10 ms.
+    Its file holds exactly its own bytes, as untraced. The flusher writes
+    from a table of descriptors of its own, out of the program's reach:
+    what it writes is whole (the open and every pread of the rounds). With a
+    hard limit above the soft one (the usual case) the program's own trace
+    descriptor sits at 1024, where the program cannot reach, and the end
+    is written too. With both at 1024 it sits at 700: from 650 (the issue's
+    probe) the exit path opens the file again at a free number and the end
+    is written; from 3 no number is left at exit: one line, no end record,
+    and the report counts the process as unended."""
     rounds = 60
     lim = nofile(1024, hard)
     plain_file, traced_file = tmp_path / "plain.txt", tmp_path / "traced.txt"
-    u = untraced([RAWDUP, str(plain_file), str(first), str(rounds)], preexec_fn=lim)
+    tail = ["again"] if again else []
+    u = untraced([RAWDUP, str(plain_file), str(first), str(rounds)] + tail, preexec_fn=lim)
     assert (u.returncode, u.stdout) == (0, "rounds %d\n" % rounds)
-    r = traced([RAWDUP, str(traced_file), str(first), str(rounds)],
+    r = traced([RAWDUP, str(traced_file), str(first), str(rounds)] + tail,
                env={"FEEDTRACE_FLUSH_MS": "10"}, load=False, preexec_fn=lim)
     assert (r.returncode, r.stdout) == (0, u.stdout), r.stderr
     assert traced_file.read_bytes() == plain_file.read_bytes()
+    t = Trace.load(r.dir)
+    [p] = t.procs
+    stuck = (first, hard) == (3, 1024)
+    if stuck:
+        assert r.stderr.count("\n") == 1 and "cannot be opened again" in r.stderr, r.stderr
+        assert (p["end"], p["unended"]) == ("no end record (killed, or still running)", 1)
+        assert t.count("open") == 1 and 0 < t.count("pread", fd=3) <= rounds
+        rep = subprocess.run([TOOL, "report", "--json", r.dir],
+                             capture_output=True, text=True, timeout=60)
+        assert json.loads(rep.stdout)["losses"]["unended"] == 1
+    else:
+        assert r.stderr == ""
+        assert (p["end"], p["unended"]) == ("exit", 0)
+        assert t.count("open") == 1 and t.count("pread", fd=3) == rounds
     t = Trace.load(r.dir, check=False)
     if first == 650 or hard > 1024:
         assert r.stderr == ""

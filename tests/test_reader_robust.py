@@ -366,7 +366,7 @@ def test_diff_output_refuses_symlink_and_leaves_no_partial_file(tmp_path):
 
 # ---- item 3: every counted loss shown where users look ----
 
-LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost"]
+LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost", "unended"]
 
 
 def end_payload(records, lost, threads, untraced, strings_lost, handler_lost=None):
@@ -383,8 +383,9 @@ def test_losses_in_dump_and_report(tmp_path):
     r, procs, _ = dump(d)
     assert r.returncode == 0
     assert [{k: p[k] for k in LOSS_KEYS} for p in procs] == [
-        {"lost": 7, "threads_untraced": 1488, "strings_lost": 1237858, "handler_lost": 42},
-        {"lost": 0, "threads_untraced": 12, "strings_lost": 0, "handler_lost": 0}]
+        {"lost": 7, "threads_untraced": 1488, "strings_lost": 1237858, "handler_lost": 42,
+         "unended": 0},
+        {"lost": 0, "threads_untraced": 12, "strings_lost": 0, "handler_lost": 0, "unended": 0}]
     t = subprocess.run([TOOL, "dump", d, "--summary"], capture_output=True, text=True, timeout=60)
     lost = [l for l in t.stdout.splitlines() if l.startswith("   LOST ")]
     assert lost == [
@@ -402,7 +403,26 @@ def test_losses_in_dump_and_report(tmp_path):
         "  LOST 42 calls in signal handlers not recorded (1 of 2 processes): counted only"]
     js = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(js.stdout)["losses"] == {
-        "lost": 7, "threads_untraced": 1500, "strings_lost": 1237858, "handler_lost": 42}
+        "lost": 7, "threads_untraced": 1500, "strings_lost": 1237858, "handler_lost": 42,
+        "unended": 0}
+
+
+def test_process_without_end_is_counted(tmp_path):
+    """A file cut before its END record (the process was killed, or the
+    tracer could not write its end): the report says so, in the LOST lines
+    and the JSON, instead of reading as a whole run."""
+    d = str(tmp_path / "run")
+    make_trace(d, n=300, edit=lambda chunks: [c for c in chunks if c[0] != 6])
+    make_trace(d, n=100, name="b.2.ft")
+    _r, procs, _ = dump(d)
+    assert [(p["unended"], p["end"]) for p in procs] == [
+        (1, "no end record (killed, or still running)"), (0, "exit")]
+    rep = subprocess.run([TOOL, "report", d], capture_output=True, text=True, timeout=60)
+    assert [l for l in rep.stdout.splitlines() if l.startswith("  LOST ")] == [
+        "  LOST 1 processes without an end record (killed, still running, or output failed)"
+        " (1 of 2 processes): their last records (up to FEEDTRACE_FLUSH_MS) are missing"]
+    js = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(js.stdout)["losses"]["unended"] == 1
 
 
 def test_no_loss_no_lines_and_old_end(tmp_path):

@@ -3,7 +3,9 @@
  * descriptor from FIRST up to its RLIMIT_NOFILE (at most 1024) through the
  * raw dup2 system call, as a Go or seccomp-wrapped runtime may, then reads
  * and writes that file for a while (tests/test_integrity_fds.py).
- *   integ_rawdup FILE FIRST ROUNDS
+ *   integ_rawdup FILE FIRST ROUNDS [again]
+ * With "again" the sweep is made anew every round, while the tracer's
+ * flusher writes (a check then a write would leave it a moment to win).
  * Prints "rounds R" and leaves FILE holding its own bytes only.
  */
 #include <fcntl.h>
@@ -17,8 +19,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
+	int again = argc == 5 && strcmp(argv[4], "again") == 0;
 	int first = atoi(argv[2]), rounds = atoi(argv[3]);
 	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -35,6 +38,9 @@ int main(int argc, char **argv)
 			syscall(SYS_dup2, fd, i);
 	char buf[64];
 	for (int r = 0; r < rounds; r++) {
+		for (int i = first; again && i < lim; i++)
+			if (i != fd)
+				syscall(SYS_dup2, fd, i);
 		int n = snprintf(buf, sizeof buf, "line %d\n", r);
 		if (write(fd, buf, (size_t)n) != n)
 			return 4;
