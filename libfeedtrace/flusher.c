@@ -624,6 +624,17 @@ void ft_flusher_stop(void)
 		atomic_store(&flusher_stop, 1);
 		ft_flusher_wake();
 		pthread_join(flusher, NULL);
+		int32_t tid = atomic_load(&flusher_tid);    /* its first act */
+		/* pthread_join returns when the kernel clears the thread's tid,
+		 * before the thread has left the thread group (closing its own
+		 * table of descriptors comes after): a caller that needs this
+		 * process single-threaded (unshare(CLONE_NEWUSER)) waits for
+		 * that too, 1 s at most */
+		pid_t pid = (pid_t)syscall(SYS_getpid);
+		struct timespec brief = { 0, 20000 };
+		for (int i = 0; tid > 0 && i < 50000 &&
+		     syscall(SYS_tgkill, pid, tid, 0) == 0; i++)
+			nanosleep(&brief, NULL);
 	}
 	ft_flush_lock(2000);
 	flush_cycle(0);
