@@ -1036,6 +1036,16 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
  * thread waiting on it waits for the interpreter, not for data: its
  * condition-variable waits are lock time (and never a batch received),
  * its mutex waits a lock named "Python GIL". */
+/* A command line whose program is CPython ("python3", "/usr/bin/python3.11"). */
+int ft_is_python(const char *cmdline)
+{
+	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
+	for (const char *q = cmdline; q < end; q++)
+		if (*q == '/')
+			base = q + 1;
+	return !strncmp(base, "python", 6);
+}
+
 int ft_is_gil_name(const char *sym)
 {
 	return sym && strncmp(sym, "_PyRuntime", 10) == 0 && (sym[10] == 0 || sym[10] == '+');
@@ -1292,6 +1302,7 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
 	v->warmup_steps = sr->warmup_steps;
 	v->warmup_end = sr->warmup_end_ns;
+	v->batch_tid = sr->from_batches ? sr->batch_tid : 0;
 	v->first_launch = a->first_launch;
 	v->lock_union = a->lk_union + (a->lk1 - a->lk0);
 	v->win_start = a->o.win_end ? a->o.win_start : a->first_ts;
@@ -1491,6 +1502,7 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	a->m.step_launches = sr.launches;
 	a->m.step_hidden = sr.hidden;
 	a->m.step_reads = sr.reads;
+	a->m.steps_from_batches = sr.steps && sr.from_batches;
 	if (m)
 		*m = a->m;
 	if (v)

@@ -48,6 +48,7 @@ void ft_an_default_opts(struct ft_an_opts *o);
  * /sys, /dev file: its reads are never a small-read storm */
 int ft_is_module_path(const char *path);
 /* a data symbol of CPython's GIL ("_PyRuntime+0x1b8") */
+int ft_is_python(const char *cmdline);     /* the program is CPython */
 int ft_is_gil_name(const char *sym);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
@@ -112,6 +113,7 @@ struct ft_metrics {
 	 * launches, hidden syncs and reads that started inside one */
 	uint64_t steps, step_ns, step_median_ns;
 	uint64_t step_launches, step_hidden, step_reads;
+	uint64_t steps_from_batches;      /* 1: no step range, one step per batch received */
 };
 
 /* one thread's time, clipped to the window (the whole process without one) */
@@ -141,6 +143,7 @@ struct ft_verdict {
 	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
 	uint64_t first_step, last_step_end;    /* 0: no closed step */
 	uint64_t warmup_steps, warmup_end;     /* leading warm-up steps (steps.h), the last one's end */
+	int32_t batch_tid;                     /* steps from batches: the thread receiving them */
 	uint64_t first_batch, last_batch, batches; /* data waits that returned data */
 	uint64_t busy_ns, idle_ns;             /* the device, in the window */
 	uint64_t lock_union;                   /* some launching thread waits for a lock */

@@ -131,14 +131,6 @@ static void brief_command(const char *cmdline, char *out, size_t cap)
 		strcpy(out + 57, "...");
 }
 
-static int python(const char *cmdline)
-{
-	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
-	for (const char *q = cmdline; q < end; q++)
-		if (*q == '/')
-			base = q + 1;
-	return !strncmp(base, "python", 6);
-}
 
 /* A child of the main process delivers to it when it runs the same
  * program (forked) or is a multiprocessing child; others (sh, resource
@@ -245,13 +237,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		rv->w0 = v0->win_start, rv->w1 = v0->win_end;
 	}
 	/* roles */
-	int nworkers = 0, allpy = python(mp->cmdline);
+	int nworkers = 0, allpy = ft_is_python(mp->cmdline);
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
 		p->role = i == r->main ? "main" : p->parent == r->main && worker_of(p, mp) ? "worker"
 										       : "helper";
 		if (!strcmp(p->role, "worker"))
-			nworkers++, allpy &= python(p->cmdline);
+			nworkers++, allpy &= ft_is_python(p->cmdline);
 	}
 	/* again, within the window: the main process and its workers */
 	struct ft_an_opts wo = *o;
@@ -499,6 +491,21 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	}
 	struct ft_an_opts dflt;
 	ft_an_default_opts(&dflt);
+	/* steps from batches are the main process's: a worker's receipts are
+	 * the indices it is sent, not training steps */
+	int main_i = pick_main(r);
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_metrics *m = &r->procs[i].m;
+		if (i == main_i || !m->steps_from_batches)
+			continue;
+		r->total.steps -= m->steps, r->total.step_ns -= m->step_ns;
+		r->total.step_launches -= m->step_launches, r->total.step_hidden -= m->step_hidden;
+		r->total.step_reads -= m->step_reads, r->total.steps_from_batches--;
+		m->steps = m->step_ns = m->step_median_ns = m->step_launches = 0;
+		m->step_hidden = m->step_reads = m->steps_from_batches = 0;
+		r->procs[i].v.first_step = r->procs[i].v.last_step_end = 0;
+		r->procs[i].v.warmup_steps = r->procs[i].v.warmup_end = 0;
+	}
 	run_verdict(r, o ? o : &dflt, mg, err);
 	/* a median does not add up: the run's is that of the process with most steps */
 	r->total.step_median_ns = 0;
@@ -780,8 +787,14 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
-		snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
-			 (unsigned long long)t->steps, r->step_range, a, b);
+		if (t->steps_from_batches)
+			snprintf(line, sizeof line, "%llu steps (no \"%.20s\" ranges: one per batch "
+				 "received by thread %d of the main process), mean %s, median %s",
+				 (unsigned long long)t->steps, r->step_range,
+				 r->procs[r->main].v.batch_tid, a, b);
+		else
+			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
+				 (unsigned long long)t->steps, r->step_range, a, b);
 		wrap(out, line, 2);
 		snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, %.1f reads",
 			 ft_per_step(t, t->step_launches), ft_per_step(t, t->step_hidden),
@@ -947,14 +960,16 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x)
 static void json_steps(FILE *out, const struct ft_metrics *m)
 {
 	if (!m->steps) {
-		fputs("\"steps\":null,\"step_ns\":null,\"step_mean_ns\":null,\"step_median_ns\":null,"
+		fputs("\"steps\":null,\"steps_from\":null,\"step_ns\":null,\"step_mean_ns\":null,\"step_median_ns\":null,"
 		      "\"launches_per_step\":null,\"hidden_syncs_per_step\":null,"
 		      "\"reads_per_step\":null", out);
 		return;
 	}
-	fprintf(out, "\"steps\":%llu,\"step_ns\":%llu,\"step_mean_ns\":%llu,\"step_median_ns\":%llu,"
+	fprintf(out, "\"steps\":%llu,\"steps_from\":\"%s\",\"step_ns\":%llu,\"step_mean_ns\":%llu,"
+		"\"step_median_ns\":%llu,"
 		"\"launches_per_step\":%.4f,\"hidden_syncs_per_step\":%.4f,\"reads_per_step\":%.4f",
-		(unsigned long long)m->steps, (unsigned long long)m->step_ns,
+		(unsigned long long)m->steps, m->steps_from_batches ? "batches" : "ranges",
+		(unsigned long long)m->step_ns,
 		(unsigned long long)(m->step_ns / m->steps), (unsigned long long)m->step_median_ns,
 		ft_per_step(m, m->step_launches), ft_per_step(m, m->step_hidden),
 		ft_per_step(m, m->step_reads));

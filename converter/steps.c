@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "analysis.h"
+#include "events.h"
 #include "steps.h"
 
 #define MAX_DEPTH 64                  /* deeper pushes are matched by level only */
@@ -18,6 +19,10 @@
 struct open_push { int32_t level; int step; uint64_t start; };
 struct tstack { int32_t tid; int n; struct open_push s[MAX_DEPTH]; };
 struct open_async { uint64_t id, start; };
+struct receipt { uint64_t at, launches, hidden, reads; };
+struct rthread { int32_t tid, fd; struct receipt *v; int n, cap; };
+
+#define MIN_RECEIPTS 3
 
 struct ft_steps {
 	const struct ft_process *p;
@@ -26,6 +31,10 @@ struct ft_steps {
 	struct open_async *as; int nas, capas;
 	int open;                         /* steps open now, all threads */
 	struct span { uint64_t start, len; } *len; size_t nlen, caplen;
+	struct rthread *rt; int nrt, caprt;   /* receipts, per thread */
+	uint64_t launches, hidden, reads;     /* all so far, for receipts */
+	int settled;                          /* batch steps made (or not needed) */
+	int python;                           /* the process runs CPython */
 	struct ft_steps_result r;
 };
 
@@ -43,6 +52,7 @@ struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix)
 		exit(2);
 	}
 	s->p = p;
+	s->python = ft_is_python(*p->cmdline ? p->cmdline : p->exe);
 	snprintf(s->prefix, sizeof s->prefix, "%s", prefix ? prefix : FT_STEP_DEFAULT);
 	return s;
 }
@@ -101,6 +111,8 @@ static void unwind(struct ft_steps *s, struct tstack *t, int32_t level, uint64_t
 	}
 }
 
+static void receipt(struct ft_steps *s, int32_t tid, int32_t fd, uint64_t at);
+
 static int step_open_on(const struct tstack *t)
 {
 	for (int i = 0; i < t->n; i++)
@@ -154,6 +166,56 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 		s->r.hidden += hidden != 0;
 		s->r.reads += read != 0;
 	}
+	s->launches += launch != 0;
+	s->hidden += hidden != 0;
+	s->reads += read != 0;
+	/* a multiprocessing message's 4-byte length, read from a pipe */
+	if (r->kind == FT_EV_PIPE_READ && s->python && r->p.u32[1] == FT_FDK_PIPE &&
+	    r->p.u32[2] == 4 && (int32_t)r->p.u32[3] == 4)
+		receipt(s, ev->tid, (int32_t)r->p.u32[0], ev->ts_ns + ev->dur_ns);}
+
+static void receipt(struct ft_steps *s, int32_t tid, int32_t fd, uint64_t at)
+{
+	struct rthread *t = NULL;
+	for (int i = 0; i < s->nrt && !t; i++)
+		if (s->rt[i].tid == tid && s->rt[i].fd == fd)
+			t = &s->rt[i];
+	if (!t) {
+		if (s->nrt == s->caprt)
+			s->rt = ft_grow(s->rt, &s->caprt, sizeof *s->rt);
+		t = &s->rt[s->nrt++];
+		*t = (struct rthread){ tid, fd, NULL, 0, 0 };
+	}
+	if (t->n == t->cap)
+		t->v = ft_grow(t->v, &t->cap, sizeof *t->v);
+	t->v[t->n++] = (struct receipt){ at, s->launches, s->hidden, s->reads };
+}
+
+/* No step range closed: the steps are the batches of the thread with most
+ * receipts on one pipe, one from each receipt to the next. */
+static void settle(struct ft_steps *s)
+{
+	if (s->settled)
+		return;
+	s->settled = 1;
+	if (s->r.steps)
+		return;
+	const struct rthread *t = NULL;
+	for (int i = 0; i < s->nrt; i++)
+		if (!t || s->rt[i].n > t->n)
+			t = &s->rt[i];
+	if (!t || t->n < MIN_RECEIPTS)
+		return;
+	for (int i = 1; i < t->n; i++) {
+		s->open = 1;
+		closed(s, t->v[i - 1].at, t->v[i].at);
+	}
+	const struct receipt *a = &t->v[0], *b = &t->v[t->n - 1];
+	s->r.launches = b->launches - a->launches;
+	s->r.hidden = b->hidden - a->hidden;
+	s->r.reads = b->reads - a->reads;
+	s->r.from_batches = 1;
+	s->r.batch_tid = t->tid;
 }
 
 static int by_len(const void *x, const void *y)
@@ -168,8 +230,9 @@ static int by_start(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-uint64_t *ft_steps_lengths(const struct ft_steps *s, size_t *n)
+uint64_t *ft_steps_lengths(struct ft_steps *s, size_t *n)
 {
+	settle(s);
 	uint64_t *v = malloc(s->nlen * sizeof *v + 1);
 	if (!v) {
 		fprintf(stderr, "feedtrace: out of memory\n");
@@ -183,6 +246,7 @@ uint64_t *ft_steps_lengths(const struct ft_steps *s, size_t *n)
 
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
 {
+	settle(s);
 	if (s->nlen) {
 		qsort(s->len, s->nlen, sizeof *s->len, by_len);
 		size_t m = s->nlen / 2;
@@ -203,6 +267,9 @@ void ft_steps_free(struct ft_steps *s)
 {
 	if (!s)
 		return;
+	for (int i = 0; i < s->nrt; i++)
+		free(s->rt[i].v);
+	free(s->rt);
 	free(s->th);
 	free(s->as);
 	free(s->len);

@@ -1,7 +1,8 @@
 /*
  * steps.h: training steps from user ranges (docs/ANALYSES.md, "Steps"):
  * which ranges are steps, how long each took, and what happened inside
- * them. Fed by analysis.c with every event of a process in start order.
+ * them; without ranges, the batches a thread receives (steps.c). Fed by
+ * analysis.c with every event of a process in start order.
  */
 #ifndef FT_STEPS_H
 #define FT_STEPS_H
@@ -22,6 +23,8 @@ struct ft_steps_result {
 	uint64_t launches, hidden, reads;     /* started while a step was open */
 	uint64_t first_ns, last_end_ns;       /* first closed step's start, last one's end */
 	uint64_t warmup_steps, warmup_end_ns; /* leading steps > FT_WARMUP_X x the median, the last one's end */
+	int from_batches;                     /* no step range: one step per batch received */
+	int32_t batch_tid;                    /* the thread that received them */
 };
 
 /* A leading step longer than this many medians is warm-up (lazy module
@@ -35,7 +38,7 @@ struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix);
 void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, int hidden,
 		    int read);
 /* the closed steps' lengths in closing order (before ft_steps_finish), malloc'd */
-uint64_t *ft_steps_lengths(const struct ft_steps *s, size_t *n);
+uint64_t *ft_steps_lengths(struct ft_steps *s, size_t *n);
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out);
 void ft_steps_free(struct ft_steps *s);
 
