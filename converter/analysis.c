@@ -136,6 +136,7 @@ int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
 struct kfacts {
 	int cat, read, launch, mutex, cuda;
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
+	int open;                 /* opens a file by path */
 	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
 	const struct ft_field *site, *py, *cond;
 };
@@ -181,6 +182,8 @@ static void build_facts(void)
 		}
 		if (k == FT_EV_FD_NEW)
 			f->cat = FT_CAT_CPU;
+		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
+			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
 			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
 	}
@@ -376,7 +379,7 @@ struct group {                      /* hidden sync (site or sym+tid) or lock (ad
 	int nsites;
 };
 
-struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes; };
+struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes, opens; };
 
 struct ft_an {
 	const struct ft_process *p;
@@ -918,7 +921,10 @@ static void close_burst(struct ft_an *a)
 		f->reads_needed = 0;
 		for (int i = 0; i < a->nfiles; i++) {
 			struct file_acc *x = &a->files[i];
-			f->reads_needed += (x->bytes + a->o.storm_ref_read - 1) / a->o.storm_ref_read;
+			/* each pass over the file (an epoch opens it again) needs
+			 * its own whole reads */
+			uint64_t passes = 1 + x->opens, per = (x->bytes + passes - 1) / passes;
+			f->reads_needed += passes * ((per + a->o.storm_ref_read - 1) / a->o.storm_ref_read);
 			/* top files by reads (insertion into a short sorted list) */
 			int j = f->ntop < FT_STORM_TOP ? f->ntop++ : FT_STORM_TOP;
 			while (j > 0 && f->top_reads[j - 1] < x->reads) {
@@ -1011,7 +1017,7 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 	if (i < 0) {
 		GROW(a->files, a->nfiles, a->capfiles);
 		i = a->nfiles++;
-		a->files[i] = (struct file_acc){ key, path, fd, 0, 0 };
+		a->files[i] = (struct file_acc){ key, path, fd, 0, 0, 0 };
 		map_put(&a->filemap, key, (uint32_t)i);
 	}
 	*fc = (uint32_t)i;
@@ -1119,6 +1125,12 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	}
 	if (in.cuda)
 		on_cuda(a, t, ev, &in);
+	if (f->open && a->in_burst && f->path) {
+		/* a file of the burst opened again: another pass over it */
+		long i = map_get(&a->filemap, (uint32_t)ft_field_raw(r, f->path));
+		if (i >= 0)
+			a->files[i].opens++;
+	}
 	if (in.read) {
 		int64_t ret = ft_field_signed(r, f->ret);
 		uint64_t req = ft_field_raw(r, f->req);

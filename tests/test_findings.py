@@ -376,3 +376,30 @@ def test_worker_under_the_threshold_joins_the_storm_row(tmp_path):
     assert rows[0]["what"].startswith("/data/set: 3,400 reads of 4096 bytes on average in ")
     assert "over 3 processes (some under the per-process threshold)" in rows[0]["what"]
     assert rep["metrics"]["storms"] == 2
+
+
+def test_would_do_counts_every_epoch(tmp_path):
+    """500 files of 16 KiB, each opened and read in four 4 KiB pieces, in
+    two epochs within one burst (4 000 small reads): one pass over a file
+    needs one read of 1 MiB, so 1 000 would do, not 500. The same reads
+    with no second open (one pass of 32 KiB per file): 500."""
+    for epochs_open, need in ((True, "1,000"), (False, "500")):
+        d = tmp_path / ("run%d" % epochs_open)
+        d.mkdir()
+        w = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["/usr/bin/python3", "train.py"])
+        w.thread(100, "main", main=True)
+        t = START
+        files = ["/data/set/f%03d.bin" % i for i in range(500)]
+        for epoch in range(2):
+            for i, p in enumerate(files):
+                if epoch == 0 or epochs_open:
+                    w.event(100, "OPEN64", t, 5000, fd=3, path=p, flags=0)
+                    t += 10000
+                for k in range(4):
+                    w.event(100, "READ", t, 20000, fd=3, req=4096, ret=4096, path=p)
+                    t += 50000
+        w.close()
+        rep = report(str(d))
+        [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
+        assert s["what"].startswith("/data/set: 4,000 reads of 4096 bytes on average in 500 "
+                                    "files (%s reads of 1 MiB would do)" % need), s["what"]
