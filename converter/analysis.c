@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
+#include "../libfeedtrace/modpath.h"
 #include "events.h"
 #include "steps.h"
 #include "symbolize.h"
@@ -399,6 +400,8 @@ struct ft_an {
 	struct ft_finding burst;
 	uint64_t burst_last_start;
 	struct file_acc *files; int nfiles, capfiles; struct map filemap;
+	uint32_t *fdsite; int nfdsite;  /* per fd: the Python site of its open, or 0 */
+	struct { uint32_t site; uint64_t reads; } opener[8]; int nopener;  /* the burst's */
 	uint32_t filecache[64];  /* key hash -> files[] index, checked against its key */
 	/* counters */
 	uint64_t bin, out_total, out_max;
@@ -449,7 +452,7 @@ void ft_an_free(struct ft_an *a)
 	free(a->ev); map_free(&a->evmap);
 	free(a->ring);
 	ft_steps_free(a->steps);
-	free(a->files); map_free(&a->filemap);
+	free(a->files); map_free(&a->filemap); free(a->fdsite);
 	free(a->busy);
 	free(a);
 }
@@ -940,46 +943,19 @@ static void close_burst(struct ft_an *a)
 				f->top_file[j] = path ? path : "(unknown file)";
 			}
 		}
+		for (int k = 0; k < a->nopener; k++)
+			if (a->opener[k].reads > f->opener_reads) {
+				f->opener_reads = a->opener[k].reads;
+				f->opener = ft_string(a->p, a->opener[k].site);
+			}
 		a->m.storms += !f->candidate;
 		if (a->sink.finding)
 			a->sink.finding(a->sink.arg, f);
 	}
 	a->in_burst = a->qualified = 0;
 	a->nfiles = 0;
+	a->nopener = 0;
 	map_clear(&a->filemap);
-}
-
-/* A file the interpreter or the dynamic loader reads to load code (a
- * module import: .py, .pyc, .so, anything under a Python library prefix)
- * or a kernel pseudo-file (/proc, /sys, /dev): start-up and runtime
- * bookkeeping, never a data set, never part of a storm. `python3 -c
- * "import torch"` made 1 558 small reads of 776 such files, reported as a
- * storm before. */
-static int has_suffix(const char *s, size_t n, const char *suf)
-{
-	size_t k = strlen(suf);
-	return n >= k && memcmp(s + n - k, suf, k) == 0;
-}
-
-int ft_is_module_path(const char *path)
-{
-	static const char *const suffixes[] = { ".py", ".pyc", ".pyo", ".so", ".pth", ".egg-link" };
-	static const char *const parts[] = { "/site-packages/", "/dist-packages/", "/__pycache__/",
-					     "/lib/python3", "/lib64/python3", ".so." };
-	static const char *const prefixes[] = { "/proc/", "/sys/", "/dev/", "/etc/ld.so" };
-	if (!path || !*path)
-		return 0;
-	size_t n = strlen(path);
-	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
-		if (has_suffix(path, n, suffixes[i]))
-			return 1;
-	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-		if (strstr(path, parts[i]))
-			return 1;
-	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
-			return 1;
-	return 0;
 }
 
 static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t path,
@@ -1023,6 +999,17 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 	*fc = (uint32_t)i;
 	a->files[i].reads++;
 	a->files[i].bytes += got;
+	/* who opened it: the Python site of its fd's open, when taken */
+	uint32_t site = fd >= 0 && fd < a->nfdsite ? a->fdsite[fd] : 0;
+	if (site) {
+		int k = 0;
+		while (k < a->nopener && a->opener[k].site != site)
+			k++;
+		if (k == a->nopener && k < 8)
+			a->opener[a->nopener++].site = site, a->opener[k].reads = 0;
+		if (k < 8)
+			a->opener[k].reads++;
+	}
 	/* N small reads within one window? */
 	uint32_t n = a->o.storm_reads;
 	a->ring[a->ring_pos] = ev->ts_ns;
@@ -1125,6 +1112,18 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	}
 	if (in.cuda)
 		on_cuda(a, t, ev, &in);
+	if (f->open && f->py && f->fd) {
+		int32_t fd = (int32_t)ft_field_signed(r, f->fd);
+		if (fd >= 0 && fd < 1 << 20) {
+			if (fd >= a->nfdsite) {
+				int n = fd + 64;
+				a->fdsite = xrealloc(a->fdsite, (size_t)n * sizeof *a->fdsite);
+				memset(a->fdsite + a->nfdsite, 0, (size_t)(n - a->nfdsite) * sizeof *a->fdsite);
+				a->nfdsite = n;
+			}
+			a->fdsite[fd] = (uint32_t)ft_field_raw(r, f->py);
+		}
+	}
 	if (f->open && a->in_burst && f->path) {
 		/* a file of the burst opened again: another pass over it */
 		long i = map_get(&a->filemap, (uint32_t)ft_field_raw(r, f->path));

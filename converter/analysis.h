@@ -46,7 +46,6 @@ struct ft_an_opts {
 void ft_an_default_opts(struct ft_an_opts *o);
 /* a module import (.py, .pyc, .so, a Python library prefix) or a /proc,
  * /sys, /dev file: its reads are never a small-read storm */
-int ft_is_module_path(const char *path);
 /* a data symbol of CPython's GIL ("_PyRuntime+0x1b8") */
 int ft_is_python(const char *cmdline);     /* the program is CPython */
 int ft_is_gil_name(const char *sym);
@@ -92,6 +91,9 @@ struct ft_finding {
 	const char *top_file[FT_STORM_TOP];
 	uint64_t top_reads[FT_STORM_TOP];
 	int ntop;
+	const char *opener;       /* storm: the Python site that opened most of its
+	                             files' descriptors ("f.py:42 in __getitem__;..."), or NULL */
+	uint64_t opener_reads;    /* the reads of files it opened */
 	int candidate;            /* storm: a burst under the per-process threshold
 	                             (FT_STORM_CANDIDATE reads or more), for the
 	                             run-wide check across workers (problems.c) */

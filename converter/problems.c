@@ -191,6 +191,13 @@ static int same_row(const struct ft_report *r, int i, int j)
 	return 0;
 }
 
+/* the opener of the storm findings that read most of their files */
+static void take_opener(struct ft_problem *p, const struct ft_finding *f)
+{
+	if (f->opener && f->opener_reads > p->opener_reads)
+		p->opener = f->opener, p->opener_reads = f->opener_reads;
+}
+
 /* a storm row's line, from its totals */
 static void storm_what(struct ft_problem *p)
 {
@@ -205,6 +212,11 @@ static void storm_what(struct ft_problem *p)
 	snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s files%s "
 		 "(%s reads of 1 MiB would do)", *p->dir ? p->dir : "(no common directory)", a,
 		 (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
+	if (p->opener) {
+		/* its innermost frame: where the program opens them */
+		size_t n = strlen(p->what), k = strcspn(p->opener, ";");
+		snprintf(p->what + n, sizeof p->what - n, "; opened at %.*s", (int)k, p->opener);
+	}
 }
 
 static void describe(const struct ft_report *r, struct ft_problem *p, const int *members,
@@ -236,6 +248,7 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 			const struct ft_finding *x = &r->f[members[k]];
 			p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
 			p->need += x->reads_needed;
+			take_opener(p, x);
 			ft_storm_dir(x, other, sizeof other);
 			common_dir(p->dir, other);
 		}
@@ -317,6 +330,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			snprintf(p->dir, sizeof p->dir, "%s", both);
 			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
 			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
+			take_opener(p, c);
 			p->count++;
 			int seen = 0;
 			for (int q = 0; q < r->nf && !seen; q++)
@@ -380,6 +394,9 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		p->lost_ns = lost;
 		snprintf(p->dir, sizeof p->dir, "%s", dir);
 		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
+		for (int j = i; j < r->ncand; j++)
+			if (taken[j] == 1)
+				take_opener(p, &r->cand[j]);
 		struct ft_finding like = r->cand[i];
 		like.reads = reads, like.files = files;
 		p->suggestion = ft_finding_suggestion(&like);

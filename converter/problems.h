@@ -26,6 +26,8 @@ struct ft_problem {
 	char dir[160];
 	uint64_t reads, files, bytes, need;
 	int under;                /* of its processes, those under the per-process threshold */
+	const char *opener;       /* the Python site that opened most of its files, or NULL */
+	uint64_t opener_reads;
 };
 
 /* The directory a storm's most-read files share, its data set ("" if

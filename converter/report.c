@@ -1159,6 +1159,11 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_string(out, pb[i].what);
 		fputs(",\"suggestion\":", out);
 		ft_json_string(out, pb[i].suggestion ? pb[i].suggestion : "");
+		fputs(",\"opener\":", out);
+		if (pb[i].opener)
+			ft_json_string(out, pb[i].opener);
+		else
+			fputs("null", out);
 		fputc('}', out);
 	}
 	free(pb);

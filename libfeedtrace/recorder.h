@@ -47,6 +47,7 @@ struct ft_thread {
 	_Atomic int leaving;         /* its start routine ended (ft_thread_leaving) */
 	uint64_t exit_ticks;         /* its CPU time at exit (set before EXITED) */
 	uint64_t exit_cpu_ns;
+	uint64_t py_open_at;         /* owner: its last open that took a Python site (shim/io.c) */
 };
 
 extern _Atomic unsigned ft_active;          /* FT_G_* groups recording now; 0 = off */

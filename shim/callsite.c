@@ -306,7 +306,8 @@ static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
  * (without it those calls would race the interpreter). */
 uint32_t ft_callsite_python(void)
 {
-	if (!py_ready || !ft_cfg.python_frames)
+	/* a Python site names the program's files: none under FEEDTRACE_REDACT */
+	if (!py_ready || !ft_cfg.python_frames || ft_cfg.redact)
 		return 0;
 	if (py311_ready) {
 		char text[1024];

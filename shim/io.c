@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <sys/syscall.h>
 
+#include "callsite.h"
 #include "real.h"
+#include "../libfeedtrace/modpath.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */
@@ -37,16 +39,42 @@ static inline unsigned open_kind(const char *path, int flags)
 	return FT_FDK_FILE;
 }
 
+static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const char *path);
+
+/* site: the kind has a "py" field (extra is then the Python site, taken
+ * after the call's end time) */
 static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
-			       int fd, const char *path, int flags, int extra)
+			       int fd, const char *path, int flags, int extra, int site)
 {
 	uint64_t t1 = ft_now();
+	if (site)
+		extra = (int)open_site(t, t1, fd, path);
 	/* a path the kernel could not read is not read here either */
 	uint32_t id = fd < 0 && errno == EFAULT ? 0 : ft_intern_path(path);
 	if (fd >= 0)
 		ft_fd_set(fd, id, open_kind(path, flags));
 	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
 		   (uint32_t)extra);
+}
+
+/* The Python code that opened a data file: the converter names a storm's
+ * opener by it ("dataset.py:42 in __getitem__"). Taken at most once per
+ * 2^21 clock units (about a millisecond) per thread: a storm of opens has
+ * plenty, and the walk's cost (a few hundred ns) stays off most opens;
+ * never for code or pseudo-files (modpath.h), never when the open failed.
+ * CPython 3.11 is read directly; other versions only while the thread
+ * holds the GIL, which Python's own open() releases: no site there. */
+#define PY_OPEN_EVERY (1ull << 21)
+
+static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const char *path)
+{
+	if (fd < 0 || t0 - t->py_open_at < PY_OPEN_EVERY || ft_is_module_path(path))
+		return 0;
+	t->py_open_at = t0;
+	FT_BUSY_WALK(t);
+	uint32_t py = ft_callsite_python();
+	t->busy = 0;
+	return py;
 }
 
 static inline void record_read(struct ft_thread *t, unsigned kind, uint64_t t0,
@@ -86,7 +114,7 @@ int open(const char *path, int flags, ...)
 	uint64_t t0 = ft_now();
 	int fd = REAL(open)(path, flags, mode);
 	int e = errno;
-	record_open(t, FT_EV_OPEN, t0, fd, path, flags, 0);
+	record_open(t, FT_EV_OPEN, t0, fd, path, flags, 0, 1);
 	errno = e;
 	return fd;
 }
@@ -103,7 +131,7 @@ int open64(const char *path, int flags, ...)
 	uint64_t t0 = ft_now();
 	int fd = REAL(open64)(path, flags, mode);
 	int e = errno;
-	record_open(t, FT_EV_OPEN64, t0, fd, path, flags, 0);
+	record_open(t, FT_EV_OPEN64, t0, fd, path, flags, 0, 1);
 	errno = e;
 	return fd;
 }
@@ -120,7 +148,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 	uint64_t t0 = ft_now();
 	int fd = REAL(openat)(dirfd, path, flags, mode);
 	int e = errno;
-	record_open(t, FT_EV_OPENAT, t0, fd, path, flags, dirfd);
+	record_open(t, FT_EV_OPENAT, t0, fd, path, flags, dirfd, 0);
 	errno = e;
 	return fd;
 }
@@ -137,7 +165,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	uint64_t t0 = ft_now();
 	int fd = REAL(openat64)(dirfd, path, flags, mode);
 	int e = errno;
-	record_open(t, FT_EV_OPENAT64, t0, fd, path, flags, dirfd);
+	record_open(t, FT_EV_OPENAT64, t0, fd, path, flags, dirfd, 0);
 	errno = e;
 	return fd;
 }
@@ -150,7 +178,7 @@ int __open_2(const char *path, int flags)
 	uint64_t t0 = ft_now();
 	int fd = REAL(__open_2)(path, flags);
 	int e = errno;
-	record_open(t, FT_EV_OPEN_2, t0, fd, path, flags, 0);
+	record_open(t, FT_EV_OPEN_2, t0, fd, path, flags, 0, 1);
 	errno = e;
 	return fd;
 }
@@ -163,7 +191,7 @@ int __open64_2(const char *path, int flags)
 	uint64_t t0 = ft_now();
 	int fd = REAL(__open64_2)(path, flags);
 	int e = errno;
-	record_open(t, FT_EV_OPEN64_2, t0, fd, path, flags, 0);
+	record_open(t, FT_EV_OPEN64_2, t0, fd, path, flags, 0, 1);
 	errno = e;
 	return fd;
 }
@@ -176,7 +204,7 @@ int creat(const char *path, mode_t mode)
 	uint64_t t0 = ft_now();
 	int fd = REAL(creat)(path, mode);
 	int e = errno;
-	record_open(t, FT_EV_CREAT, t0, fd, path, (int)mode, 0);
+	record_open(t, FT_EV_CREAT, t0, fd, path, (int)mode, 0, 0);
 	errno = e;
 	return fd;
 }
@@ -302,7 +330,7 @@ static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
 				FILE *f, const char *path)
 {
 	int fd = f ? fileno(f) : -errno;
-	record_open(t, kind, t0, fd, path, 0, 0);
+	record_open(t, kind, t0, fd, path, 0, 0, 1);
 }
 
 FILE *fopen(const char *path, const char *mode)

@@ -201,8 +201,11 @@ def test_fork_child_file_has_the_inherited_strings_it_names(traced, data, tmp_pa
     [child] = [p for p in t.procs if p["end"] == "_exit"]
     [parent] = [p for p in t.procs if p["end"] == "exit"]
     assert parent["strings"] > 300
-    assert child["strings"] == 2              # the exe and the data file
+    # the exe, the data file, and the Python site of the child's open of it
+    assert child["strings"] == 3
     assert child["exe"] == parent["exe"]
+    [op] = t.calls("open64", pid=child["pid"], path=data)
+    assert op["args"]["py"] == "<string>:9 in <module>"
     reads = t.calls("read", pid=child["pid"], path=data)
     assert [(e["args"]["req"], e["args"]["ret"]) for e in reads][:2] == [(10, 10), (101, 100)]
     assert t.count("open64", pid=child["pid"], path=data) == 1

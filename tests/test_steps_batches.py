@@ -94,3 +94,44 @@ def test_threads_and_a_queue_have_no_steps(traced, tmp_path):
     assert r.stdout == "done\n"
     assert (rep["metrics"]["steps"], rep["metrics"]["steps_from"]) == (None, None)
     assert rep["verdict"]["window"]["from"] != "steps"
+
+
+TRAIN = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "examples", "train.py"))
+
+
+def opening_line():
+    """The line of examples/train.py where the broken dataset opens a file."""
+    src = open(TRAIN).read().splitlines()
+    at = [i for i, l in enumerate(src) if "def __getitem__" in l][0]
+    return at + 1 + [i for i, l in enumerate(src[at:]) if "open(" in l][0]
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_broken_train_has_one_storm_with_its_opener(traced, tmp_path, workers):
+    """examples/train.py (broken: one small file per sample, read in small
+    pieces) with 2 and 4 DataLoader workers: exactly one storm, on the data
+    set's directory, summed over the workers, naming the Python line that
+    opened the files (captured at open); the fixed mode has none."""
+    data = tmp_path / "data"
+    data.mkdir()
+    r = traced([PYTHON, TRAIN, "--cpu", "--steps", "20", "--workers", str(workers),
+                "--data", str(data)], load=False)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(subprocess.run([TOOL, "report", "--json", r.dir], capture_output=True,
+                                    text=True, timeout=120).stdout)
+    storms = [p for p in rep["problems"] if p["kind"] == "small-read storm"]
+    assert len(storms) == 1, storms
+    [s] = storms
+    assert s["what"].startswith("%s: " % data), s["what"]
+    assert s["processes"] == workers
+    where = "%s:%d in __getitem__" % (TRAIN, opening_line())
+    assert s["opener"].split(";")[0] == where
+    assert s["what"].endswith("; opened at " + where)
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    f = traced([PYTHON, TRAIN, "--cpu", "--fixed", "--steps", "20", "--workers", str(workers),
+                "--data", str(fixed)], load=False)
+    assert f.returncode == 0, f.stderr
+    frep = json.loads(subprocess.run([TOOL, "report", "--json", f.dir], capture_output=True,
+                                     text=True, timeout=120).stdout)
+    assert [p for p in frep["problems"] if p["kind"] == "small-read storm"] == []
