@@ -14,6 +14,7 @@
 #include "gate.h"
 #include "problems.h"
 #include "report.h"
+#include "roles.h"
 #include "steps.h"
 #include "symbolize.h"
 
@@ -94,55 +95,6 @@ static void analyse(struct ft_process *p, const struct ft_an_opts *o,
 
 /* ---- the run's verdict (docs/ANALYSES.md, "The verdict") ---- */
 
-static int depth_of(const struct ft_report *r, int i)
-{
-	int d = 0;
-	while (r->procs[i].parent >= 0 && d < r->nprocs)
-		i = r->procs[i].parent, d++;
-	return d;
-}
-
-/* the program's base name and its arguments, each path cut to its base
- * name: "python3 train.py --fixed" */
-static void brief_command(const char *cmdline, char *out, size_t cap)
-{
-	size_t o = 0;
-	const char *s = cmdline;
-	while (*s && o + 1 < cap) {
-		size_t n = strcspn(s, " ");
-		const char *w = s;
-		if (*w != '-')
-			for (const char *q = s; q < s + n; q++)
-				if (*q == '/' && q + 1 < s + n)
-					w = q + 1;
-		size_t len = (size_t)(s + n - w);
-		if (o && o + 1 < cap)
-			out[o++] = ' ';
-		if (o + len >= cap)
-			len = cap - o - 1;
-		memcpy(out + o, w, len);
-		o += len;
-		s += n;
-		while (*s == ' ')
-			s++;
-	}
-	out[o] = 0;
-	if (o > 60)
-		strcpy(out + 57, "...");
-}
-
-
-/* A child of the main process delivers to it when it runs the same
- * program (forked) or is a multiprocessing child; others (sh, resource
- * trackers, anything exec'd) are helpers. */
-static int worker_of(const struct ft_rep_proc *c, const struct ft_rep_proc *m)
-{
-	if (strstr(c->cmdline, "resource_tracker") || strstr(c->cmdline, "forkserver"))
-		return 0;
-	return !strcmp(c->cmdline, m->cmdline) || strstr(c->cmdline, "spawn_main") ||
-	       strstr(c->cmdline, "multiprocessing-fork");
-}
-
 /* The producer numbers of thread s of process p within [w0, w1]. */
 static void producer(struct ft_producer *o, const struct ft_process *p,
 		     const struct ft_thread_sum *s, uint64_t w0, uint64_t w1)
@@ -172,45 +124,12 @@ static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 	rv->prod[rv->nprod++] = *p;
 }
 
-/* The main process: the one that launches most kernels; without kernels,
- * the process nearest the root that received batches (most data waits on
- * a tie); without either, the first root process. */
-static int pick_main(const struct ft_report *r)
-{
-	int best = -1;
-	for (int i = 0; i < r->nprocs; i++) {
-		const struct ft_rep_proc *p = &r->procs[i], *b = best >= 0 ? &r->procs[best] : NULL;
-		if (p->m.launches && (!b || p->m.launches > b->m.launches ||
-				      (p->m.launches == b->m.launches && p->m.events > b->m.events)))
-			best = i;
-	}
-	if (best >= 0)
-		return best;
-	for (int i = 0; i < r->nprocs; i++) {
-		const struct ft_rep_proc *p = &r->procs[i];
-		if (!p->v.batches)
-			continue;
-		if (best < 0 || depth_of(r, i) < depth_of(r, best) ||
-		    (depth_of(r, i) == depth_of(r, best) && p->v.batches > r->procs[best].v.batches))
-			best = i;
-	}
-	if (best >= 0)
-		return best;
-	best = 0;
-	for (int i = 1; i < r->nprocs; i++)
-		if (depth_of(r, i) < depth_of(r, best) ||
-		    (depth_of(r, i) == depth_of(r, best) && r->procs[i].start < r->procs[best].start))
-			best = i;
-	return best;
-}
-
 static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			const struct ft_merge_opts *mg, FILE *err)
 {
 	struct ft_run_verdict *rv = &r->rv;
 	if (!r->nprocs)
 		return;
-	r->main = pick_main(r);
 	struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v0 = &mp->v;
 	/* the window: the training loop */
@@ -240,8 +159,6 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	int nworkers = 0, allpy = ft_is_python(mp->cmdline);
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
-		p->role = i == r->main ? "main" : p->parent == r->main && worker_of(p, mp) ? "worker"
-										       : "helper";
 		if (!strcmp(p->role, "worker"))
 			nworkers++, allpy &= ft_is_python(p->cmdline);
 	}
@@ -402,7 +319,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	/* the process in words */
 	char cmd[72];
-	brief_command(mp->cmdline, cmd, sizeof cmd);
+	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
 	int n = snprintf(rv->process, sizeof rv->process, "main process %d (%s)", mp->pid, cmd);
 	if (nworkers && n < (int)sizeof rv->process) {
 		n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d %s (", nworkers,
@@ -471,32 +388,25 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
-	/* a parent pid may have several images (exec: `timeout 300 python3
-	 * train.py` is timeout, then python3, in one pid): the parent is the
-	 * image that had started last when the child started */
+	/* parents, the main process and the roles (roles.c) */
+	struct ft_role_proc *rl = xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rl);
 	for (int i = 0; i < r->nprocs; i++) {
-		struct ft_rep_proc *c = &r->procs[i];
-		c->parent = -1;
-		for (int k = 0; k < r->nprocs; k++) {
-			const struct ft_rep_proc *q = &r->procs[k];
-			if (k == i || q->pid != c->ppid)
-				continue;
-			int before = q->start <= c->start;
-			const struct ft_rep_proc *b = c->parent >= 0 ? &r->procs[c->parent] : NULL;
-			int bbefore = b && b->start <= c->start;
-			if (!b || (before && (!bbefore || q->start > b->start)) ||
-			    (!before && !bbefore && q->start < b->start))
-				c->parent = k;
-		}
+		const struct ft_rep_proc *q = &r->procs[i];
+		rl[i] = (struct ft_role_proc){ .pid = q->pid, .ppid = q->ppid, .cmdline = q->cmdline,
+					       .start = q->start, .launches = q->m.launches,
+					       .events = q->m.events, .batches = q->v.batches };
 	}
+	r->main = ft_roles(rl, r->nprocs);
+	for (int i = 0; i < r->nprocs; i++)
+		r->procs[i].parent = rl[i].parent, r->procs[i].role = rl[i].role;
+	free(rl);
 	struct ft_an_opts dflt;
 	ft_an_default_opts(&dflt);
 	/* steps from batches are the main process's: a worker's receipts are
 	 * the indices it is sent, not training steps */
-	int main_i = pick_main(r);
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_metrics *m = &r->procs[i].m;
-		if (i == main_i || !m->steps_from_batches)
+		if (i == r->main || !m->steps_from_batches)
 			continue;
 		r->total.steps -= m->steps, r->total.step_ns -= m->step_ns;
 		r->total.step_launches -= m->step_launches, r->total.step_hidden -= m->step_hidden;
@@ -742,10 +652,10 @@ static int exec_successor(const struct ft_report *r, int i)
 static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 {
 	char cmd[72], from[72] = "";
-	brief_command(r->procs[i].cmdline, cmd, sizeof cmd);
+	ft_brief_command(r->procs[i].cmdline, cmd, sizeof cmd);
 	for (int k = 0; k < r->nprocs; k++)
 		if (exec_successor(r, k) == i) {
-			brief_command(r->procs[k].cmdline, from, sizeof from);
+			ft_brief_command(r->procs[k].cmdline, from, sizeof from);
 			break;
 		}
 	int ind = 2 * (d < 8 ? d + 1 : 9);

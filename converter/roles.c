@@ -1,0 +1,143 @@
+/*
+ * roles.c: the main process, its workers and helpers (roles.h). The main
+ * process is the one that launches most kernels; without kernels, the
+ * process nearest the root that received batches (most batches on a tie);
+ * without either, the first root process. A child of the main process is
+ * a worker when it runs the same program (forked) or is a multiprocessing
+ * child; others (sh, resource trackers, anything exec'd) are helpers.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "roles.h"
+
+int ft_role_depth(const struct ft_role_proc *p, int n, int i)
+{
+	int d = 0;
+	while (p[i].parent >= 0 && d < n)
+		i = p[i].parent, d++;
+	return d;
+}
+
+/* a parent pid may have several images (exec: `timeout 300 python3
+ * train.py` is timeout, then python3, in one pid): the parent is the image
+ * that had started last when the child started */
+static void parents(struct ft_role_proc *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ft_role_proc *c = &p[i];
+		c->parent = -1;
+		for (int k = 0; k < n; k++) {
+			const struct ft_role_proc *q = &p[k];
+			if (k == i || q->pid != c->ppid)
+				continue;
+			int before = q->start <= c->start;
+			const struct ft_role_proc *b = c->parent >= 0 ? &p[c->parent] : NULL;
+			int bbefore = b && b->start <= c->start;
+			if (!b || (before && (!bbefore || q->start > b->start)) ||
+			    (!before && !bbefore && q->start < b->start))
+				c->parent = k;
+		}
+	}
+}
+
+static int pick_main(const struct ft_role_proc *p, int n)
+{
+	int best = -1;
+	for (int i = 0; i < n; i++) {
+		const struct ft_role_proc *b = best >= 0 ? &p[best] : NULL;
+		if (p[i].launches && (!b || p[i].launches > b->launches ||
+				      (p[i].launches == b->launches && p[i].events > b->events)))
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	for (int i = 0; i < n; i++) {
+		if (!p[i].batches)
+			continue;
+		int di = ft_role_depth(p, n, i), db = best >= 0 ? ft_role_depth(p, n, best) : 0;
+		if (best < 0 || di < db || (di == db && p[i].batches > p[best].batches))
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	best = 0;
+	for (int i = 1; i < n; i++) {
+		int di = ft_role_depth(p, n, i), db = ft_role_depth(p, n, best);
+		if (di < db || (di == db && p[i].start < p[best].start))
+			best = i;
+	}
+	return best;
+}
+
+static int worker_of(const struct ft_role_proc *c, const struct ft_role_proc *m)
+{
+	if (strstr(c->cmdline, "resource_tracker") || strstr(c->cmdline, "forkserver"))
+		return 0;
+	return !strcmp(c->cmdline, m->cmdline) || strstr(c->cmdline, "spawn_main") ||
+	       strstr(c->cmdline, "multiprocessing-fork");
+}
+
+int ft_roles(struct ft_role_proc *p, int n)
+{
+	if (n <= 0)
+		return -1;
+	parents(p, n);
+	int m = pick_main(p, n);
+	for (int i = 0; i < n; i++) {
+		p[i].role = i == m ? "main" : p[i].parent == m && worker_of(&p[i], &p[m]) ? "worker"
+										  : "helper";
+		p[i].worker_no = 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (!strcmp(p[i].role, "worker"))
+			for (int k = 0; k < n; k++)
+				if (k != i && !strcmp(p[k].role, "worker") &&
+				    (p[k].start < p[i].start || (p[k].start == p[i].start && k < i)))
+					p[i].worker_no++;
+	return m;
+}
+
+void ft_brief_command(const char *cmdline, char *out, size_t cap)
+{
+	size_t o = 0;
+	const char *s = cmdline;
+	while (*s && o + 1 < cap) {
+		size_t len = strcspn(s, " ");
+		const char *w = s;
+		if (*w != '-')
+			for (const char *q = s; q < s + len; q++)
+				if (*q == '/' && q + 1 < s + len)
+					w = q + 1;
+		size_t k = (size_t)(s + len - w);
+		if (o && o + 1 < cap)
+			out[o++] = ' ';
+		if (o + k >= cap)
+			k = cap - o - 1;
+		memcpy(out + o, w, k);
+		o += k;
+		s += len;
+		while (*s == ' ')
+			s++;
+	}
+	out[o] = 0;
+	if (o > 60)
+		strcpy(out + 57, "...");
+}
+
+void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap)
+{
+	char cmd[128];
+	ft_brief_command(p[i].cmdline, cmd, sizeof cmd);
+	if (!strcmp(p[i].role, "worker")) {
+		int m = p[i].parent, py = m >= 0 && ft_is_python(p[m].cmdline);
+		for (int k = 0; k < n && py; k++)
+			if (!strcmp(p[k].role, "worker"))
+				py &= ft_is_python(p[k].cmdline);
+		snprintf(out, cap, "%sworker %d (pid %d)", py ? "DataLoader " : "", p[i].worker_no,
+			 p[i].pid);
+	} else {
+		snprintf(out, cap, "%s: %s", p[i].role, cmd);
+	}
+}

@@ -1,0 +1,33 @@
+/*
+ * roles.h: which traced process is the main one (it feeds the GPU), which
+ * are its workers and which are helpers, and the names a user reads for
+ * them (docs/ANALYSES.md, "The verdict"). One rule, used by the report
+ * (from its analysis) and by the timeline (from a light pre-pass).
+ */
+#ifndef FT_ROLES_H
+#define FT_ROLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ft_role_proc {
+	int32_t pid, ppid;
+	const char *cmdline;
+	uint64_t start;           /* its trace's start */
+	uint64_t launches, events, batches;
+	int parent;               /* out: index of its parent, -1: none traced */
+	const char *role;         /* out: "main", "worker" or "helper" */
+	int worker_no;            /* out: a worker's number among the main's, by start */
+};
+
+/* parents, the main process (its index, returned) and every role */
+int ft_roles(struct ft_role_proc *p, int n);
+int ft_role_depth(const struct ft_role_proc *p, int n, int i);
+/* the program's base name and its arguments, each path cut to its base
+ * name: "python3 train.py --fixed" (60 characters at most) */
+void ft_brief_command(const char *cmdline, char *out, size_t cap);
+/* what a timeline calls process i: "main: python3 train.py",
+ * "DataLoader worker 1 (pid 5562)", "helper: sh -c ..." */
+void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap);
+
+#endif
