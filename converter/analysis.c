@@ -198,6 +198,18 @@ static const struct kfacts *facts(unsigned kind)
 	return kind > 0 && kind < FT_EV_COUNT ? &kf[kind] : NULL;
 }
 
+void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches)
+{
+	const struct kfacts *f = facts(r->kind);
+	if (!f)
+		return;
+	*launches += f->launch != 0;
+	if (f->got && f->ret) {
+		int64_t ret = ft_field_signed(r, f->ret);
+		*batches += f->got == 1 ? ret > 0 : ret == 0;
+	}
+}
+
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
 {
 	const struct kfacts *f = facts(r->kind);

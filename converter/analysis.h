@@ -182,6 +182,9 @@ struct ft_evinfo {
 	int read;                 /* a read-kind call */
 };
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *out);
+/* what roles.c needs of a record: a kernel launch, a data wait that
+ * returned data (a batch received; the GIL's waits not told apart) */
+void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches);
 /* ft_an_event(), also handing back ft_an_info() of the event (computed
  * once for both). */
 void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evinfo *in);

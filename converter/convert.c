@@ -21,6 +21,7 @@
 #include "dump.h"
 #include "events.h"
 #include "pipeline.h"
+#include "roles.h"
 #include "ranges.h"
 #include "symbolize.h"
 
@@ -520,12 +521,11 @@ static int on_event(const struct ft_event *ev, void *arg)
 	return 0;
 }
 
-static void conv_process(struct conv *c, FILE *err)
+static void conv_process(struct conv *c, FILE *err, const char *role_name)
 {
 	struct ft_process *p = c->p;
 	char name[512];
-	snprintf(name, sizeof name, "%s%s", c->o->label ? c->o->label : "",
-		 *p->cmdline ? p->cmdline : p->exe);
+	snprintf(name, sizeof name, "%s%s", c->o->label ? c->o->label : "", role_name);
 	/* a damaged pid must not overflow: wrap it */
 	c->pid = (int32_t)((uint32_t)p->hdr.pid + (uint32_t)c->o->pid_add);
 	c->proc_uuid = ft_pipe_process_track(c->pl, c->pid, name);
@@ -572,9 +572,91 @@ void ft_conv_clock(pf_writer *w, const struct ft_trace *tr)
 	pf_set_clock(w, PF_CLOCK_MONOTONIC);
 }
 
+/* ---- process roles (roles.c) ----
+ * The timeline names each process by its role ("main: python3 train.py",
+ * "DataLoader worker 1 (pid 5562)") and links it to its parent. With more
+ * than one process the roles need each one's launches and batches: a
+ * light pass over its records, before the conversion. */
+static int role_count(const struct ft_event *ev, void *arg)
+{
+	struct ft_role_proc *rp = arg;
+	rp->events++;
+	ft_an_role_count(ev->rec, &rp->launches, &rp->batches);
+	return 0;
+}
+
+static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err)
+{
+	struct ft_role_proc *rl = calloc((size_t)(tr->nprocs ? tr->nprocs : 1), sizeof *rl);
+	if (!rl) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	static FILE *quiet;              /* what is damaged is said once, by the conversion */
+	if (!quiet)
+		quiet = fopen("/dev/null", "w");
+	for (int i = 0; i < tr->nprocs; i++) {
+		struct ft_process *p = tr->procs[i];
+		rl[i].pid = p->hdr.pid;
+		rl[i].ppid = p->hdr.ppid;
+		rl[i].cmdline = *p->cmdline ? p->cmdline : p->exe;
+		rl[i].start = p->base_ns;
+		if (tr->nprocs > 1)
+			ft_process_events(p, role_count, &rl[i], quiet ? quiet : err);
+	}
+	ft_roles(rl, tr->nprocs);
+	return rl;
+}
+
+/* The ProcessTree packet links each process to its parent (trace
+ * processor's parent_upid) and names it: trace processor takes a process's
+ * name from the first word of its first argument there, after the track
+ * descriptor's name, so the role name goes there with no-break spaces
+ * (U+00A0) between its words; the command line follows as the second. */
+static void process_tree(pf_writer *w, const struct ft_trace *tr, const struct ft_role_proc *rl,
+			 const struct ft_conv_opts *o)
+{
+	int n = tr->nprocs;
+	int32_t *pid = calloc((size_t)n + 1, sizeof *pid), *ppid = calloc((size_t)n + 1, sizeof *ppid);
+	char (*name)[600] = calloc((size_t)n + 1, sizeof *name);
+	const char **argv = calloc(2 * (size_t)n + 1, sizeof *argv);
+	if (!pid || !ppid || !name || !argv) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	for (int i = 0; i < n; i++) {
+		/* every process with its parent pid, traced or not (a process
+		 * listed without one leaves its children unlinked) */
+		pid[i] = (int32_t)((uint32_t)rl[i].pid + (uint32_t)o->pid_add);
+		ppid[i] = rl[i].parent >= 0 ? (int32_t)((uint32_t)rl[i].ppid + (uint32_t)o->pid_add)
+					    : rl[i].ppid;
+		char plain[400];
+		snprintf(plain, sizeof plain, "%s", o->label ? o->label : "");
+		size_t k = strlen(plain);
+		ft_role_name(rl, n, i, plain + k, sizeof plain - k);
+		size_t j = 0;
+		for (const char *c = plain; *c && j + 3 < sizeof name[i]; c++) {
+			if (*c == ' ')
+				name[i][j++] = (char)0xc2, name[i][j++] = (char)0xa0;
+			else
+				name[i][j++] = *c;
+		}
+		name[i][j] = 0;
+		argv[2 * i] = name[i];
+		argv[2 * i + 1] = rl[i].cmdline;
+	}
+	pf_process_tree(w, (uint64_t)((int64_t)tr->start_ns + o->ts_shift), n, pid, ppid, argv, 2);
+	free(pid);
+	free(ppid);
+	free(name);
+	free(argv);
+}
+
 void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
 		   FILE *err, struct ft_conv_stats *st)
 {
+	struct ft_role_proc *rl = roles_of(tr, err);
+	process_tree(w, tr, rl, o);
 	int threads = o->threads > 0 ? o->threads : ft_pipe_default_threads();
 	struct ft_pipe *pl = ft_pipe_new(w, threads, draw_call);
 	for (int i = 0; i < tr->nprocs; i++) {
@@ -587,11 +669,14 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 		c.last_th = -1;
 		c.iproc = i;
 		c.nproc = tr->nprocs;
-		conv_process(&c, err);
+		char name[200];
+		ft_role_name(rl, tr->nprocs, i, name, sizeof name);
+		conv_process(&c, err, name);
 		free(c.th);
 		free(c.sm);
 	}
 	ft_pipe_finish(pl);
+	free(rl);
 }
 
 /* ---- the output file ----

@@ -590,6 +590,39 @@ int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns,
     return write_packet(w, &p);
 }
 
+int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid,
+                    const int32_t *ppid, const char *const *argv, int argc) {
+    Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    Perfetto__Protos__ProcessTree pt = PERFETTO__PROTOS__PROCESS_TREE__INIT;
+    if (n <= 0) return 0;
+    Perfetto__Protos__ProcessTree__Process *pr = calloc((size_t)n, sizeof *pr);
+    Perfetto__Protos__ProcessTree__Process **pp = calloc((size_t)n, sizeof *pp);
+    if (!pr || !pp) {
+        free(pr);
+        free(pp);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        perfetto__protos__process_tree__process__init(&pr[i]);
+        pr[i].has_pid = 1;
+        pr[i].pid = pid[i];
+        pr[i].has_ppid = ppid[i] > 0;
+        pr[i].ppid = ppid[i];
+        pr[i].n_cmdline = argv ? (size_t)argc : 0;
+        pr[i].cmdline = argv ? (char **)&argv[(size_t)i * (size_t)argc] : NULL;
+        pp[i] = &pr[i];
+    }
+    pt.n_processes = (size_t)n;
+    pt.processes = pp;
+    p.has_timestamp = 1;
+    p.timestamp = ts;
+    p.process_tree = &pt;
+    int r = write_packet(w, &p);
+    free(pr);
+    free(pp);
+    return r;
+}
+
 /* ------------------------------------------------------------------------
  * Tracks.
  * ---------------------------------------------------------------------- */

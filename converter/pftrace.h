@@ -101,6 +101,12 @@ int pf_close(pf_writer *w);
 
 /* Writes a ClockSnapshot relating BOOTTIME to REALTIME and MONOTONIC (a 0
  * value leaves that clock out). */
+/* One ProcessTree packet at ts: each process's pid, parent pid (0: none)
+ * and, when argv is not NULL, argc arguments each (process i's are
+ * argv[i * argc ...]). Trace processor links a child to its parent's upid
+ * and names a process after the first word of its first argument. */
+int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid,
+                    const int32_t *ppid, const char *const *argv, int argc);
 int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns,
                       uint64_t realtime_ns, uint64_t monotonic_ns);
 /* Later event timestamps are on clock_id. It becomes the sequence's

@@ -1,0 +1,74 @@
+"""The timeline as a user opens it (issue 13): processes named by role
+and linked to their parent in Perfetto's trace processor (`process.name`,
+`process.parent_upid`), on real Debian PyTorch with DataLoader workers
+and on a C program whose children are helpers."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, TOOL, prog
+from test_convert import load
+
+LOOP = r'''
+import sys, torch
+from torch.utils.data import DataLoader, Dataset
+class D(Dataset):
+    def __len__(self): return 64
+    def __getitem__(self, i): return torch.full((4,), float(i))
+if __name__ == "__main__":
+    print(sum(1 for _ in DataLoader(D(), batch_size=8, num_workers=int(sys.argv[1]))))
+'''
+
+QUERY = ("select p.pid, p.name, pp.pid as parent from process p "
+         "left join process pp on p.parent_upid = pp.upid where p.pid != 0 order by p.pid")
+
+
+def convert(d, out):
+    r = subprocess.run([TOOL, "convert", "-o", out, d], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/lib/python3/dist-packages/torch"),
+                    reason="Debian python3-torch not installed")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_dataloader_workers_named_and_linked(traced, tmp_path, workers):
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP)
+    r = traced([PYTHON, str(script), str(workers)])
+    assert r.returncode == 0 and r.stdout == "8\n", r.stderr
+    procs = sorted(r.trace.procs, key=lambda p: p["pid"])
+    [main] = [p for p in procs if p["ppid"] not in [q["pid"] for q in procs]]
+    kids = sorted([p for p in procs if p["ppid"] == main["pid"]], key=lambda p: p["pid"])
+    assert len(kids) == workers
+    out = str(tmp_path / "t.pftrace")
+    convert(r.dir, out)
+    rows = load(out, QUERY)
+    got = {x["pid"]: ((x["name"] or "").replace("\xa0", " "), x["parent"]) for x in rows}
+    # its parent is not traced: linked to its pid all the same
+    assert got[main["pid"]] == ("main: python3 loop.py %d" % workers, main["ppid"])
+    # numbered by start, as PyTorch numbers its workers (forked in order)
+    for n, k in enumerate(kids):
+        assert got[k["pid"]] == ("DataLoader worker %d (pid %d)" % (n, k["pid"]),
+                                 main["pid"])
+    assert len(got) == workers + 2          # and the untraced parent, unnamed
+    assert got[main["ppid"]][0] == ""
+
+
+def test_helpers_named_and_linked(traced, tmp_path):
+    """A C program that runs `sh -c true` twice: the main process and two
+    helpers (exec'd programs are never workers), each linked to the pid
+    that started it."""
+    r = traced(["/bin/sh", "-c", "/bin/true; /bin/true; echo done"])
+    assert r.returncode == 0 and r.stdout == "done\n", r.stderr
+    out = str(tmp_path / "t.pftrace")
+    convert(r.dir, out)
+    rows = load(out, QUERY)
+    pids = {p["pid"]: p for p in r.trace.procs}
+    named = sorted(((x["name"] or "").replace("\xa0", " "), pids[x["parent"]]["exe"])
+                   for x in rows if x["name"] and x["parent"] in pids)
+    assert named == [("helper: true", "/usr/bin/dash"), ("helper: true", "/usr/bin/dash")], rows
+    [m] = [x for x in rows if x["name"] and x["name"].startswith("main:")]
+    assert m["name"].replace("\xa0", " ") == "main: sh -c true; true; echo done"
+    assert m["parent"] not in pids
