@@ -390,6 +390,7 @@ struct group {                      /* hidden sync (site or sym+tid) or lock (ad
 	int ntids, more_tids;
 	struct { uint32_t site; int py; uint64_t total; } sites[8];   /* lock: its waiters' sites */
 	int nsites;
+	struct ft_burst *bu; int nbu, capbu;   /* its occurrences in bursts */
 };
 
 struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes, opens; };
@@ -459,6 +460,10 @@ void ft_an_free(struct ft_an *a)
 		return;
 	free(a->th); map_free(&a->thmap);
 	free(a->st); map_free(&a->stmap);
+	for (int i = 0; i < a->nhid; i++)
+		free(a->hid[i].bu);
+	for (int i = 0; i < a->nlk; i++)
+		free(a->lk[i].bu);
 	free(a->hid); map_free(&a->hidmap);
 	free(a->lk); map_free(&a->lkmap);
 	free(a->ev); map_free(&a->evmap);
@@ -531,6 +536,16 @@ static void group_add(struct group *g, int32_t tid, uint64_t ts, uint64_t end, u
 	g->total += dur;
 	if (dur > g->max)
 		g->max = dur;
+	struct ft_burst *b = g->nbu ? &g->bu[g->nbu - 1] : NULL;
+	if (!b || ts > b->end + FT_BURST_GAP_NS) {
+		GROW(g->bu, g->nbu, g->capbu);
+		b = &g->bu[g->nbu++];
+		*b = (struct ft_burst){ ts, end, 0, 0 };
+	}
+	if (end > b->end)
+		b->end = end;
+	b->count++;
+	b->total_ns += dur;
 	for (int i = 0; i < g->ntids; i++)
 		if (g->tids[i] == tid)
 			return;
@@ -1223,6 +1238,8 @@ static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
 		f.total_ns = g[i].total;
 		f.max_ns = g[i].max;
 		f.threads = g[i].ntids + g[i].more_tids;
+		f.bursts = g[i].bu;
+		f.nbursts = g[i].nbu;
 		f.site = "";
 		if (kind == FT_FK_HIDDEN && g[i].site) {
 			const char *st = g[i].py ? ft_string(a->p, g[i].site)

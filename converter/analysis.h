@@ -65,6 +65,12 @@ extern const char *const ft_fkind_key[FT_FK_N];    /* "launch_gap", ... (JSON) *
 #define FT_STORM_HIST 8           /* read sizes: <512, <1K, <4K, <16K, <64K, <256K, <1M, more */
 extern const char *const ft_storm_hist_label[FT_STORM_HIST];
 
+/* Occurrences of a hidden sync or a lock wait less than this apart form
+ * one burst: one timeline slice each, so a finding spans its waits, not
+ * the seconds between them. */
+#define FT_BURST_GAP_NS 10000000ull
+struct ft_burst { uint64_t start, end, count, total_ns; };
+
 struct ft_finding {
 	int kind;                 /* enum ft_fkind */
 	int32_t pid;
@@ -85,6 +91,9 @@ struct ft_finding {
 	uint64_t addr;            /* lock address */
 	const char *lock_name;    /* the symbol that holds it ("launch_lock"), or NULL */
 	int threads;              /* distinct threads that waited */
+	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
+	                                   (FT_BURST_GAP_NS); valid during the sink's call */
+	int nbursts;
 	/* small-read storm */
 	uint64_t reads, bytes, files, reads_needed;
 	uint64_t hist[FT_STORM_HIST];

@@ -21,6 +21,7 @@
 #include "dump.h"
 #include "events.h"
 #include "pipeline.h"
+#include "problems.h"
 #include "roles.h"
 #include "ranges.h"
 #include "symbolize.h"
@@ -425,17 +426,22 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 	}
 }
 
+/* A finding on its process's findings tracks: a launch gap or a storm one
+ * slice over its extent; a hidden sync or a contended lock one slice per
+ * burst of its occurrences (analysis.h, FT_BURST_GAP_NS), so that it spans
+ * its waits, not the seconds between them. Arguments spelled out, each
+ * fact once, with the suggestion (problems.c). */
 static void on_finding(void *arg, const struct ft_finding *f)
 {
 	if (f->candidate)
 		return;                 /* under the per-process threshold */
 	struct conv *c = arg;
-	pf_arg a[40];
+	pf_arg a[48];
 	int n = 0;
-	char key[FT_STORM_TOP][16];
-	a[n++] = PF_ARG_UINT("lost_ns", f->lost_ns);
+	char key[FT_STORM_TOP][2][24];
 	switch (f->kind) {
 	case FT_FK_GAP:
+		a[n++] = PF_ARG_UINT("gap_ns", f->lost_ns);
 		a[n++] = PF_ARG_STR("scope", f->scope ? "thread" : "stream");
 		a[n++] = PF_ARG_PTR("stream", f->stream);
 		a[n++] = PF_ARG_INT("tid", f->tid);
@@ -456,25 +462,46 @@ static void on_finding(void *arg, const struct ft_finding *f)
 		a[n++] = PF_ARG_STR(f->kind == FT_FK_LOCK ? "call" : "symbol", f->symbol);
 		a[n++] = PF_ARG_STR("site", f->site);
 		a[n++] = PF_ARG_INT("tid", f->tid);
-		a[n++] = PF_ARG_UINT("count", f->count);
-		a[n++] = PF_ARG_UINT("total_ns", f->total_ns);
-		a[n++] = PF_ARG_UINT("max_ns", f->max_ns);
+		a[n++] = PF_ARG_UINT("waits", f->count);
+		a[n++] = PF_ARG_UINT("wait_ns", f->total_ns);
+		a[n++] = PF_ARG_UINT("longest_wait_ns", f->max_ns);
 		a[n++] = PF_ARG_UINT("threads", (uint64_t)f->threads);
 		break;
 	case FT_FK_STORM:
 		a[n++] = PF_ARG_UINT("reads", f->reads);
 		a[n++] = PF_ARG_UINT("bytes", f->bytes);
 		a[n++] = PF_ARG_UINT("files", f->files);
-		a[n++] = PF_ARG_UINT("time_ns", f->lost_ns);
+		a[n++] = PF_ARG_UINT("read_ns", f->lost_ns);
 		a[n++] = PF_ARG_UINT("reads_needed_1MiB", f->reads_needed);
 		for (int k = 0; k < FT_STORM_HIST; k++)
 			if (f->hist[k])
 				a[n++] = PF_ARG_UINT(ft_storm_hist_label[k], f->hist[k]);
 		for (int k = 0; k < f->ntop; k++) {
-			snprintf(key[k], sizeof key[k], "file%d", k + 1);
-			a[n++] = PF_ARG_STR(key[k], f->top_file[k]);
+			snprintf(key[k][0], sizeof key[k][0], "top_file_%d", k + 1);
+			snprintf(key[k][1], sizeof key[k][1], "top_file_%d_reads", k + 1);
+			a[n++] = PF_ARG_STR(key[k][0], f->top_file[k]);
+			a[n++] = PF_ARG_UINT(key[k][1], f->top_reads[k]);
 		}
+		if (f->opener)
+			a[n++] = PF_ARG_STR("opened_at", f->opener);
 		break;
+	}
+	const char *sug = ft_finding_suggestion(f);
+	if (sug)
+		a[n++] = PF_ARG_STR("suggestion", sug);
+	if ((f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK) && f->nbursts > 0) {
+		for (int b = 0; b < f->nbursts; b++) {
+			const struct ft_burst *u = &f->bursts[b];
+			a[n] = PF_ARG_UINT("waits_here", u->count);
+			a[n + 1] = PF_ARG_UINT("wait_ns_here", u->total_ns);
+			uint64_t track = lane(c, &c->fl[f->kind], u->start, u->end);
+			if (!track)
+				continue;
+			ft_pipe_slice(c->pl, track, shifted(c, u->start), u->end - u->start,
+				      ft_fkind_slice[f->kind], a, n + 2);
+			c->st->findings++;
+		}
+		return;
 	}
 	uint64_t track = lane(c, &c->fl[f->kind], f->start, f->end);
 	if (!track)

@@ -62,6 +62,8 @@ static void keep(void *arg, const struct ft_finding *f)
 		r->f = xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
 	}
 	r->f[r->nf++] = *f;
+	r->f[r->nf - 1].bursts = NULL;          /* valid during this call only */
+	r->f[r->nf - 1].nbursts = 0;
 	if (f->kind == FT_FK_GAP)
 		r->ngaps++;
 }

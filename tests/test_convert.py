@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT, TOOL, prog
+START = 10 ** 12           # ftgen traces start here
 import ftgen
 
 CHECK = os.path.join(ROOT, "tests", "check_pftrace.py")
@@ -97,7 +98,10 @@ def test_lock_contention(traced):
                 "select count(*) as n from thread t join process p using(upid) "
                 "where t.tid != 0 and p.name is not null")
     args = {r["k"]: r["v"] for r in rows if "k" in r}
-    assert args["debug.count"] == "7" and args["debug.call"] == "pthread_mutex_lock"
+    # the 7 waits come within 10 ms of each other: one burst, one slice
+    assert args["debug.waits"] == "7" and args["debug.call"] == "pthread_mutex_lock"
+    assert args["debug.waits_here"] == "7"
+    assert "debug.suggestion" in args and "debug.lost_ns" not in args
     assert {"n": 2} in rows
 
 
@@ -276,3 +280,34 @@ def test_nothing_usable(tmp_path):
     assert r.returncode == 1 and "a.ft: offset 0: not a feedtrace file" in r.stderr
     _, r = convert(str(tmp_path / "missing"), ok=False)
     assert r.returncode == 1 and "missing" in r.stderr
+
+
+def test_finding_slices_span_their_bursts(tmp_path):
+    """One lock waited on 3 times at 0 ms, 4 times at 2 s and twice at 5 s
+    (200 us each, 1 ms apart within a burst): three "lock contention"
+    slices, each exactly from its first wait's start to its last wait's
+    end, with its own counts and the lock's totals; not one slice of 5 s."""
+    d = tmp_path / "run"
+    d.mkdir()
+    w = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["prog"])
+    w.thread(100, "main", main=True)
+    w.thread(101, "t2")
+    bursts = [(0, 3), (2000, 4), (5000, 2)]
+    for at_ms, n in bursts:
+        for i in range(n):
+            w.event(101, "MUTEX_LOCK", START + (at_ms + i) * 1_000_000, 200_000, slots=1,
+                    lock=0x5000, ret=0)
+    w.close()
+    out = str(tmp_path / "t.pftrace")
+    r = subprocess.run([TOOL, "convert", "-o", out, str(d)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = load(out, "select s.ts, s.dur, a.key as k, a.int_value as v from slice s join args a "
+                     "using(arg_set_id) where s.name = 'lock contention' and "
+                     "a.key in ('debug.waits_here', 'debug.waits') order by s.ts, a.key")
+    t0 = min(x["ts"] for x in rows)
+    got = sorted({(x["ts"] - t0, x["dur"]) for x in rows})
+    assert got == [((at - bursts[0][0]) * 1_000_000, (n - 1) * 1_000_000 + 200_000)
+                   for at, n in bursts]
+    here = [x["v"] for x in rows if x["k"] == "debug.waits_here"]
+    assert here == [3, 4, 2]
+    assert {x["v"] for x in rows if x["k"] == "debug.waits"} == {9}

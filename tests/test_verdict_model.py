@@ -207,7 +207,7 @@ def cond_feed(tmp_path, kind):
     for i in range(10):
         t = T0 + i * 10 * MS
         if kind == "COND_WAIT":
-            w.event(200, kind, t, 8 * MS, cond=0x500, mutex_lo=0x600, ret=0)
+            w.event(200, kind, t, 8 * MS, cond=0x500, mutex_low32=0x600, ret=0)
         else:
             w.event(200, kind, t, 8 * MS, sem=0x500, ret=0, err=0)
         launch(w, 200, t + 8100 * US)
@@ -408,7 +408,7 @@ def test_idle_pool_threads_are_not_the_feed(tmp_path):
         w.thread(tid, "pool")
         for k in range(3):
             w.event(tid, "COND_TIMEDWAIT", T0 + k * 70 * MS, 70 * MS, cond=0x900,
-                    mutex_lo=0x901, ret=0)
+                    mutex_low32=0x901, ret=0)
     w.close()
     v = report(str(d))["verdict"]
     assert v["feeding_threads"] == [100] and v["limit"] == "data delivery"
