@@ -84,54 +84,6 @@ int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns
 	return 0;
 }
 
-int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i)
-{
-	static const struct { const char *name; int which; double scale; } opt[] = {
-		{ "--gap-ms", 0, 1e6 }, { "--storm-reads", 1, 1 },
-		{ "--storm-window-ms", 2, 1e6 }, { "--small-read", 3, 1 },
-		{ "--lock-min-ms", 4, 1e6 }, { "--bin-ms", 5, 1e6 },
-	};
-	if (!strcmp(argv[*i], "--symbols")) {
-		struct stat st;
-		if (*i + 1 >= argc || stat(argv[*i + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "feedtrace: --symbols needs a directory\n");
-			return -1;
-		}
-		ft_symbols_add_dir(argv[++*i]);
-		return 1;
-	}
-	if (!strcmp(argv[*i], "--step-range")) {
-		if (*i + 1 >= argc || !*argv[*i + 1]) {
-			fprintf(stderr, "feedtrace: --step-range needs a range name\n");
-			return -1;
-		}
-		o->step_range = argv[++*i];
-		return 1;
-	}
-	for (size_t k = 0; k < sizeof opt / sizeof opt[0]; k++) {
-		if (strcmp(argv[*i], opt[k].name) != 0)
-			continue;
-		char *end;
-		double v = *i + 1 < argc ? strtod(argv[*i + 1], &end) : -1;
-		if (*i + 1 >= argc || *end || v < 0 || (k != 4 && v <= 0)) {
-			fprintf(stderr, "feedtrace: %s needs a positive number\n", opt[k].name);
-			return -1;
-		}
-		uint64_t x = (uint64_t)(v * opt[k].scale + 0.5);
-		switch (opt[k].which) {
-		case 0: o->gap_ns = x; break;
-		case 1: o->storm_reads = (uint32_t)x; break;
-		case 2: o->storm_window_ns = x; break;
-		case 3: o->small_read = (uint32_t)x; break;
-		case 4: o->lock_min_ns = x; break;
-		case 5: o->bin_ns = x ? x : 1; break;
-		}
-		*i += 1;
-		return 1;
-	}
-	return 0;
-}
-
 /* ---- per-kind facts, built once from events.def ---- */
 
 struct kfacts {

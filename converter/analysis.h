@@ -51,7 +51,6 @@ int ft_is_python(const char *cmdline);     /* the program is CPython */
 int ft_is_gil_name(const char *sym);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
-int ft_an_parse_opt(struct ft_an_opts *o, int argc, char **argv, int *i);
 extern const char ft_an_opts_help[];
 /* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */
 int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns);

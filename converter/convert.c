@@ -22,6 +22,7 @@
 #include "events.h"
 #include "pipeline.h"
 #include "problems.h"
+#include "cli.h"
 #include "roles.h"
 #include "ranges.h"
 #include "symbolize.h"
@@ -789,7 +790,7 @@ static void usage_to(FILE *out)
 	fprintf(out, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n"
 		"The run in DIR as a Perfetto timeline (default DIR.pftrace), findings\n"
 		"included; open it at https://ui.perfetto.dev.\n%s"
-		"  --reorder-ms MS      merge window across threads (1000)\n"
+		FT_READ_HELP
 		"  --threads N          1: convert on one thread; 2 (the default, or 1\n"
 		"                       with a single CPU usable): read, merge and analyse\n"
 		"                       on one, encode and write the Perfetto file on the\n"
@@ -806,46 +807,56 @@ static void usage(void)
 
 int ft_cmd_convert(int argc, char **argv)
 {
+	enum { THREADS = FT_OPT_OWN, QUIET };
+	static const struct option opts[] = {
+		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
+		{ "out", required_argument, NULL, 'o' },
+		{ "threads", required_argument, NULL, THREADS },
+		{ "quiet", no_argument, NULL, QUIET },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct ft_conv_opts o;
 	memset(&o, 0, sizeof o);
 	ft_an_default_opts(&o.an);
 	o.progress = isatty(2);
 	const char *dir = NULL, *out = NULL;
-	for (int i = 0; i < argc; i++) {
-		int r = ft_an_parse_opt(&o.an, argc, argv, &i);
-		if (r < 0)
-			return 2;
-		if (r)
+	int mixed = 0, c, k;
+	struct ft_cli cli;
+	ft_cli_begin(&cli, "convert", argc, argv);
+	while ((c = getopt_long(cli.argc, cli.argv, ":o:h", opts, NULL)) != -1) {
+		if ((k = ft_an_set_opt(&o.an, "convert", c, optarg)) ||
+		    (k = ft_read_set_opt(&o.mg, &mixed, "convert", c, optarg))) {
+			if (k < 0)
+				goto bad;
 			continue;
-		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
-			if (ft_parse_ms("convert", "--reorder-ms", argv[++i], &o.mg.horizon_ns) != 0)
-				return 2;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_to(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+		}
+		switch (c) {
+		case 'o': out = optarg; break;
+		case THREADS: {
 			char *end;
-			long n = strtol(argv[++i], &end, 10);
-			if (*end || end == argv[i] || n < 1 || n > 2) {
-				fprintf(stderr, "feedtrace convert: --threads: 1 or 2\n");
-				return 2;
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 2) {
+				fprintf(stderr, "feedtrace convert: --threads: 1 or 2, not '%s'\n", optarg);
+				goto bad;
 			}
 			o.threads = (int)n;
-		} else if (!strcmp(argv[i], "--quiet")) {
-			o.progress = 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "feedtrace convert: unknown option %s\n", argv[i]);
+			break;
+		}
+		case QUIET: o.progress = 0; break;
+		case 'h':
+			usage_to(stdout);
+			ft_cli_end(&cli);
+			return 0;
+		default:
+			ft_cli_bad(&cli, c);
 			usage();
-			return 2;
-		} else if (!dir) {
-			dir = argv[i];
-		} else {
-			usage();
-			return 2;
+			goto bad;
 		}
 	}
+	if (optind + 1 == cli.argc)
+		dir = cli.argv[optind];
+	ft_cli_end(&cli);
 	if (!dir) {
 		usage();
 		return 2;
@@ -862,6 +873,10 @@ int ft_cmd_convert(int argc, char **argv)
 	if (ft_trace_open(dir, &tr, stderr) != 0) {
 		fprintf(stderr, "feedtrace convert: nothing to convert\n");
 		return 1;
+	}
+	if (!mixed && ft_trace_one_run(&tr, "convert", stderr) != 0) {
+		ft_trace_close(&tr);
+		return 2;
 	}
 	struct ft_outfile of;
 	if (ft_out_open(&of, out, "convert") != 0) {
@@ -901,4 +916,7 @@ int ft_cmd_convert(int argc, char **argv)
 	ft_symbols_print_notes(stderr, "feedtrace convert: ");
 	ft_trace_close(&tr);
 	return rc;
+bad:
+	ft_cli_end(&cli);
+	return 2;
 }

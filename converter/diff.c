@@ -21,6 +21,7 @@
 #include "problems.h"
 #include "report.h"
 #include "stats.h"
+#include "cli.h"
 #include "steps.h"
 
 struct metric { const char *name, *key; int time; size_t off; };
@@ -238,15 +239,20 @@ static void feeds(const struct ft_report *r, uint64_t *feed)
 	}
 }
 
-static int load(struct side *s, const struct ft_an_opts *o)
+static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merge_opts *mg,
+		int mixed)
 {
 	for (int i = 0; i < s->n; i++) {
-		if (ft_report_build(&s->r[i], s->dir[i], o, NULL, stderr) != 0) {
+		int bad = ft_report_build(&s->r[i], s->dir[i], o, mg, stderr) != 0 ? -1 : 0;
+		if (bad)
 			fprintf(stderr, "feedtrace diff: %s: nothing usable\n", s->dir[i]);
+		else if (!mixed && ft_trace_one_run(&s->r[i].tr, "diff", stderr) != 0)
+			bad = -2, ft_report_free(&s->r[i]);
+		if (bad) {
 			for (int k = 0; k < i; k++)
 				ft_report_free(&s->r[k]);
 			s->n = 0;
-			return -1;
+			return bad;              /* -2: files of two runs (exit 2) */
 		}
 		ft_report_step_lengths(&s->r[i], &s->len[i], &s->nlen[i]);
 		add_metrics(&s->sum, &s->r[i].total);
@@ -363,6 +369,7 @@ static const char usage_text[] =
 	"                     'hidden_syncs_per_step > 0' (repeatable; docs/ANALYSES.md)\n"
 	"  --junit FILE       the --fail-if results as JUnit XML\n"
 	"  -o FILE.pftrace    both runs in one timeline\n"
+	FT_READ_HELP
 	"  -h, --help         this text\n%s"
 	"Example: feedtrace diff before/ after/ --fail-if 'step_time > +5%%'\n";
 
@@ -428,57 +435,92 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 
 int ft_cmd_diff(int argc, char **argv)
 {
+	enum { JSON = FT_OPT_OWN, JUNIT, FAIL_IF };
+	static const struct option opts[] = {
+		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
+		{ "json", no_argument, NULL, JSON },
+		{ "out", required_argument, NULL, 'o' },
+		{ "junit", required_argument, NULL, JUNIT },
+		{ "fail-if", required_argument, NULL, FAIL_IF },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	static struct side s[2];
 	static struct ft_gate gates[FT_GATE_MAX];
 	const char *out = NULL, *junit = NULL;
-	int json = 0, ng = 0, k = 0, sep = 0, bad = 0, npos = 0;
+	int json = 0, ng = 0, bad = 0, npos = 0, mixed = 0, c, r;
 	struct ft_an_opts o;
+	struct ft_merge_opts mg = { 0, 0 };
 	ft_an_default_opts(&o);
 	memset(s, 0, sizeof s);
+	int sep = 0;                                      /* a "--" is coming */
 	for (int i = 0; i < argc; i++)
-		sep |= !strcmp(argv[i], "--") ? 2 : 0;     /* 2: a "--" is coming */
-	for (int i = 0; i < argc; i++) {
-		int r = ft_an_parse_opt(&o, argc, argv, &i);
-		if (r < 0)
-			return 2;
-		if (r)
-			continue;
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
-			junit = argv[++i];
-		else if (!strcmp(argv[i], "--fail-if") && i + 1 < argc) {
-			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], argv[++i]) != 0)
-				return 2;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fprintf(stdout, usage_text, ft_an_opts_help);
-			return 0;
-		} else if (!strcmp(argv[i], "--") && sep == 2)
-			sep = k = 1;
-		else if (argv[i][0] != '-') {
-			if (!sep)                             /* BEFORE AFTER */
-				k = npos++;
-			if (k > 1)
+		sep |= !strcmp(argv[i], "--");
+	struct ft_cli cli;
+	ft_cli_begin(&cli, "diff", argc, argv);
+	/* "-" first: the run directories come back in order (code 1). A "--"
+	 * ends getopt's scan: what follows is parsed again as the after side,
+	 * options still allowed there */
+	int side = 0;                     /* 1: past the "--" */
+	for (;;) {
+		c = getopt_long(cli.argc, cli.argv, "-:o:h", opts, NULL);
+		if (c == -1) {
+			if (side || optind >= cli.argc)
+				break;
+			if (!sep) {
 				bad = 1;
-			else if (add_dir(&s[k], argv[i]) != 0)
-				return 2;
-		} else {
-			fprintf(stderr, "feedtrace diff: unknown option %s\n", argv[i]);
+				break;
+			}
+			/* the rest, with a name in front, from its start */
+			int from = optind;
+			cli.argv[from - 1] = (char *)cli.cmd;
+			cli.argv += from - 1;
+			cli.argc -= from - 1;
+			optind = 0;
+			side = 1;
+			continue;
+		}
+		if ((r = ft_an_set_opt(&o, "diff", c, optarg)) ||
+		    (r = ft_read_set_opt(&mg, &mixed, "diff", c, optarg))) {
+			if (r < 0)
+				goto fail;
+			continue;
+		}
+		switch (c) {
+		case 1:                        /* BEFORE AFTER, or BEFORE... -- AFTER... */
+			if (!sep && npos > 1)
+				bad = 1;
+			else if (add_dir(&s[side ? 1 : sep ? 0 : npos++], optarg) != 0)
+				goto fail;
+			break;
+		case JSON: json = 1; break;
+		case 'o': out = optarg; break;
+		case JUNIT: junit = optarg; break;
+		case FAIL_IF:
+			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], optarg) != 0)
+				goto fail;
+			break;
+		case 'h':
+			fprintf(stdout, usage_text, ft_an_opts_help);
+			ft_cli_end(&cli);
+			return 0;
+		default:
+			ft_cli_bad(&cli, c);
 			bad = 1;
 		}
 	}
+	ft_cli_end(&cli);
 	if (bad || !s[0].n || !s[1].n) {
 		fprintf(stderr, usage_text, ft_an_opts_help);
 		return 2;
 	}
-	if (load(&s[0], &o) != 0)
-		return ng ? 2 : 1;
-	if (load(&s[1], &o) != 0) {
+	int lr = load(&s[0], &o, &mg, mixed);
+	if (lr != 0)
+		return ng || lr == -2 ? 2 : 1;
+	if ((lr = load(&s[1], &o, &mg, mixed)) != 0) {
 		for (int i = 0; i < s[0].n; i++)
 			ft_report_free(&s[0].r[i]);
-		return ng ? 2 : 1;
+		return ng || lr == -2 ? 2 : 1;
 	}
 	struct side *a = &s[0], *b = &s[1];
 
@@ -713,4 +755,7 @@ int ft_cmd_diff(int argc, char **argv)
 			free(s[j].len[i]);
 		}
 	return rc;
+fail:
+	ft_cli_end(&cli);
+	return 2;
 }

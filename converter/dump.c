@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "dump.h"
 #include "events.h"
 #include "reader.h"
@@ -161,8 +162,9 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	FILE *out = c->out;
 	uint64_t lost = ft_process_loss(p, FT_LOSS_RECORDS);
 	if (c->json) {
-		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"exec_seq\":%u,\"host\":",
-			p->hdr.pid, p->hdr.ppid, p->hdr.exec_seq);
+		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"exec_seq\":%u,"
+			"\"run_id\":\"%016llx\",\"host\":", p->hdr.pid, p->hdr.ppid, p->hdr.exec_seq,
+			(unsigned long long)p->hdr.run_id);
 		ft_json_string(out, p->hdr.host);
 		fputs(",\"cmdline\":", out);
 		ft_json_string(out, p->cmdline);
@@ -208,8 +210,8 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fputs("}}}\n", out);
 		return;
 	}
-	fprintf(out, "== process %d (%s) on %s, parent %d\n", p->hdr.pid, p->cmdline,
-		p->hdr.host, p->hdr.ppid);
+	fprintf(out, "== process %d (%s) on %s, parent %d, run %016llx\n", p->hdr.pid, p->cmdline,
+		p->hdr.host, p->hdr.ppid, (unsigned long long)p->hdr.run_id);
 	fprintf(out, "   end: %s", end_reason(c, p));
 	if (p->has_end)
 		fprintf(out, " (status %d)", p->end.status);
@@ -251,21 +253,34 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 	memset(&c, 0, sizeof c);
 	c.out = out;
 	c.summary = summary;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			c.json = 1;
-		else if (strcmp(argv[i], "--summary") == 0)
-			c.summary = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	enum { JSON = FT_OPT_OWN, SUMMARY };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, JSON },
+		{ "summary", no_argument, NULL, SUMMARY },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ft_cli cli;
+	int code;
+	ft_cli_begin(&cli, "dump", argc, argv);
+	while ((code = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
+		switch (code) {
+		case JSON: c.json = 1; break;
+		case SUMMARY: c.summary = 1; break;
+		case 'h':
 			fputs(dump_usage, stdout);
+			ft_cli_end(&cli);
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "feedtrace dump: unknown option %s\n", argv[i]);
+		default:
+			ft_cli_bad(&cli, code);
 			fputs(dump_usage, stderr);
+			ft_cli_end(&cli);
 			return 2;
-		} else
-			dir = argv[i];
+		}
 	}
+	if (optind + 1 == cli.argc)
+		dir = cli.argv[optind];
+	ft_cli_end(&cli);
 	if (!dir) {
 		fputs(dump_usage, stderr);
 		return 2;

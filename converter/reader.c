@@ -439,6 +439,27 @@ uint32_t ft_string_count(const struct ft_process *p)
 }
 
 /* "LOST <n> <what>: <fix>" stays one line (dump, report) */
+int ft_trace_one_run(const struct ft_trace *tr, const char *cmd, FILE *err)
+{
+	const struct ft_process *first = NULL;
+	for (int i = 0; i < tr->nprocs; i++) {
+		const struct ft_process *p = tr->procs[i];
+		if (!p->hdr.run_id)
+			continue;                /* written before run ids */
+		if (!first) {
+			first = p;
+		} else if (p->hdr.run_id != first->hdr.run_id) {
+			fprintf(err, "feedtrace %s: the directory holds files of two runs (%s: run "
+				"%016llx; %s: run %016llx); give one run's directory, or --mixed to "
+				"read them together\n", cmd, first->path,
+				(unsigned long long)first->hdr.run_id, p->path,
+				(unsigned long long)p->hdr.run_id);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
 	[FT_LOSS_RECORDS] = { "lost", "records lost (full rings, failed writes)",
 			      "raise FEEDTRACE_BUF_KB" },

@@ -92,6 +92,10 @@ typedef int (*ft_event_fn)(const struct ft_event *ev, void *arg);
  * Returns 0 if at least one process was readable, -1 otherwise. */
 int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err);
 void ft_trace_close(struct ft_trace *tr);
+/* 0 when the files come from one run (the same run id in every header
+ * that has one); else one line on err naming two files of different
+ * runs, after "feedtrace CMD: ", and -1 */
+int ft_trace_one_run(const struct ft_trace *tr, const char *cmd, FILE *err);
 
 /* Calls fn for each event of p in file order; stops early if fn != 0. */
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err);

@@ -14,6 +14,7 @@
 #include "gate.h"
 #include "problems.h"
 #include "report.h"
+#include "cli.h"
 #include "roles.h"
 #include "steps.h"
 #include "symbolize.h"
@@ -1158,58 +1159,73 @@ static const char report_usage[] =
 	"  --junit FILE         the --fail-if results as JUnit XML\n"
 	"  --html FILE          also the report as one self-contained page (charts\n"
 	"                       drawn inline: opens offline, prints, attaches)\n"
-	"  --reorder-ms MS      merge window across threads (1000)\n"
+	FT_READ_HELP
 	"  -h, --help           this text\n%s"
 	"Example: feedtrace report t1 --fail-if 'storms > 0'\n";
 
 int ft_cmd_report(int argc, char **argv)
 {
+	enum { JSON = FT_OPT_OWN, FAIL_IF, JUNIT, HTML };
+	static const struct option opts[] = {
+		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
+		{ "json", no_argument, NULL, JSON },
+		{ "fail-if", required_argument, NULL, FAIL_IF },
+		{ "junit", required_argument, NULL, JUNIT },
+		{ "html", required_argument, NULL, HTML },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
 	const char *dir = NULL, *junit = NULL, *html = NULL;
-	int json = 0, ng = 0;
+	int json = 0, ng = 0, mixed = 0, c, k;
 	static struct ft_gate g[FT_GATE_MAX];
 	ft_an_default_opts(&o);
-	for (int i = 0; i < argc; i++) {
-		int k = ft_an_parse_opt(&o, argc, argv, &i);
-		if (k < 0)
-			return 2;
-		if (k)
+	struct ft_cli cli;
+	ft_cli_begin(&cli, "report", argc, argv);
+	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
+		if ((k = ft_an_set_opt(&o, "report", c, optarg)) ||
+		    (k = ft_read_set_opt(&mg, &mixed, "report", c, optarg))) {
+			if (k < 0)
+				goto bad;
 			continue;
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--fail-if") && i + 1 < argc) {
-			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], argv[++i]) != 0)
-				return 2;
-		} else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
-			junit = argv[++i];
-		else if (!strcmp(argv[i], "--html") && i + 1 < argc)
-			html = argv[++i];
-		else if (!strcmp(argv[i], "--reorder-ms") && i + 1 < argc) {
-			if (ft_parse_ms("report", "--reorder-ms", argv[++i], &mg.horizon_ns) != 0)
-				return 2;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		}
+		switch (c) {
+		case JSON: json = 1; break;
+		case FAIL_IF:
+			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], optarg) != 0)
+				goto bad;
+			break;
+		case JUNIT: junit = optarg; break;
+		case HTML: html = optarg; break;
+		case 'h':
 			fprintf(stdout, report_usage, ft_an_opts_help);
+			ft_cli_end(&cli);
 			return 0;
-		} else if (argv[i][0] == '-' || dir) {
-			if (argv[i][0] == '-')
-				fprintf(stderr, "feedtrace report: unknown option %s\n", argv[i]);
-			else
-				fprintf(stderr, "feedtrace report: one run directory only (%s, %s)\n", dir,
-					argv[i]);
+		default:
+			ft_cli_bad(&cli, c);
 			fprintf(stderr, report_usage, ft_an_opts_help);
-			return 2;
-		} else
-			dir = argv[i];
+			goto bad;
+		}
 	}
-	if (!dir) {
+	if (optind < cli.argc)
+		dir = cli.argv[optind];
+	if (!dir || optind + 1 < cli.argc) {
+		if (dir)
+			fprintf(stderr, "feedtrace report: one run directory only (%s, %s)\n", dir,
+				cli.argv[optind + 1]);
 		fprintf(stderr, report_usage, ft_an_opts_help);
-		return 2;
+		goto bad;
 	}
+	ft_cli_end(&cli);
 	struct ft_report r;
 	if (ft_report_build(&r, dir, &o, &mg, stderr) != 0) {
 		fprintf(stderr, "feedtrace report: nothing to report\n");
 		return ng ? 2 : 1;
+	}
+	if (!mixed && ft_trace_one_run(&r.tr, "report", stderr) != 0) {
+		ft_report_free(&r);
+		return 2;
 	}
 	/* budgets (gate.c): exit 1 when one is exceeded, 2 on a bad one */
 	int rc = 0;
@@ -1231,4 +1247,7 @@ int ft_cmd_report(int argc, char **argv)
 		ft_gate_print(g, ng, json ? stderr : stdout);
 	ft_report_free(&r);
 	return rc;
+bad:
+	ft_cli_end(&cli);
+	return 2;
 }

@@ -14,6 +14,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../libfeedtrace/format.h"
 #include "dump.h"
 
 /* libfeedtrace.so beside the tool (build/) or in ../lib (installed). */
@@ -56,8 +58,11 @@ static const char run_usage[] =
 	"Example: feedtrace run -o t1 -- python3 train.py --epochs 1\n";
 
 /* trace files (*.ft) in dir: how many */
-static int trace_files(const char *dir)
+/* How many trace files dir holds; *run_id: the run id of the first one
+ * that has one (0: none). */
+static int trace_files(const char *dir, uint64_t *run_id)
 {
+	*run_id = 0;
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
@@ -65,7 +70,17 @@ static int trace_files(const char *dir)
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
-		n += len > 3 && strcmp(e->d_name + len - 3, ".ft") == 0;
+		if (len <= 3 || strcmp(e->d_name + len - 3, ".ft") != 0)
+			continue;
+		n++;
+		struct ft_file_header h;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (!*run_id && fd >= 0 && read(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+		    !memcmp(h.magic, FT_FILE_MAGIC, 8) &&
+		    h.header_size >= offsetof(struct ft_file_header, run_id) + sizeof h.run_id)
+			*run_id = h.run_id;
+		if (fd >= 0)
+			close(fd);
 	}
 	closedir(d);
 	return n;
@@ -150,11 +165,20 @@ int ft_cmd_run(int argc, char **argv)
 		snprintf(abs_dir, sizeof abs_dir, "%s", out_dir);
 	}
 	/* a directory of another run: its report would mix the two */
-	if (!append && trace_files(abs_dir)) {
+	uint64_t run_id;
+	int had = trace_files(abs_dir, &run_id);
+	if (!append && had) {
 		fprintf(stderr, "feedtrace run: %s already holds a run's trace files; give another "
 			"-o, or --append to add this run to it\n", abs_dir);
 		return 2;
 	}
+	/* --append: this run's files carry that run's id (one run to report) */
+	char id[24];
+	snprintf(id, sizeof id, "%016llx", (unsigned long long)run_id);
+	if (run_id)
+		setenv("FEEDTRACE_RUN_ID", id, 1);
+	else
+		unsetenv("FEEDTRACE_RUN_ID");
 	const char *old = getenv("LD_PRELOAD");
 	size_t need = strlen(lib) + (old ? strlen(old) : 0) + 2;
 	char *preload = malloc(need);
@@ -174,7 +198,7 @@ int ft_cmd_run(int argc, char **argv)
 		perror("feedtrace run: pipe");
 		return 2;
 	}
-	int before = trace_files(abs_dir);
+	int before = trace_files(abs_dir, &run_id);
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("feedtrace run: fork");
@@ -208,7 +232,7 @@ int ft_cmd_run(int argc, char **argv)
 			e == ENOENT && !strchr(argv[i], '/') ? "command not found" : strerror(e));
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
 	}
-	if (trace_files(abs_dir) <= before) {
+	if (trace_files(abs_dir, &run_id) <= before) {
 		fprintf(stderr, "feedtrace: no trace was written to %s (the lines above say why); "
 			"the command ran untraced\n", abs_dir);
 	} else if (!quiet) {

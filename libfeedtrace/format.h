@@ -62,7 +62,8 @@ struct ft_file_header {                  /* 256 bytes */
 	uint32_t ring_slots;             /* per-thread ring size in slots */
 	uint32_t reserved0;
 	char     host[64];               /* NUL-terminated host name */
-	char     reserved[120];
+	uint64_t run_id;                 /* one per run, shared by its processes; 0: unknown */
+	char     reserved[112];
 };
 
 #define FT_CHUNK_MAGIC 0x4b435446u      /* "FTCK" */

@@ -56,6 +56,7 @@ void ft_redact_text(const void *data, size_t n, char out[26]);
 
 /* output.c */
 int ft_output_open(void);
+extern uint64_t ft_run_id;                    /* in every file's header */
 void ft_output_vacate(int fd);                /* the program takes fd over */
 void ft_output_own_table(void);               /* the flusher thread, as it starts */
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,

@@ -333,21 +333,25 @@ void ft_alone_end(void)
 		       "written at exit only, losses counted", strerror(errno));
 }
 
-/* One key per run, shared with children through the environment. */
-static void redact_key_init(void)
+/* One 64-bit value per run, shared with children and exec'd images
+ * through the environment variable name (16 hex digits): the first
+ * process of a run makes it (what names it in the one line a bad value
+ * gets). */
+static uint64_t run_value(const char *name, const char *what)
 {
-	const char *v = getenv("FEEDTRACE_REDACT_KEY");
+	const char *v = getenv(name);
 	char buf[24];
-	if (v && strlen(v) == 16 && strspn(v, "0123456789abcdefABCDEF") == 16) {
-		ft_redact_key = strtoull(v, NULL, 16);
-		return;
-	}
+	uint64_t x = 0;
+	if (v && strlen(v) == 16 && strspn(v, "0123456789abcdefABCDEF") == 16 &&
+	    (x = strtoull(v, NULL, 16)) != 0)
+		return x;
 	if (v)
-		ft_log("feedtrace: FEEDTRACE_REDACT_KEY=\"%.40s\" is not 16 hex digits; using a new key", v);
-	if (syscall(SYS_getrandom, &ft_redact_key, sizeof ft_redact_key, 0) != sizeof ft_redact_key)
-		ft_redact_key = ft_mono_ns() ^ ((uint64_t)getpid() << 32);
-	snprintf(buf, sizeof buf, "%016llx", (unsigned long long)ft_redact_key);
-	setenv("FEEDTRACE_REDACT_KEY", buf, 1);
+		ft_log("feedtrace: %s=\"%.40s\" is not 16 hex digits; using a new %s", name, v, what);
+	if (syscall(SYS_getrandom, &x, sizeof x, 0) != sizeof x || !x)
+		x = (ft_mono_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+	snprintf(buf, sizeof buf, "%016llx", (unsigned long long)x);
+	setenv(name, buf, 1);
+	return x;
 }
 
 __attribute__((constructor(101))) static void ft_init(void)
@@ -361,7 +365,8 @@ __attribute__((constructor(101))) static void ft_init(void)
 	ft_real_init();
 	ft_callsite_init();
 	if (ft_cfg.redact)
-		redact_key_init();
+		ft_redact_key = run_value("FEEDTRACE_REDACT_KEY", "key");
+	ft_run_id = run_value("FEEDTRACE_RUN_ID", "run id");
 	ft_clock_init();
 	ft_strtab_init();
 	ft_pid = (int)syscall(SYS_getpid);

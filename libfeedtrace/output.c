@@ -23,6 +23,7 @@
 #include "log.h"
 
 int ft_out_fd = -1;
+uint64_t ft_run_id;                     /* FEEDTRACE_RUN_ID (lifecycle.c) */
 _Atomic uint64_t ft_records_written;
 _Atomic uint64_t ft_records_unwritten;  /* records whose chunk could not be written */
 static _Atomic int out_broken;
@@ -451,6 +452,7 @@ static int write_header(void)
 	h.start_real_ns = c.real_ns;
 	h.ring_slots = ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE;
 	gethostname(h.host, sizeof h.host - 1);
+	h.run_id = ft_run_id;
 	struct iovec v = { &h, sizeof h };
 	if (guarded_write(ft_out_fd, &v, 1) < 0)
 		return -1;

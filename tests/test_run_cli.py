@@ -177,3 +177,95 @@ def test_open_port_taken(tmp_path):
     assert r.returncode == 1
     assert r.stderr.startswith("feedtrace open: cannot listen on 127.0.0.1:%d (Address already "
                                "in use): another program" % port), r.stderr
+
+
+# ---- run ids: the report never mixes runs silently (issue 16)
+
+def preload_env(out):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    e.update(LD_PRELOAD=os.path.join(os.path.dirname(TOOL), "libfeedtrace.so"),
+             FEEDTRACE_OUT=out)
+    return e
+
+
+def dump_procs(d):
+    r = subprocess.run([TOOL, "dump", "--json", "--summary", d], capture_output=True, text=True,
+                       timeout=60)
+    import json
+    return [json.loads(l)["process"] for l in r.stdout.splitlines() if '"process"' in l]
+
+
+def test_one_run_one_id_across_fork_and_exec(tmp_path):
+    """A shell that forks and execs: every file of the run carries one
+    non-zero run id."""
+    d = str(tmp_path / "t")
+    r = subprocess.run(["/bin/sh", "-c", "/bin/true; /bin/echo x | /bin/cat"],
+                       env=preload_env(d), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "x\n"
+    ids = {p["run_id"] for p in dump_procs(d)}
+    assert len(dump_procs(d)) >= 4 and len(ids) == 1 and ids != {"0" * 16}
+
+
+@pytest.mark.parametrize("cmd", ["report", "convert", "diff"])
+def test_two_runs_in_one_directory_refused(tmp_path, cmd):
+    """Two programs started apart into one FEEDTRACE_OUT (plain LD_PRELOAD):
+    two run ids; report, convert and diff refuse with one line naming two
+    files of the two runs, exit 2; --mixed reads them together."""
+    d = str(tmp_path / "t")
+    for _ in range(2):
+        assert subprocess.run(["/bin/true"], env=preload_env(d), timeout=60).returncode == 0
+    procs = dump_procs(d)
+    assert len({p["run_id"] for p in procs}) == 2
+    argv = [TOOL, cmd] + ([d, d] if cmd == "diff" else [d])
+    if cmd == "convert":
+        argv += ["-o", str(tmp_path / "x.pftrace")]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    [line] = r.stderr.splitlines()
+    assert line.startswith("feedtrace %s: the directory holds files of two runs (" % cmd)
+    assert all(p["file"] in line for p in procs) and line.endswith("--mixed to read them together")
+    m = subprocess.run(argv + ["--mixed"], capture_output=True, text=True, timeout=60)
+    assert m.returncode == 0, m.stderr
+
+
+def test_append_keeps_the_run_id(tmp_path):
+    """`run --append` into a run's directory: the new files carry that run's
+    id, and the report reads the directory as one run."""
+    d = str(tmp_path / "t")
+    assert run(["-q", "-o", d, "--", "/bin/true"]).returncode == 0
+    assert run(["--append", "-q", "-o", d, "--", "/bin/true"]).returncode == 0
+    procs = dump_procs(d)
+    assert len(procs) == 2 and len({p["run_id"] for p in procs}) == 1
+    assert subprocess.run([TOOL, "report", d], capture_output=True, timeout=60).returncode == 0
+
+
+@pytest.mark.parametrize("cmd,opt", [("report", "--gap-ms"), ("convert", "-o"),
+                                     ("diff", "--fail-if"), ("report", "--storm-reads")])
+def test_missing_value_named(tmp_path, cmd, opt):
+    dirs = [str(tmp_path)] * (2 if cmd == "diff" else 1)
+    r = subprocess.run([TOOL, cmd] + dirs + [opt], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.startswith("feedtrace %s: %s needs a value\n" % (cmd, opt)), r.stderr
+
+
+def test_numbers_checked(tmp_path):
+    r = subprocess.run([TOOL, "report", str(tmp_path), "--storm-reads", "1.5"],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (
+        2, "feedtrace report: --storm-reads needs a positive whole number, not '1.5'\n")
+    r = subprocess.run([TOOL, "convert", str(tmp_path), "--threads", "3"],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "feedtrace convert: --threads: 1 or 2, not '3'\n")
+
+
+def test_options_anywhere_and_after_the_separator(tmp_path):
+    """getopt_long: options before or after the directories; diff's
+    BEFORE... -- AFTER... still takes options after the after side."""
+    d = str(tmp_path / "t")
+    assert run(["-q", "-o", d, "--", "/bin/true"]).returncode == 0
+    a = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True, timeout=60)
+    b = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True, timeout=60)
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+    r = subprocess.run([TOOL, "diff", d, d, "--", d, d, "--json"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("{"), r.stderr

@@ -1,0 +1,54 @@
+/*
+ * cli.h: what the commands share on their command lines (uftrace's way:
+ * each command one getopt_long table, built from these pieces). The
+ * analysis options, --reorder-ms and --mixed as table entries with their
+ * codes; getopt_long over a command's arguments; one line for a bad one.
+ */
+#ifndef FT_CLI_H
+#define FT_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "merge.h"
+
+enum {
+	FT_OPT_GAP_MS = 256, FT_OPT_STORM_READS, FT_OPT_STORM_WINDOW_MS, FT_OPT_SMALL_READ,
+	FT_OPT_LOCK_MIN_MS, FT_OPT_BIN_MS, FT_OPT_SYMBOLS, FT_OPT_STEP_RANGE,
+	FT_OPT_REORDER_MS, FT_OPT_MIXED, FT_OPT_OWN            /* a command's own from here */
+};
+
+/* the analysis options (ft_an_opts_help lists them) */
+#define FT_AN_LONGOPTS \
+	{ "gap-ms", required_argument, NULL, FT_OPT_GAP_MS }, \
+	{ "storm-reads", required_argument, NULL, FT_OPT_STORM_READS }, \
+	{ "storm-window-ms", required_argument, NULL, FT_OPT_STORM_WINDOW_MS }, \
+	{ "small-read", required_argument, NULL, FT_OPT_SMALL_READ }, \
+	{ "lock-min-ms", required_argument, NULL, FT_OPT_LOCK_MIN_MS }, \
+	{ "bin-ms", required_argument, NULL, FT_OPT_BIN_MS }, \
+	{ "symbols", required_argument, NULL, FT_OPT_SYMBOLS }, \
+	{ "step-range", required_argument, NULL, FT_OPT_STEP_RANGE }
+#define FT_READ_LONGOPTS \
+	{ "reorder-ms", required_argument, NULL, FT_OPT_REORDER_MS }, \
+	{ "mixed", no_argument, NULL, FT_OPT_MIXED }
+#define FT_READ_HELP \
+	"  --reorder-ms MS      merge window across threads (1000)\n" \
+	"  --mixed              read files of several runs together (refused else)\n"
+
+/* A command's arguments (after its name) as getopt_long wants them. */
+struct ft_cli { const char *cmd; int argc; char **argv, **mem; };
+void ft_cli_begin(struct ft_cli *c, const char *cmd, int argc, char **argv);
+void ft_cli_end(struct ft_cli *c);
+/* the one line for getopt_long's '?' (an unknown option) or ':' (a value
+ * missing: the short options start with ':') */
+void ft_cli_bad(const struct ft_cli *c, int code);
+
+/* an analysis option's code and value into o: 1 taken, 0 not one, -1 a bad
+ * value (one line printed) */
+int ft_an_set_opt(struct ft_an_opts *o, const char *cmd, int code, const char *arg);
+/* --reorder-ms, --mixed: 1 taken, 0 not one, -1 bad */
+int ft_read_set_opt(struct ft_merge_opts *mg, int *mixed, const char *cmd, int code,
+		    const char *arg);
+
+#endif
