@@ -369,6 +369,7 @@ static const char usage_text[] =
 	"                     'hidden_syncs_per_step > 0' (repeatable; docs/ANALYSES.md)\n"
 	"  --junit FILE       the --fail-if results as JUnit XML\n"
 	"  -o FILE.pftrace    both runs in one timeline\n"
+	"  --html FILE        also both runs side by side as one self-contained page\n"
 	FT_READ_HELP
 	"  -h, --help         this text\n%s"
 	"Example: feedtrace diff before/ after/ --fail-if 'step_time > +5%%'\n";
@@ -435,19 +436,20 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 
 int ft_cmd_diff(int argc, char **argv)
 {
-	enum { JSON = FT_OPT_OWN, JUNIT, FAIL_IF };
+	enum { JSON = FT_OPT_OWN, JUNIT, FAIL_IF, HTML };
 	static const struct option opts[] = {
 		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
 		{ "json", no_argument, NULL, JSON },
 		{ "out", required_argument, NULL, 'o' },
 		{ "junit", required_argument, NULL, JUNIT },
 		{ "fail-if", required_argument, NULL, FAIL_IF },
+		{ "html", required_argument, NULL, HTML },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct side s[2];
 	static struct ft_gate gates[FT_GATE_MAX];
-	const char *out = NULL, *junit = NULL;
+	const char *out = NULL, *junit = NULL, *html = NULL;
 	int json = 0, ng = 0, bad = 0, npos = 0, mixed = 0, c, r;
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
@@ -496,6 +498,7 @@ int ft_cmd_diff(int argc, char **argv)
 		case JSON: json = 1; break;
 		case 'o': out = optarg; break;
 		case JUNIT: junit = optarg; break;
+		case HTML: html = optarg; break;
 		case FAIL_IF:
 			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], optarg) != 0)
 				goto fail;
@@ -747,6 +750,14 @@ int ft_cmd_diff(int argc, char **argv)
 
 	if (rc == 0 && out && write_timeline(s, out, &o) != 0)
 		rc = 1;
+	if (rc == 0 && html) {
+		struct ft_diff_side ds[2];
+		for (int j = 0; j < 2; j++)
+			ds[j] = (struct ft_diff_side){ j ? "after" : "before", s[j].n, &s[j].r[0],
+						       s[j].len[0], s[j].nlen[0] };
+		if (ft_diff_html(html, ds, concl) != 0)
+			rc = 1;
+	}
 	if (rc == 0 && fails)
 		rc = 1;
 	for (int j = 0; j < 2; j++)

@@ -3,8 +3,11 @@
  * self-contained page to attach to a ticket or pull request: the verdict,
  * the feeding threads' time as a stacked bar, the producers' time (workers
  * and loader threads), the step times as a chart, the problems with their
- * suggestions, the call sites. Inline CSS and SVG drawn here: no script,
- * no font, no request to any network (docs/REPORT-SCHEMA.md, "--html").
+ * suggestions, the call sites. `feedtrace diff --html FILE`: both runs
+ * side by side (verdicts, feeding threads' time), the diff's conclusion,
+ * both runs' step times on one chart; same helpers, same page style.
+ * Inline CSS and SVG drawn here: no script, no font, no request to any
+ * network (docs/REPORT-SCHEMA.md, "--html").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 
 #include "problems.h"
 #include "report.h"
+#include "stats.h"
 
 static void esc(FILE *o, const char *s)
 {
@@ -30,15 +34,15 @@ static const char *const cat_colour[FT_CAT_N] = {
 	"#4e79a7", "#59a14f", "#e15759", "#f28e2b", "#b07aa1", "#edc948", "#bab0ac",
 };
 
-/* a horizontal bar of parts (ns) summing to total, 600 x 22, with a legend */
-static void stacked_bar(FILE *o, const char *id, const char *const *label,
+/* a horizontal bar of parts (ns) summing to total, width x 22, with a legend */
+static void stacked_bar(FILE *o, const char *id, int width, const char *const *label,
 			const char *const *colour, const uint64_t *part, int n, uint64_t total)
 {
-	fprintf(o, "<svg id=\"%s\" class=\"bar\" width=\"600\" height=\"22\" "
-		"xmlns=\"http://www.w3.org/2000/svg\">", id);
+	fprintf(o, "<svg id=\"%s\" class=\"bar\" width=\"%d\" height=\"22\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">", id, width);
 	double x = 0;
 	for (int k = 0; k < n; k++) {
-		double w = total ? 600.0 * (double)part[k] / (double)total : 0;
+		double w = total ? (double)width * (double)part[k] / (double)total : 0;
 		if (w <= 0)
 			continue;
 		fprintf(o, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"22\" fill=\"%s\">"
@@ -57,27 +61,52 @@ static void stacked_bar(FILE *o, const char *id, const char *const *label,
 	fputs("</div>\n", o);
 }
 
-/* the step times, in order, as a line over a 640 x 200 plot */
+/* step times, in order, as lines over one 640 x 200 plot */
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 	return a < b ? -1 : a > b;
 }
 
-static void step_chart(FILE *o, const uint64_t *len, size_t n)
+struct series {
+	const uint64_t *len;
+	size_t n;
+	const char *colour, *cls, *label;    /* label: in the legend, NULL: none */
+};
+
+/* the scale: the 99th percentile + 20%, so that a warm-up step does not
+ * flatten the rest; the highest of the series' */
+static uint64_t chart_max(const uint64_t *len, size_t n)
 {
-	/* the scale: the 99th percentile + 20%, so that a warm-up step does
-	 * not flatten the rest; longer steps are drawn at the top, counted */
 	uint64_t *sorted = malloc(n * sizeof *sorted + 1);
 	if (!sorted)
-		return;
+		return 0;
 	memcpy(sorted, len, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cmp_u64);
 	uint64_t max = sorted[n - 1 - n / 100] + sorted[n - 1 - n / 100] / 5 + 1;
 	free(sorted);
-	size_t over = 0;
-	for (size_t i = 0; i < n; i++)
-		over += len[i] > max;
+	return max;
+}
+
+static void step_chart(FILE *o, const struct series *sv, int ns)
+{
+	uint64_t max = 0;
+	size_t n = 0, over = 0;
+	for (int k = 0; k < ns; k++) {
+		if (!sv[k].n)
+			continue;
+		uint64_t m = chart_max(sv[k].len, sv[k].n);
+		if (!m)
+			return;
+		max = m > max ? m : max;
+		n = sv[k].n > n ? sv[k].n : n;
+	}
+	if (!n)
+		return;
+	/* longer steps are drawn at the top, counted */
+	for (int k = 0; k < ns; k++)
+		for (size_t i = 0; i < sv[k].n; i++)
+			over += sv[k].len[i] > max;
 	if (over)
 		fprintf(o, "<p>%zu step%s above the scale, drawn at its top.</p>\n", over,
 			over == 1 ? "" : "s");
@@ -89,19 +118,91 @@ static void step_chart(FILE *o, const uint64_t *len, size_t n)
 		"<line x1=\"40\" y1=\"0\" x2=\"40\" y2=\"200\" stroke=\"#888\"/>"
 		"<text x=\"0\" y=\"12\" font-size=\"11\">%s</text>"
 		"<text x=\"0\" y=\"200\" font-size=\"11\">0</text>"
-		"<text x=\"300\" y=\"222\" font-size=\"11\">step (%zu)</text>"
-		"<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.5\" points=\"", m, n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(o, "%.1f,%.1f ", 40 + 640.0 * ((double)i + 0.5) / (double)n,
-			200 - 200.0 * (double)(len[i] < max ? len[i] : max) / (double)max);
-	fputs("\"/>", o);
-	for (size_t i = 0; i < n && n <= 400; i++)
-		fprintf(o, "<circle class=\"step\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#4e79a7\">"
-			"<title>step %zu: %.3f ms</title></circle>",
-			40 + 640.0 * ((double)i + 0.5) / (double)n,
-			200 - 200.0 * (double)(len[i] < max ? len[i] : max) / (double)max, i,
-			(double)len[i] / 1e6);
+		"<text x=\"300\" y=\"222\" font-size=\"11\">step (%zu)</text>", m, n);
+	for (int k = 0; k < ns; k++) {
+		const struct series *v = &sv[k];
+		fprintf(o, "<polyline class=\"%s-line\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+			"points=\"", v->cls, v->colour);
+		for (size_t i = 0; i < v->n; i++)
+			fprintf(o, "%.1f,%.1f ", 40 + 640.0 * ((double)i + 0.5) / (double)n,
+				200 - 200.0 * (double)(v->len[i] < max ? v->len[i] : max) / (double)max);
+		fputs("\"/>", o);
+		for (size_t i = 0; i < v->n && n <= 400; i++)
+			fprintf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"%s\">"
+				"<title>%s%sstep %zu: %.3f ms</title></circle>", v->cls,
+				40 + 640.0 * ((double)i + 0.5) / (double)n,
+				200 - 200.0 * (double)(v->len[i] < max ? v->len[i] : max) / (double)max,
+				v->colour, v->label ? v->label : "", v->label ? ", " : "", i,
+				(double)v->len[i] / 1e6);
+	}
 	fputs("</svg>\n", o);
+	if (ns < 2)
+		return;
+	fputs("<div class=\"legend\">", o);
+	for (int k = 0; k < ns; k++) {
+		char med[32];
+		uint64_t *sorted = sv[k].n ? malloc(sv[k].n * sizeof *sorted) : NULL;
+		if (sorted) {
+			memcpy(sorted, sv[k].len, sv[k].n * sizeof *sorted);
+			ft_fmt_ns(med, sizeof med, (uint64_t)(ft_median(sorted, sv[k].n) + 0.5));
+			free(sorted);
+		} else {
+			snprintf(med, sizeof med, "-");
+		}
+		fprintf(o, "<span><i style=\"background:%s\"></i>", sv[k].colour);
+		esc(o, sv[k].label);
+		fprintf(o, ": %zu steps, median %s</span> ", sv[k].n, med);
+	}
+	fputs("</div>\n", o);
+}
+
+static void page_head(FILE *o, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", o);
+	esc(o, title);
+	fputs("</title><style>"
+	      "body{font:14px/1.4 sans-serif;max-width:900px;margin:2em auto;color:#222}"
+	      "h1{font-size:20px}h2{font-size:16px;margin-top:1.6em}"
+	      ".verdict{background:#f4f6fa;border-left:4px solid #4e79a7;padding:.6em 1em}"
+	      "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
+	      "padding:4px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
+	      "white-space:nowrap}.sugg{color:#2a6f2a}.legend span{margin-right:1em;font-size:12px}"
+	      ".legend i{display:inline-block;width:10px;height:10px;margin-right:3px}"
+	      "code{font-size:12px;word-break:break-all}"
+	      ".sides{display:flex;gap:2em}.side{flex:1;min-width:0}"
+	      ".conclusion{background:#f7f4ea;border-left:4px solid #edc948;padding:.6em 1em}"
+	      "</style></head><body>\n<h1>", o);
+	esc(o, title);
+	fputs("</h1>\n", o);
+}
+
+/* the run's verdict: the process in words, the sentence, the detail */
+static void verdict_block(FILE *o, const struct ft_report *r, const char *id)
+{
+	const struct ft_rep_proc *mp = r->nprocs ? &r->procs[r->main] : NULL;
+	fprintf(o, "<div class=\"verdict\" id=\"%s\"><p><b>", id);
+	esc(o, r->rv.process);
+	fputs("</b></p><p>", o);
+	esc(o, mp ? mp->v.sentence : "");
+	fputs("</p>", o);
+	if (r->rv.detail[0]) {
+		fputs("<p>", o);
+		esc(o, r->rv.detail);
+		fputs("</p>", o);
+	}
+	fputs("</div>\n", o);
+}
+
+static int page_end(FILE *o, const char *path, const char *cmd)
+{
+	fputs("<p><small>feedtrace: docs/ANALYSES.md defines every figure."
+	      "</small></p>\n</body></html>\n", o);
+	int bad = ferror(o);
+	if (fclose(o) != 0 || bad) {
+		fprintf(stderr, "feedtrace %s: writing %s failed\n", cmd, path);
+		return -1;
+	}
+	return 0;
 }
 
 int ft_report_html(struct ft_report *r, const char *path)
@@ -114,35 +215,17 @@ int ft_report_html(struct ft_report *r, const char *path)
 	const struct ft_rep_proc *mp = r->nprocs ? &r->procs[r->main] : NULL;
 	const struct ft_run_verdict *rv = &r->rv;
 	char a[48], b[48];
-	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-	      "<title>feedtrace report</title><style>"
-	      "body{font:14px/1.4 sans-serif;max-width:900px;margin:2em auto;color:#222}"
-	      "h1{font-size:20px}h2{font-size:16px;margin-top:1.6em}"
-	      ".verdict{background:#f4f6fa;border-left:4px solid #4e79a7;padding:.6em 1em}"
-	      "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
-	      "padding:4px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
-	      "white-space:nowrap}.sugg{color:#2a6f2a}.legend span{margin-right:1em;font-size:12px}"
-	      ".legend i{display:inline-block;width:10px;height:10px;margin-right:3px}"
-	      "code{font-size:12px;word-break:break-all}"
-	      "</style></head><body>\n<h1>feedtrace report</h1>\n<p id=\"run\">", o);
+	page_head(o, "feedtrace report");
+	fputs("<p id=\"run\">", o);
 	esc(o, r->dir);
 	ft_fmt_ns(a, sizeof a, r->total.wall_ns);
 	fprintf(o, ": %d process%s, %s</p>\n", r->nprocs, r->nprocs == 1 ? "" : "es", a);
 
-	fputs("<h2>Verdict</h2>\n<div class=\"verdict\" id=\"verdict\"><p><b>", o);
-	esc(o, rv->process);
-	fputs("</b></p><p>", o);
-	esc(o, mp ? mp->v.sentence : "");
-	fputs("</p>", o);
-	if (rv->detail[0]) {
-		fputs("<p>", o);
-		esc(o, rv->detail);
-		fputs("</p>", o);
-	}
-	fputs("</div>\n", o);
+	fputs("<h2>Verdict</h2>\n", o);
+	verdict_block(o, r, "verdict");
 	if (mp && mp->v.wall_ns) {
 		fputs("<h2>The feeding threads' time</h2>\n", o);
-		stacked_bar(o, "feed", ft_cat_label, cat_colour, mp->v.t, FT_CAT_N, mp->v.wall_ns);
+		stacked_bar(o, "feed", 600, ft_cat_label, cat_colour, mp->v.t, FT_CAT_N, mp->v.wall_ns);
 	}
 	if (rv->nprod) {
 		static const char *const plabel[] = { "file I/O", "CPU", "locks", "idle" };
@@ -154,7 +237,7 @@ int ft_report_html(struct ft_report *r, const char *path)
 			char id[32];
 			snprintf(id, sizeof id, "producer%d", i);
 			fprintf(o, "<p>%s %d (pid %d)</p>", q->role, q->tid, q->pid);
-			stacked_bar(o, id, plabel, pcolour, part, 4, q->wall);
+			stacked_bar(o, id, 600, plabel, pcolour, part, 4, q->wall);
 		}
 	}
 	uint64_t *len;
@@ -163,7 +246,8 @@ int ft_report_html(struct ft_report *r, const char *path)
 	if (n) {
 		ft_fmt_ns(a, sizeof a, r->total.step_median_ns);
 		fprintf(o, "<h2>Step times</h2>\n<p>%zu steps, median %s</p>\n", n, a);
-		step_chart(o, len, n);
+		struct series sv = { len, n, "#4e79a7", "step", NULL };
+		step_chart(o, &sv, 1);
 	}
 	free(len);
 
@@ -201,12 +285,55 @@ int ft_report_html(struct ft_report *r, const char *path)
 		esc(o, f->symbol);
 		fputs(")</td></tr>\n", o);
 	}
-	fputs("</table>\n<p><small>feedtrace: docs/ANALYSES.md defines every figure."
-	      "</small></p>\n</body></html>\n", o);
-	int bad = ferror(o);
-	if (fclose(o) != 0 || bad) {
-		fprintf(stderr, "feedtrace report: writing %s failed\n", path);
+	fputs("</table>\n", o);
+	return page_end(o, path, "report");
+}
+
+/* diff --html: both runs side by side (each side's first run: its verdict
+ * and its feeding threads' time), the diff's conclusion, and the step
+ * times of both on one chart when both have steps */
+int ft_diff_html(const char *path, const struct ft_diff_side side[2], const char *conclusion)
+{
+	static const char *const colour[2] = { "#4e79a7", "#e15759" };
+	FILE *o = fopen(path, "w");
+	if (!o) {
+		perror(path);
 		return -1;
 	}
-	return 0;
+	page_head(o, "feedtrace diff");
+	fputs("<h2>Conclusion</h2>\n<div class=\"conclusion\" id=\"conclusion\"><p>", o);
+	esc(o, conclusion);
+	fputs("</p></div>\n<div class=\"sides\">\n", o);
+	for (int j = 0; j < 2; j++) {
+		const struct ft_diff_side *d = &side[j];
+		const struct ft_report *r = d->r;
+		const struct ft_rep_proc *mp = r->nprocs ? &r->procs[r->main] : NULL;
+		char id[32], w[48];
+		fprintf(o, "<div class=\"side\" id=\"side-%s\"><h2>", d->label);
+		esc(o, d->label);
+		fputs("</h2><p class=\"run\"><code>", o);
+		esc(o, r->dir);
+		ft_fmt_ns(w, sizeof w, r->total.wall_ns);
+		fprintf(o, "</code>%s: %d process%s, %s</p>\n", d->nruns > 1 ? " (the first run)" : "",
+			r->nprocs, r->nprocs == 1 ? "" : "es", w);
+		snprintf(id, sizeof id, "verdict-%s", d->label);
+		verdict_block(o, r, id);
+		if (mp && mp->v.wall_ns) {
+			fputs("<h3>The feeding threads' time</h3>\n", o);
+			snprintf(id, sizeof id, "feed-%s", d->label);
+			stacked_bar(o, id, 400, ft_cat_label, cat_colour, mp->v.t, FT_CAT_N,
+				    mp->v.wall_ns);
+		}
+		fputs("</div>\n", o);
+	}
+	fputs("</div>\n", o);
+	if (side[0].nlen && side[1].nlen) {
+		struct series sv[2];
+		for (int j = 0; j < 2; j++)
+			sv[j] = (struct series){ side[j].len, side[j].nlen, colour[j], side[j].label,
+						 side[j].label };
+		fputs("<h2>Step times</h2>\n", o);
+		step_chart(o, sv, 2);
+	}
+	return page_end(o, path, "diff");
 }

@@ -69,11 +69,24 @@ static void keep(void *arg, const struct ft_finding *f)
 		r->ngaps++;
 }
 
-struct feed { struct ft_an *an; };
+/* report's progress line (ft_report_progress): the process being read */
+static struct ft_progress *rep_pg;
+static int rep_i, rep_n;
+
+void ft_report_progress(struct ft_progress *pg)
+{
+	rep_pg = pg;
+}
+
+struct feed { struct ft_an *an; uint64_t events; };
 
 static int feed(const struct ft_event *ev, void *arg)
 {
-	ft_an_event(((struct feed *)arg)->an, ev);
+	struct feed *f = arg;
+	ft_an_event(f->an, ev);
+	if ((f->events++ & 0xffff) == 0 && rep_pg)     /* the first event, then every 65536 */
+		ft_progress_line(rep_pg, 0, "feedtrace report: process %d/%d (pid %d): %llu events",
+				 rep_i + 1, rep_n, ev->proc->hdr.pid, (unsigned long long)f->events);
 	return 0;
 }
 
@@ -90,7 +103,7 @@ static void analyse(struct ft_process *p, const struct ft_an_opts *o,
 		    const struct ft_merge_opts *mg, const struct ft_an_sink *sink, FILE *err,
 		    struct ft_metrics *m, struct ft_verdict *v)
 {
-	struct feed fd = { ft_an_new(p, o, sink) };
+	struct feed fd = { ft_an_new(p, o, sink), 0 };
 	ft_merge_events(p, mg, feed, &fd, err, NULL);
 	ft_an_finish(fd.an, m, v);
 	ft_an_free(fd.an);
@@ -373,6 +386,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		struct ft_process *p = r->tr.procs[i];
 		struct ft_rep_proc *rp = &r->procs[i];
 		struct ft_an_sink sink = { keep, NULL, r };
+		rep_i = i, rep_n = r->nprocs;
 		analyse(p, o, mg, &sink, err, &rp->m, &rp->v);
 		rp->pid = p->hdr.pid;
 		rp->ppid = p->hdr.ppid;
@@ -1160,23 +1174,26 @@ static const char report_usage[] =
 	"  --html FILE          also the report as one self-contained page (charts\n"
 	"                       drawn inline: opens offline, prints, attaches)\n"
 	FT_READ_HELP
+	"  --quiet              no progress line (shown on a terminal only)\n"
 	"  -h, --help           this text\n%s"
 	"Example: feedtrace report t1 --fail-if 'storms > 0'\n";
 
 int ft_cmd_report(int argc, char **argv)
 {
-	enum { JSON = FT_OPT_OWN, FAIL_IF, JUNIT, HTML };
+	enum { JSON = FT_OPT_OWN, FAIL_IF, JUNIT, HTML, QUIET };
 	static const struct option opts[] = {
 		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
 		{ "json", no_argument, NULL, JSON },
 		{ "fail-if", required_argument, NULL, FAIL_IF },
 		{ "junit", required_argument, NULL, JUNIT },
 		{ "html", required_argument, NULL, HTML },
+		{ "quiet", no_argument, NULL, QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
+	int quiet = 0;
 	const char *dir = NULL, *junit = NULL, *html = NULL;
 	int json = 0, ng = 0, mixed = 0, c, k;
 	static struct ft_gate g[FT_GATE_MAX];
@@ -1198,6 +1215,7 @@ int ft_cmd_report(int argc, char **argv)
 			break;
 		case JUNIT: junit = optarg; break;
 		case HTML: html = optarg; break;
+		case QUIET: quiet = 1; break;
 		case 'h':
 			fprintf(stdout, report_usage, ft_an_opts_help);
 			ft_cli_end(&cli);
@@ -1219,7 +1237,13 @@ int ft_cmd_report(int argc, char **argv)
 	}
 	ft_cli_end(&cli);
 	struct ft_report r;
-	if (ft_report_build(&r, dir, &o, &mg, stderr) != 0) {
+	struct ft_progress pg;
+	ft_progress_init(&pg, quiet);
+	ft_report_progress(&pg);
+	int built = ft_report_build(&r, dir, &o, &mg, stderr);
+	ft_report_progress(NULL);
+	ft_progress_end(&pg, 0);           /* cleared: the report follows */
+	if (built != 0) {
 		fprintf(stderr, "feedtrace report: nothing to report\n");
 		return ng ? 2 : 1;
 	}

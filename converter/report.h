@@ -81,6 +81,18 @@ void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);
 void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
 /* report --html: one self-contained page (html.c); 0 on success */
 int ft_report_html(struct ft_report *r, const char *path);
+/* diff --html (html.c): one side of the diff, as its first run shows it */
+struct ft_diff_side {
+	const char *label;              /* "before", "after": also in ids and classes */
+	int nruns;                      /* runs on this side */
+	const struct ft_report *r;      /* its first run */
+	const uint64_t *len;            /* that run's step times, in order */
+	size_t nlen;                    /* 0: no steps (no chart) */
+};
+int ft_diff_html(const char *path, const struct ft_diff_side side[2], const char *conclusion);
+/* report's progress line while it reads processes (cli.h; NULL: none) */
+struct ft_progress;
+void ft_report_progress(struct ft_progress *pg);
 void ft_fmt_count(char *buf, size_t cap, uint64_t n);
 const char *ft_fit(const char *s, int width);
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);

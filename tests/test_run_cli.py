@@ -269,3 +269,43 @@ def test_options_anywhere_and_after_the_separator(tmp_path):
     r = subprocess.run([TOOL, "diff", d, d, "--", d, d, "--json"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("{"), r.stderr
+
+
+def with_pty_stderr(args):
+    """The tool with stderr on a pseudo-terminal: (rc, stdout, what the
+    terminal got)."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([TOOL] + [str(a) for a in args], stdout=subprocess.PIPE,
+                         stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    got = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:                 # EIO: the other side is closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    out = p.stdout.read()
+    rc = p.wait(timeout=120)
+    os.close(master)
+    return rc, out.decode(), got.decode()
+
+
+def test_report_progress_line_on_a_terminal_only(tmp_path):
+    """report on a terminal: "\\r", the line of the process being read
+    ("process 1/1 (pid P): 1 events" at its first event), then cleared
+    before the report; through a pipe, or with --quiet: nothing."""
+    d = str(tmp_path / "t")
+    assert run(["-q", "-o", d, "--", "/bin/cat", "/etc/hostname"]).returncode == 0
+    [p] = dump_procs(d)
+    rc, out, tty = with_pty_stderr(["report", d])
+    assert rc == 0 and out.startswith("feedtrace report: ")
+    assert "\rfeedtrace report: process 1/1 (pid %d): 1 events\x1b[K" % p["pid"] in tty
+    assert tty.endswith("\r\x1b[K")
+    r = subprocess.run([TOOL, "report", d], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr, r.stdout) == (0, "", out)
+    rc, out2, tty = with_pty_stderr(["report", d, "--quiet"])
+    assert (rc, tty, out2) == (0, "", out)
