@@ -1,6 +1,6 @@
 /*
  * flusher.c: the background thread that empties the rings. It wakes when
- * a ring is half full, when a thread exited, and every FEEDTRACE_FLUSH_MS;
+ * a ring is a quarter full, when a thread exited, and every FEEDTRACE_FLUSH_MS;
  * writes new strings first, then each ring's published records as one
  * EVENTS chunk (delta + byte-transposed, then one zstd frame).
  *
@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "internal.h"
+#include "lifecycle.h"
 #include "shuffle.h"
 
 static pthread_t flusher;
@@ -552,7 +553,7 @@ static void *flusher_main(void *arg)
 	ft_tls_notrace = 1;
 	ft_self = &ft_thread_refused;
 	atomic_store(&flusher_tid, (int32_t)syscall(SYS_gettid));
-	prctl(PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
+	syscall(SYS_prctl, PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
 	ft_output_own_table();
 	atomic_store(&flusher_settled, 1);
 
@@ -607,7 +608,8 @@ int ft_flusher_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&flusher, NULL, flusher_main, NULL);
+	int r = ft_shim.pthread_create ? ft_shim.pthread_create(&flusher, NULL, flusher_main, NULL)
+				       : ENOSYS;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		return -1;

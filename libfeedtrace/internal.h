@@ -34,10 +34,11 @@ void ft_flusher_wake(void);
 void ft_ring_recycle(struct ft_thread *t);
 void ft_ring_after_fork_child(void);
 
-/* strtab.c */
-void *ft_map_anon(size_t bytes, int flags);  /* ring.c */
+/* ring.c */
+void *ft_map_anon(size_t bytes, int flags);
 void ft_thread_set_name(struct ft_thread *t, const char *name);
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
+/* strtab.c */
 void ft_strtab_init(void);
 void ft_strtab_after_fork_child(void);
 /* Next run of published entries after *pos, as file bytes; 0 if none. */

@@ -22,8 +22,7 @@
 #include "lifecycle.h"
 #include "log.h"
 
-void ft_callsite_init(void);      /* shim/callsite.c */
-void ft_cuda_fork_child(void);    /* shim/cuda.c */
+struct ft_shim_ops ft_shim;       /* registered by shim/init.c */
 
 _Atomic unsigned ft_active;
 int ft_pid;
@@ -70,10 +69,10 @@ int ft_signal_take(int sig)
 	sa.sa_handler = on_kill_signal;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (ft_real_sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
-	    (old.sa_flags & SA_SIGINFO))
+	if (!ft_shim.sigaction || ft_shim.sigaction(sig, NULL, &old) != 0 ||
+	    old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
 		return -1;
-	if (ft_real_sigaction(sig, &sa, NULL) != 0)
+	if (ft_shim.sigaction(sig, &sa, NULL) != 0)
 		return -1;
 	atomic_store(&handler_ours[sig], 1);
 	return 0;
@@ -299,7 +298,8 @@ static void fork_child(void)
 	ft_ring_after_fork_child();
 	ft_cpu_tids_after_fork_child();
 	ft_strtab_after_fork_child();
-	ft_cuda_fork_child();
+	if (ft_shim.fork_child)
+		ft_shim.fork_child();
 	ft_flusher_forget();
 	if (ft_out_fd >= 0)
 		syscall(SYS_close, ft_out_fd);
@@ -354,16 +354,18 @@ static uint64_t run_value(const char *name, const char *what)
 	return x;
 }
 
-__attribute__((constructor(101))) static void ft_init(void)
+/* The library's start, from its constructor (shim/init.c), which hands
+ * over what only the wrappers know. */
+void ft_lifecycle_start(const struct ft_shim_ops *ops)
 {
+	ft_shim = *ops;
 	ft_tls_notrace = 1;
 	ft_config_load();
 	if (ft_cfg.disabled || getauxval(AT_SECURE)) {
 		ft_tls_notrace = 0;
 		return;                 /* setuid/setgid images are never traced */
 	}
-	ft_real_init();
-	ft_callsite_init();
+	ft_shim.init();
 	if (ft_cfg.redact)
 		ft_redact_key = run_value("FEEDTRACE_REDACT_KEY", "key");
 	ft_run_id = run_value("FEEDTRACE_RUN_ID", "run id");

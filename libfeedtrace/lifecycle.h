@@ -5,6 +5,7 @@
 #ifndef FT_LIFECYCLE_H
 #define FT_LIFECYCLE_H
 
+#include <pthread.h>
 #include <signal.h>
 
 void ft_note_exit_status(int status);
@@ -19,8 +20,17 @@ int ft_signal_wanted(int sig);       /* one we commit the trace on */
 int ft_signal_take(int sig);         /* install ours if SIG_DFL; 0 if done */
 void ft_signal_release(int sig);     /* the program installed its own */
 
-/* shim/real.c */
-void ft_real_init(void);
-int ft_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* What the wrappers hand the runtime as the library starts (shim/init.c,
+ * the library's constructor): the runtime never calls up into shim/
+ * (docs/ARCHITECTURE.md, "Layers"; tests/test_layers.py). */
+struct ft_shim_ops {
+	void (*init)(void);           /* real functions, call-site set-up; after the configuration */
+	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);   /* libc's */
+	int (*pthread_create)(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			      void *arg);   /* libc's: the flusher is no program thread */
+	void (*fork_child)(void);     /* a fork child's wrapper state, before its file opens */
+};
+extern struct ft_shim_ops ft_shim;
+void ft_lifecycle_start(const struct ft_shim_ops *ops);
 
 #endif

@@ -26,6 +26,7 @@ struct ft_cu_entry {
 extern struct ft_cu_entry ft_cu_table[];
 extern const int ft_cu_count;
 
+void ft_cuda_fork_child(void);  /* a fork child: the wrappers' per-process state */
 void *ft_cu_resolve(int idx);  /* linked directly: the next definition of sym */
 
 static inline void *ft_cu_real(int idx)

@@ -1,12 +1,12 @@
 /*
  * real.c: resolves the real libc functions named in libc.def, once, with
  * dlsym(RTLD_NEXT) (dlvsym where a symbol version matters). Called from
- * the constructor and, before it ran, from the first wrapper that needs one.
+ * the constructor (shim/init.c) and, before it ran, from the first wrapper
+ * that needs one.
  */
 #include <dlfcn.h>
 
 #include "real.h"
-#include "../libfeedtrace/lifecycle.h"
 
 #define REAL_FN(name, version) \
 	__attribute__((visibility("hidden"))) __typeof__(&name) real_##name;

@@ -47,6 +47,7 @@ int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 #undef REAL_FN
 
 void ft_real_init(void);
+int ft_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #define REAL(name) (__builtin_expect(real_##name != NULL, 1) ? real_##name \
 		    : (ft_real_init(), real_##name))
