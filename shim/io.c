@@ -77,7 +77,7 @@ static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const
 	return py;
 }
 
-static inline void record_read(struct ft_thread *t, unsigned kind, uint64_t t0,
+static inline __attribute__((always_inline)) void record_read(struct ft_thread *t, unsigned kind, uint64_t t0,
 			       int fd, uint64_t req, long r)
 {
 	uint64_t t1 = ft_now();
