@@ -439,7 +439,7 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	struct conv *c = arg;
 	pf_arg a[48];
 	int n = 0;
-	char key[FT_STORM_TOP][2][24];
+	char key[FT_STORM_TOP][2][32];
 	switch (f->kind) {
 	case FT_FK_GAP:
 		a[n++] = PF_ARG_UINT("gap_ns", f->lost_ns);

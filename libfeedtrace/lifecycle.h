@@ -27,7 +27,7 @@ struct ft_shim_ops {
 	void (*init)(void);           /* real functions, call-site set-up; after the configuration */
 	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);   /* libc's */
 	int (*pthread_create)(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
-			      void *arg);   /* libc's: the flusher is no program thread */
+			      void *arg);   /* past our wrapper: the flusher is no program thread */
 	void (*fork_child)(void);     /* a fork child's wrapper state, before its file opens */
 };
 extern struct ft_shim_ops ft_shim;

@@ -8,6 +8,7 @@
 #include "callsite.h"
 #include "cuda_shim.h"
 #include "real.h"
+#include "../libfeedtrace/internal.h"
 #include "../libfeedtrace/lifecycle.h"
 
 static void shim_init(void)
@@ -16,10 +17,19 @@ static void shim_init(void)
 	ft_callsite_init();
 }
 
+/* The flusher's thread: by the symbol, so that whatever interposes on
+ * pthread_create before us (a sanitizer's runtime, which must know every
+ * thread) sees it, with this thread marked untraced so that our own
+ * wrapper (shim/thread.c) passes it straight through: the flusher is no
+ * program thread. */
 static int flusher_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg)
 {
-	return REAL(pthread_create)(th, attr, fn, arg);
+	int was = ft_tls_notrace;
+	ft_tls_notrace = 1;
+	int r = pthread_create(th, attr, fn, arg);
+	ft_tls_notrace = was;
+	return r;
 }
 
 __attribute__((constructor(101))) static void ft_start(void)
