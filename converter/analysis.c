@@ -350,6 +350,7 @@ struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes
 struct ft_an {
 	const struct ft_process *p;
 	struct { uint64_t addr; int gil; } gilc[16];  /* is_gil's answers by address */
+	struct { uint32_t path; uint8_t module; } modc[1024];  /* module_path's, by string id */
 	struct ft_an_opts o;
 	struct ft_an_sink sink;
 	struct thread *th; int nth, capth; struct map thmap; long last_th;
@@ -1033,6 +1034,18 @@ static int is_gil(struct ft_an *a, uint64_t addr)
 	return a->gilc[h].gil;
 }
 
+/* ft_is_module_path of a string id, remembered (a path's reads come in
+ * runs: the look-up was a tenth of a conversion) */
+static int module_path(struct ft_an *a, uint32_t path)
+{
+	unsigned h = (path * 2654435761u) >> 22;
+	if (a->modc[h].path != path) {
+		a->modc[h].path = path;
+		a->modc[h].module = (uint8_t)ft_is_module_path(ft_string(a->p, path));
+	}
+	return a->modc[h].module;
+}
+
 void ft_an_event(struct ft_an *a, const struct ft_event *ev)
 {
 	struct ft_evinfo in;
@@ -1118,7 +1131,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		a->ctr[FT_CTR_READS]++;
 		a->ctr[FT_CTR_READ_BYTES] += (int64_t)got;
 		uint32_t path = f->path ? (uint32_t)ft_field_raw(r, f->path) : 0;
-		if (req < a->o.small_read && path && ft_is_module_path(ft_string(a->p, path))) {
+		if (req < a->o.small_read && path && module_path(a, path)) {
 			a->m.module_reads++;
 		} else if (req < a->o.small_read) {
 			a->m.small_reads++;

@@ -67,6 +67,7 @@ typedef struct pcache_ent {
 typedef struct intern_table {
     char **keys;
     uint64_t *iids;
+    uint64_t *hashes;           /* each key's hash_str: growth never rehashes */
     uint32_t cap;               /* power of two, or 0 */
     uint32_t count;
     uint64_t next_iid;
@@ -88,8 +89,10 @@ static void intern_clear(intern_table *t) {
     for (uint32_t i = 0; i < t->cap; i++) free(t->keys[i]);
     free(t->keys);
     free(t->iids);
+    free(t->hashes);
     t->keys = NULL;
     t->iids = NULL;
+    t->hashes = NULL;
     t->cap = t->count = 0;
     t->next_iid = 0;
     t->gen++;
@@ -105,22 +108,27 @@ static int intern_grow(intern_table *t) {
     uint32_t ncap = t->cap ? t->cap * 2 : 64;
     char **keys = calloc(ncap, sizeof(*keys));
     uint64_t *iids = calloc(ncap, sizeof(*iids));
-    if (!keys || !iids) {
+    uint64_t *hashes = calloc(ncap, sizeof(*hashes));
+    if (!keys || !iids || !hashes) {
         free(keys);
         free(iids);
+        free(hashes);
         return -1;
     }
     for (uint32_t i = 0; i < t->cap; i++) {
         if (!t->keys[i]) continue;
-        uint32_t j = (uint32_t)hash_str(t->keys[i]) & (ncap - 1);
+        uint32_t j = (uint32_t)t->hashes[i] & (ncap - 1);
         while (keys[j]) j = (j + 1) & (ncap - 1);
         keys[j] = t->keys[i];
         iids[j] = t->iids[i];
+        hashes[j] = t->hashes[i];
     }
     free(t->keys);
     free(t->iids);
+    free(t->hashes);
     t->keys = keys;
     t->iids = iids;
+    t->hashes = hashes;
     t->cap = ncap;
     return 0;
 }
@@ -131,15 +139,17 @@ static uint64_t intern_slow(intern_table *t, const char *s, const char **key,
                             const char **stored) {
     *key = NULL;
     if ((t->count + 1) * 2 > t->cap && intern_grow(t) < 0) return 0;
-    uint32_t j = (uint32_t)hash_str(s) & (t->cap - 1);
+    uint64_t h = hash_str(s);
+    uint32_t j = (uint32_t)h & (t->cap - 1);
     while (t->keys[j]) {
-        if (strcmp(t->keys[j], s) == 0) {
+        if (t->hashes[j] == h && strcmp(t->keys[j], s) == 0) {
             *stored = t->keys[j];
             return t->iids[j];
         }
         j = (j + 1) & (t->cap - 1);
     }
     if (!(t->keys[j] = strdup(s))) return 0;
+    t->hashes[j] = h;
     if (t->next_iid == 0) t->next_iid = 1;
     t->iids[j] = t->next_iid++;
     t->count++;
