@@ -368,6 +368,8 @@ struct ft_an {
 	struct file_acc *files; int nfiles, capfiles; struct map filemap;
 	uint32_t *fdsite; int nfdsite;  /* per fd: the Python site of its open, or 0 */
 	struct { uint32_t site; uint64_t reads; } opener[8]; int nopener;  /* the burst's */
+	uint32_t *sbin; int nsbin, capsbin;   /* the burst's small reads per FT_STORM_BIN_NS */
+	uint64_t sbin0;                       /* ... from this bin's start */
 	uint32_t filecache[64];  /* key hash -> files[] index, checked against its key */
 	/* counters */
 	uint64_t bin, out_total, out_max;
@@ -422,7 +424,7 @@ void ft_an_free(struct ft_an *a)
 	free(a->ev); map_free(&a->evmap);
 	free(a->ring);
 	ft_steps_free(a->steps);
-	free(a->files); map_free(&a->filemap); free(a->fdsite);
+	free(a->files); map_free(&a->filemap); free(a->fdsite); free(a->sbin);
 	free(a->busy);
 	free(a);
 }
@@ -928,6 +930,9 @@ static void close_burst(struct ft_an *a)
 				f->opener_reads = a->opener[k].reads;
 				f->opener = ft_string(a->p, a->opener[k].site);
 			}
+		f->bins = a->sbin;
+		f->nbins = a->nsbin;
+		f->bin0 = a->sbin0;
 		a->m.storms += !f->candidate;
 		if (a->sink.finding)
 			a->sink.finding(a->sink.arg, f);
@@ -935,6 +940,7 @@ static void close_burst(struct ft_an *a)
 	a->in_burst = a->qualified = 0;
 	a->nfiles = 0;
 	a->nopener = 0;
+	a->nsbin = 0;
 	map_clear(&a->filemap);
 }
 
@@ -962,6 +968,17 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
 	f->reads++;
 	f->bytes += got;
 	f->lost_ns += ev->dur_ns;
+	/* per 100 ms from the burst's first bin (reads come in start order) */
+	if (!a->nsbin)
+		a->sbin0 = ev->ts_ns - ev->ts_ns % FT_STORM_BIN_NS;
+	uint64_t b = ev->ts_ns > a->sbin0 ? (ev->ts_ns - a->sbin0) / FT_STORM_BIN_NS : 0;
+	if (b < 1u << 20) {
+		while ((uint64_t)a->nsbin <= b) {
+			GROW(a->sbin, a->nsbin, a->capsbin);
+			a->sbin[a->nsbin++] = 0;
+		}
+		a->sbin[b]++;
+	}
 	f->hist[hist_bucket(got)]++;
 	uint64_t key = path ? path : (uint64_t)1 << 40 | (uint32_t)fd;
 	/* files[] holds each key once per burst: an index whose entry has

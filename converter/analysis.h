@@ -99,6 +99,9 @@ struct ft_finding {
 	const char *top_file[FT_STORM_TOP];
 	uint64_t top_reads[FT_STORM_TOP];
 	int ntop;
+	const uint32_t *bins;     /* storm: small reads per FT_STORM_BIN_NS from bin0 */
+	int nbins;                /* (valid during the sink's call) */
+	uint64_t bin0;
 	const char *opener;       /* storm: the Python site that opened most of its
 	                             files' descriptors ("f.py:42 in __getitem__;..."), or NULL */
 	uint64_t opener_reads;    /* the reads of files it opened */
@@ -107,6 +110,7 @@ struct ft_finding {
 	                             run-wide check across workers (problems.c) */
 };
 #define FT_STORM_CANDIDATE 100
+#define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */
 
 /* run-level numbers, also what `diff` compares */
 struct ft_metrics {

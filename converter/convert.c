@@ -55,6 +55,8 @@ struct conv {
 	struct ft_an *an;
 	int32_t pid;
 	uint64_t proc_uuid, ctr_uuid[FT_CTR_N];
+	struct { char name[600]; uint64_t uuid; } ds[16];   /* storm counters by data set */
+	int nds;
 	struct lanes syncs, fl[FT_FK_N];
 	struct cthread *th; int nth, capth, last_th;
 	struct cstream *sm; int nsm, capsm;
@@ -427,6 +429,35 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 	}
 }
 
+/* A storm's reads per second on a counter of its data set, "small reads/s:
+ * DIR", one per data set of the process (the first 16), per 100 ms over
+ * the storm, then 0. */
+static void storm_counter(struct conv *c, const struct ft_finding *f)
+{
+	char dir[512], name[600];
+	ft_storm_dir(f, dir, sizeof dir);
+	snprintf(name, sizeof name, "small reads/s: %s", *dir ? dir : "(no common directory)");
+	int k = 0;
+	while (k < c->nds && strcmp(c->ds[k].name, name) != 0)
+		k++;
+	if (k == c->nds) {
+		if (c->nds == (int)(sizeof c->ds / sizeof c->ds[0]))
+			return;
+		snprintf(c->ds[k].name, sizeof c->ds[k].name, "%s", name);
+		c->ds[k].uuid = ft_pipe_counter_track(c->pl, c->proc_uuid, c->ds[k].name,
+						      PF_UNIT_COUNT);
+		c->nds++;
+	}
+	if (!c->ds[k].uuid)
+		return;
+	uint64_t per_s = 1000000000ull / FT_STORM_BIN_NS;
+	for (int i = 0; i < f->nbins; i++)
+		ft_pipe_counter(c->pl, c->ds[k].uuid, shifted(c, f->bin0 + (uint64_t)i * FT_STORM_BIN_NS),
+				(int64_t)(f->bins[i] * per_s));
+	ft_pipe_counter(c->pl, c->ds[k].uuid,
+			shifted(c, f->bin0 + (uint64_t)f->nbins * FT_STORM_BIN_NS), 0);
+}
+
 /* A finding on its process's findings tracks: a launch gap or a storm one
  * slice over its extent; a hidden sync or a contended lock one slice per
  * burst of its occurrences (analysis.h, FT_BURST_GAP_NS), so that it spans
@@ -487,6 +518,8 @@ static void on_finding(void *arg, const struct ft_finding *f)
 			a[n++] = PF_ARG_STR("opened_at", f->opener);
 		break;
 	}
+	if (f->kind == FT_FK_STORM && f->nbins)
+		storm_counter(c, f);
 	const char *sug = ft_finding_suggestion(f);
 	if (sug)
 		a[n++] = PF_ARG_STR("suggestion", sug);

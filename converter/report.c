@@ -40,6 +40,8 @@ static void keep(void *arg, const struct ft_finding *f)
 			r->cand = xrealloc(r->cand, (size_t)r->capcand * sizeof *r->cand);
 		}
 		r->cand[r->ncand++] = *f;
+		r->cand[r->ncand - 1].bins = NULL;      /* valid during this call only */
+		r->cand[r->ncand - 1].nbins = 0;
 		return;
 	}
 	if (f->kind == FT_FK_GAP && f->scope == 0 && r->ngaps >= FT_REPORT_MAX_GAPS) {
@@ -65,6 +67,8 @@ static void keep(void *arg, const struct ft_finding *f)
 	r->f[r->nf++] = *f;
 	r->f[r->nf - 1].bursts = NULL;          /* valid during this call only */
 	r->f[r->nf - 1].nbursts = 0;
+	r->f[r->nf - 1].bins = NULL;
+	r->f[r->nf - 1].nbins = 0;
 	if (f->kind == FT_FK_GAP)
 		r->ngaps++;
 }

@@ -311,3 +311,25 @@ def test_finding_slices_span_their_bursts(tmp_path):
     here = [x["v"] for x in rows if x["k"] == "debug.waits_here"]
     assert here == [3, 4, 2]
     assert {x["v"] for x in rows if x["k"] == "debug.waits"} == {9}
+
+
+def test_storm_counter_per_data_set(tmp_path):
+    """A storm of 2 000 small reads of /data/set/*, 2 every millisecond for
+    one second: a counter "small reads/s: /data/set" on its process, 2 000
+    in each 100 ms bin of the storm, then 0."""
+    d = tmp_path / "run"
+    d.mkdir()
+    w = ftgen.TraceFile(str(d / "host.100.ft"), 100, ["prog"])
+    w.thread(100, "main", main=True)
+    t0 = START + 100_000_000                # a bin's start (bins from 0 ns)
+    for i in range(2000):
+        w.event(100, "READ", t0 + i * 500_000, 20_000, fd=3, req=4096, ret=4096,
+                path="/data/set/f%03d" % (i // 10))
+    w.close()
+    out = str(tmp_path / "t.pftrace")
+    r = subprocess.run([TOOL, "convert", "-o", out, str(d)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = load(out, "select c.ts, c.value from counter c join counter_track t on c.track_id = "
+                     "t.id where t.name = 'small reads/s: /data/set' order by c.ts")
+    assert [x["value"] for x in rows] == [2000] * 10 + [0]
+    assert [x["ts"] - rows[0]["ts"] for x in rows] == [i * 100_000_000 for i in range(11)]
