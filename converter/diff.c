@@ -149,6 +149,12 @@ static double delta(const struct side *a, const struct side *b, const struct lab
 	return per(b, l->lost[1]) - per(a, l->lost[0]);
 }
 
+/* a finding that cost less than LISTED_NS per unit (step or run) on both
+ * sides is counted, not listed, in the text; NOTABLE_NS per unit on one
+ * side is named in a conclusion that credits nothing */
+#define LISTED_NS 1000.0
+#define NOTABLE_NS 10000.0
+
 static const struct side *cmp_sides[2];
 
 static int by_delta(const void *x, const void *y)
@@ -607,6 +613,20 @@ int ft_cmd_diff(int argc, char **argv)
 			if (!credited)
 				len += snprintf(concl + len, sizeof concl - (size_t)len,
 						". No finding or feed changed by more than the interval");
+		} else {
+			/* nothing to credit: still name what changed that a user
+			 * went looking for (a storm gone), said to be within the
+			 * interval; at most two, each over NOTABLE_NS per unit */
+			int named = 0;
+			for (int i = 0; i < nl && named < 2 && len < (int)sizeof concl - 300; i++) {
+				if (!strcmp(status(&l[i]), "same") ||
+				    (per(a, l[i].lost[0]) < NOTABLE_NS && per(b, l[i].lost[1]) < NOTABLE_NS))
+					continue;
+				describe(one, sizeof one, &l[i], a, b, unit);
+				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s %s",
+						named++ ? "; " : ". Within the interval, so not credited: ",
+						status(&l[i]), one);
+			}
 		}
 	} else {
 		char x[32], y[32];
@@ -733,13 +753,24 @@ int ft_cmd_diff(int argc, char **argv)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
 		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
 		       b->r[0].procs[b->r[0].main].v.limit);
+		int small = 0;
 		for (int i = 0; i < nl; i++)
 			if (strcmp(status(&l[i]), "same")) {
+				if (per(a, l[i].lost[0]) < LISTED_NS && per(b, l[i].lost[1]) < LISTED_NS) {
+					small++;            /* a GIL wait of 100 ns is not news */
+					continue;
+				}
 				describe(one, sizeof one, &l[i], a, b, unit);
 				char line[300];
 				snprintf(line, sizeof line, "%s %s", status(&l[i]), one);
 				wrap78(line);
 			}
+		if (small) {
+			char line[160];
+			snprintf(line, sizeof line, "(%d more finding%s changed by less than 1 us %s on "
+				 "both sides: --json lists them)", small, small > 1 ? "s" : "", unit);
+			wrap78(line);
+		}
 		fputc('\n', stdout);
 		wrap78(concl);
 		if (ng) {

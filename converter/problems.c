@@ -75,7 +75,9 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 {
 	out[0] = 0;
-	if (!f->ntop || !f->top_file[0] || f->top_file[0][0] != '/')
+	/* a relative path (the program opened "data/x.bin") gives a relative
+	 * data set: the program's own words for it */
+	if (!f->ntop || !f->top_file[0] || !f->top_file[0][0] || f->top_file[0][0] == '(')
 		return;
 	size_t n = strlen(f->top_file[0]);
 	for (int k = 1; k < f->ntop; k++) {
@@ -84,7 +86,7 @@ void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 			i++;
 		n = i;
 	}
-	while (n > 1 && f->top_file[0][n - 1] != '/')
+	while (n > 0 && f->top_file[0][n - 1] != '/')
 		n--;
 	if (n > 1)
 		n--;                    /* without the trailing '/' */
@@ -106,10 +108,10 @@ static void common_dir(char *a, const char *b)
 	a[i] = 0;
 }
 
-/* path components: 2 for "/data/set" */
+/* path components: 2 for "/data/set", and for "pair/data" */
 static int depth(const char *d)
 {
-	int n = 0;
+	int n = *d && *d != '/';
 	for (; *d; d++)
 		n += *d == '/' && d[1] && d[1] != '/';
 	return n;

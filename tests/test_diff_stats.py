@@ -216,7 +216,10 @@ def test_storm_five_to_one_is_named(tmp_path):
     assert "lock" not in c
     txt = diff(a, b).stdout
     assert "shrank small-read storm in /data/train: 5 -> 1" in txt
-    assert "new lock contention in pthread_mutex_lock" in txt
+    # the new 90 ns lock wait is counted, not listed, in the text
+    assert "new lock contention" not in txt
+    assert ("(1 more finding changed by less than 1 us per step on both sides: --json "
+            "lists them)") in " ".join(txt.split())
 
 
 def test_storms_in_other_directories_are_not_matched(tmp_path):
@@ -349,8 +352,12 @@ def test_pytorch_broken_vs_fixed_reads(tmp_path):
     # reads of the loader's own source that fall in the same bursts)
     assert storm[0]["reads"]["before"] >= 16 * 32 * 5 and storm[0]["reads"]["after"] == 0
     c = d["conclusion"]
-    assert "lock" not in c and "pthread_mutex" not in c
+    # a GIL wait is never credited: no "Mostly" clause names a lock
+    assert "Mostly" not in c or "lock" not in c.split("Mostly")[1]
     if d["change"]["verdict"] in ("no change", "no change resolved"):
         assert "Mostly" not in c
+        # the storm that went away is still named, as not credited, first
+        assert ". Within the interval, so not credited: gone small-read storm in %s:" \
+            % data in c, c
     txt = diff(*runs["broken"], "--", *runs["fixed"]).stdout
     assert "gone small-read storm in " + str(data) in txt.replace("\n", " ")
