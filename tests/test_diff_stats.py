@@ -327,7 +327,7 @@ def test_timeline_step_counters_aligned_on_step_index(tmp_path):
 def test_pytorch_broken_vs_fixed_reads(tmp_path):
     """examples/train.py (real PyTorch, CPU, 2 loader workers, 16 steps),
     broken (4 KiB reads of one file per sample) vs --fixed (one whole-file
-    read per batch), 2 runs each, interleaved. On a shared 2-core machine
+    read per batch), 3 runs each, interleaved. On a shared 2-core machine
     the CPU-bound step time moves either way from run to run, so only what
     holds whatever the timing is asserted: the storm is named by the data
     set's directory and gone; the GIL's lock waits are never credited; a
@@ -335,7 +335,7 @@ def test_pytorch_broken_vs_fixed_reads(tmp_path):
     data = tmp_path / "train"
     data.mkdir()
     runs = {"broken": [], "fixed": []}
-    for i in range(2):
+    for i in range(3):
         for mode in ("broken", "fixed"):
             d = str(tmp_path / mode / str(i))
             argv = [TOOL, "run", "-o", d, "--", PYTHON, os.path.join(ROOT, "examples", "train.py"),
