@@ -41,7 +41,7 @@ LIB_CFLAGS = -fvisibility=hidden
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
 CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
-READER_SRCS = converter/reader.c converter/events.c
+READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/analysis.c converter/merge.c \
               converter/report.c converter/diff.c converter/ranges.c \

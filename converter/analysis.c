@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util.h"
 #include "analysis.h"
 #include "../libfeedtrace/modpath.h"
 #include "events.h"
@@ -192,39 +193,6 @@ struct map {
 	uint32_t cap, n;
 };
 
-static void *xcalloc(size_t n, size_t s)
-{
-	void *p = calloc(n ? n : 1, s);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-/* An array of *cap elements of size bytes grown to twice as many (8 at
- * first); exits on out of memory like every converter allocation. */
-void *ft_grow(void *p, int *cap, size_t size)
-{
-	*cap = *cap ? *cap * 2 : 8;
-	p = realloc(p, (size_t)*cap * size);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
 static uint32_t hash64(uint64_t k)
 {
 	k ^= k >> 33;
@@ -259,8 +227,8 @@ static void map_put(struct map *m, uint64_t key, uint32_t idx)
 	if ((m->n + 1) * 2 > m->cap) {
 		struct map g = { 0 };
 		g.cap = m->cap ? m->cap * 2 : 64;
-		g.key = xcalloc(g.cap, sizeof *g.key);
-		g.val = xcalloc(g.cap, sizeof *g.val);
+		g.key = ft_xcalloc(g.cap, sizeof *g.key);
+		g.val = ft_xcalloc(g.cap, sizeof *g.val);
 		for (uint32_t i = 0; i < m->cap; i++)
 			if (m->val[i]) {
 				uint32_t j = map_slot(&g, m->key[i], &found);
@@ -298,7 +266,7 @@ static void map_free(struct map *m)
 #define GROW(arr, n, cap) do { \
 	if ((n) == (cap)) { \
 		(cap) = (cap) ? (cap) * 2 : 16; \
-		(arr) = xrealloc((arr), (size_t)(cap) * sizeof *(arr)); \
+		(arr) = ft_xrealloc((arr), (size_t)(cap) * sizeof *(arr)); \
 	} } while (0)
 
 /* ---- state ---- */
@@ -393,7 +361,7 @@ struct ft_an {
 struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 			const struct ft_an_sink *sink)
 {
-	struct ft_an *a = xcalloc(1, sizeof *a);
+	struct ft_an *a = ft_xcalloc(1, sizeof *a);
 	a->p = p;
 	if (o)
 		a->o = *o;
@@ -404,7 +372,7 @@ struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 	a->last_th = -1;
 	if (a->o.storm_reads < 1)
 		a->o.storm_reads = 1;
-	a->ring = xcalloc(a->o.storm_reads, sizeof *a->ring);
+	a->ring = ft_xcalloc(a->o.storm_reads, sizeof *a->ring);
 	a->steps = ft_steps_new(p, a->o.step_range);
 	return a;
 }
@@ -1026,16 +994,6 @@ static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t p
  * thread waiting on it waits for the interpreter, not for data: its
  * condition-variable waits are lock time (and never a batch received),
  * its mutex waits a lock named "Python GIL". */
-/* A command line whose program is CPython ("python3", "/usr/bin/python3.11"). */
-int ft_is_python(const char *cmdline)
-{
-	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
-	for (const char *q = cmdline; q < end; q++)
-		if (*q == '/')
-			base = q + 1;
-	return !strncmp(base, "python", 6);
-}
-
 int ft_is_gil_name(const char *sym)
 {
 	return sym && strncmp(sym, "_PyRuntime", 10) == 0 && (sym[10] == 0 || sym[10] == '+');
@@ -1126,7 +1084,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		if (fd >= 0 && fd < 1 << 20) {
 			if (fd >= a->nfdsite) {
 				int n = fd + 64;
-				a->fdsite = xrealloc(a->fdsite, (size_t)n * sizeof *a->fdsite);
+				a->fdsite = ft_xrealloc(a->fdsite, (size_t)n * sizeof *a->fdsite);
 				memset(a->fdsite + a->nfdsite, 0, (size_t)(n - a->nfdsite) * sizeof *a->fdsite);
 				a->nfdsite = n;
 			}
@@ -1286,7 +1244,7 @@ static uint64_t gpu_busy(struct ft_an *a, uint64_t w0, uint64_t w1, uint64_t *la
 
 static void thread_sums(struct ft_an *a, struct ft_verdict *v)
 {
-	v->ths = xcalloc((size_t)a->nth, sizeof *v->ths);
+	v->ths = ft_xcalloc((size_t)a->nth, sizeof *v->ths);
 	v->nths = a->nth;
 	for (int i = 0; i < a->nth; i++) {
 		const struct thread *t = &a->th[i];

@@ -28,7 +28,6 @@ extern const char *const ft_cat_label[FT_CAT_N];  /* "submitting", ... */
 
 /* CUDA call classes (events.def) */
 enum { FT_SYNC_SUBMIT, FT_SYNC_WAIT, FT_SYNC_HIDDEN, FT_SYNC_POLL, FT_SYNC_OTHER };
-void *ft_grow(void *p, int *cap, size_t size);   /* doubles *cap; exits when out of memory */
 const char *ft_sync_word(unsigned sync);          /* "submit", "wait", ... */
 const char *ft_dir_word(unsigned dir);            /* "HtoD", ... */
 
@@ -47,7 +46,6 @@ void ft_an_default_opts(struct ft_an_opts *o);
 /* a module import (.py, .pyc, .so, a Python library prefix) or a /proc,
  * /sys, /dev file: its reads are never a small-read storm */
 /* a data symbol of CPython's GIL ("_PyRuntime+0x1b8") */
-int ft_is_python(const char *cmdline);     /* the program is CPython */
 int ft_is_gil_name(const char *sym);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
 #include "convert.h"
 #include "dump.h"
 #include "events.h"
@@ -66,16 +67,6 @@ struct conv {
 	uint64_t next_check;
 	struct timespec last_shown;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 static uint64_t shifted(const struct conv *c, uint64_t ts)
 {
@@ -272,7 +263,7 @@ static struct cthread *cthread_of(struct conv *c, int32_t tid)
 			return &c->th[c->last_th = i];
 	if (c->nth == c->capth) {
 		c->capth = c->capth ? c->capth * 2 : 16;
-		c->th = xrealloc(c->th, (size_t)c->capth * sizeof *c->th);
+		c->th = ft_xrealloc(c->th, (size_t)c->capth * sizeof *c->th);
 	}
 	struct cthread *t = &c->th[c->nth];
 	memset(t, 0, sizeof *t);
@@ -296,7 +287,7 @@ static struct cstream *cstream_of(struct conv *c, uint64_t id)
 			return &c->sm[i];
 	if (c->nsm == c->capsm) {
 		c->capsm = c->capsm ? c->capsm * 2 : 8;
-		c->sm = xrealloc(c->sm, (size_t)c->capsm * sizeof *c->sm);
+		c->sm = ft_xrealloc(c->sm, (size_t)c->capsm * sizeof *c->sm);
 	}
 	struct cstream *s = &c->sm[c->nsm++];
 	memset(s, 0, sizeof *s);

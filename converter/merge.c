@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "merge.h"
 
 #define BLOCK_DATA (64u << 10)
@@ -52,16 +53,6 @@ static uint64_t head_ts(const struct fifo *f)
 	uint64_t ts;
 	memcpy(&ts, f->head->data + f->off, 8);
 	return ts;
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
 }
 
 static uint64_t key(struct merger *m, int h)
@@ -183,7 +174,7 @@ static int on_event(const struct ft_event *ev, void *arg)
 		if (b)
 			m->free = b->next;
 		else
-			b = xmalloc(sizeof *b);
+			b = ft_xmalloc(sizeof *b);
 		b->next = NULL;
 		b->used = 0;
 		if (f->tail)

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
 #include "pipeline.h"
 
 #define BATCH_BYTES (128u << 10)
@@ -88,16 +89,6 @@ struct ft_pipe {
 	pthread_t thr;
 	uint64_t mismatches;                    /* stage 2: uuids that differed */
 };
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 int ft_pipe_default_threads(void)
 {
@@ -186,8 +177,8 @@ static void *stage2(void *arg)
 
 static struct batch *batch_new(void)
 {
-	struct batch *b = xmalloc(sizeof *b);
-	b->buf = xmalloc(BATCH_BYTES);
+	struct batch *b = ft_xmalloc(sizeof *b);
+	b->buf = ft_xmalloc(BATCH_BYTES);
 	b->cap = BATCH_BYTES;
 	b->len = 0;
 	b->next = NULL;
@@ -229,7 +220,7 @@ static void *put(struct ft_pipe *pl, uint32_t op, size_t n)
 		}
 		if (n > b->cap) {                    /* one command larger than a batch */
 			free(b->buf);
-			b->buf = xmalloc(n);
+			b->buf = ft_xmalloc(n);
 			b->cap = n;
 		}
 	}
@@ -423,7 +414,7 @@ void ft_pipe_call(struct ft_pipe *pl, const struct ft_pipe_call *c)
 
 struct ft_pipe *ft_pipe_new(pf_writer *w, int threads, ft_pipe_call_fn call_fn)
 {
-	struct ft_pipe *pl = xmalloc(sizeof *pl);
+	struct ft_pipe *pl = ft_xmalloc(sizeof *pl);
 	memset(pl, 0, sizeof *pl);
 	pl->w = w;
 	pl->call_fn = call_fn;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "util.h"
 #include "ranges.h"
 
 #define MAX_DEPTH 64

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "util.h"
 #include "events.h"
 #include "reader.h"
 #include "../libfeedtrace/shuffle.h"
@@ -24,26 +25,6 @@ struct strent {
 	uint32_t id;
 	const char *s;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return q;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return d;
-}
 
 /* ---- file access ----
  * Every byte comes in with pread (no mmap): a file that shrinks while it
@@ -116,7 +97,7 @@ static uint64_t resync(struct ft_process *p, uint64_t from, FILE *err)
 	memcpy(magic, &mv, 4);
 	const size_t hs = sizeof(struct ft_chunk_header);
 	if (p->scan_cap < WIN) {
-		p->scan = xrealloc(p->scan, WIN);
+		p->scan = ft_xrealloc(p->scan, WIN);
 		p->scan_cap = WIN;
 	}
 	uint64_t o = from;
@@ -167,7 +148,7 @@ static int next_chunk(struct ft_process *p, uint64_t *off, struct ft_chunk_heade
 		} else {
 			if (p->buf_cap < (size_t)h->stored_size + 1) {
 				p->buf_cap = (size_t)h->stored_size + 1;
-				p->buf = xrealloc(p->buf, p->buf_cap);
+				p->buf = ft_xrealloc(p->buf, p->buf_cap);
 			}
 			if (read_at(p, o + sizeof *h, p->buf, h->stored_size, err) < h->stored_size)
 				why = "chunk runs past the end of the file (cut off)";
@@ -205,7 +186,7 @@ static long decode(const struct ft_chunk_header *h, const unsigned char *payload
 {
 	if (*cap < h->raw_size + 1) {
 		*cap = h->raw_size + 1;
-		*buf = xrealloc(*buf, *cap);
+		*buf = ft_xrealloc(*buf, *cap);
 	}
 	switch (h->codec) {
 	case FT_CODEC_RAW:
@@ -226,7 +207,7 @@ static long decode(const struct ft_chunk_header *h, const unsigned char *payload
 		if (h->codec == FT_CODEC_ZSTD_SHUFFLE) {
 			if (*tcap < h->raw_size + 1) {
 				*tcap = h->raw_size + 1;
-				*tmp = xrealloc(*tmp, *tcap);
+				*tmp = ft_xrealloc(*tmp, *tcap);
 			}
 			dst = *tmp;
 		}
@@ -343,7 +324,7 @@ static void add_strings(struct ft_process *p, struct ft_strtab **tp, const unsig
 		s[e.len] = 0;
 		if (t->n == t->cap) {
 			t->cap = t->cap ? t->cap * 2 : 256;
-			t->e = xrealloc(t->e, t->cap * sizeof *t->e);
+			t->e = ft_xrealloc(t->e, t->cap * sizeof *t->e);
 		}
 		t->e[t->n++] = (struct strent){ e.id, s };
 		o += sizeof e + padded;
@@ -355,7 +336,7 @@ static struct ft_thread_rec *thread_rec(struct ft_process *p, int32_t tid)
 	for (int i = 0; i < p->nthreads; i++)
 		if (p->threads[i].tid == tid)
 			return &p->threads[i];
-	p->threads = xrealloc(p->threads, (size_t)(p->nthreads + 1) * sizeof *p->threads);
+	p->threads = ft_xrealloc(p->threads, (size_t)(p->nthreads + 1) * sizeof *p->threads);
 	struct ft_thread_rec *t = &p->threads[p->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
@@ -375,7 +356,7 @@ static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t
 			continue;
 		if (t->ncpu == t->cpucap) {
 			t->cpucap = t->cpucap ? 2 * t->cpucap : 16;
-			t->cpu = xrealloc(t->cpu, (size_t)t->cpucap * sizeof *t->cpu);
+			t->cpu = ft_xrealloc(t->cpu, (size_t)t->cpucap * sizeof *t->cpu);
 		}
 		t->cpu[t->ncpu++] = (struct ft_cpu_point){ s.ticks, s.cpu_ns };
 	}
@@ -547,7 +528,7 @@ static void add_modules(struct ft_process *p, const unsigned char *d, size_t n)
 			break;
 		if (p->nmods == p->capmods) {
 			p->capmods = p->capmods ? 2 * p->capmods : 32;
-			p->mods = xrealloc(p->mods, (size_t)p->capmods * sizeof *p->mods);
+			p->mods = ft_xrealloc(p->mods, (size_t)p->capmods * sizeof *p->mods);
 		}
 		struct ft_module *m = &p->mods[p->nmods++];
 		m->bias = e.bias;
@@ -555,7 +536,7 @@ static void add_modules(struct ft_process *p, const unsigned char *d, size_t n)
 		m->hi = e.hi;
 		m->build_id_len = e.build_id_len;
 		memcpy(m->build_id, id, e.build_id_len);
-		m->path = xstrdup(path);
+		m->path = ft_xstrdup(path);
 		o = next;
 	}
 }
@@ -570,7 +551,7 @@ static void set_cmdline(struct ft_process *p, const unsigned char *d, size_t n)
 	if (pi.cmdline_len < len)
 		len = pi.cmdline_len;
 	free(p->cmdline);
-	p->cmdline = xrealloc(NULL, len + 1);
+	p->cmdline = ft_xrealloc(NULL, len + 1);
 	memcpy(p->cmdline, d + sizeof pi, len);
 	p->cmdline[len] = 0;
 	for (size_t i = 0; i + 1 < len; i++)        /* args were NUL-separated */
@@ -610,7 +591,7 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
 	p->size = (uint64_t)st.st_size;
-	p->path = xstrdup(path);
+	p->path = ft_xstrdup(path);
 	if (read_at(p, 0, &p->hdr, sizeof p->hdr, err) < sizeof p->hdr) {
 		fprintf(err, "feedtrace: %s: offset 0: file too short for a trace header\n", path);
 		goto fail;
@@ -710,7 +691,7 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		snprintf(p->exe, sizeof p->exe, "%s", e ? e : "");
 	}
 	if (!p->cmdline)
-		p->cmdline = xstrdup("");
+		p->cmdline = ft_xstrdup("");
 
 	/* clock rate from the longest span we have; a short-lived process may
 	 * borrow a better rate from another process of its host (below) */
@@ -782,8 +763,8 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 	char **names = NULL;
 	int n = 0;
 	if (S_ISREG(st.st_mode)) {
-		names = xrealloc(NULL, sizeof *names);
-		names[n++] = xstrdup(dir);
+		names = ft_xrealloc(NULL, sizeof *names);
+		names[n++] = ft_xstrdup(dir);
 	} else {
 		DIR *d = opendir(dir);
 		if (!d) {
@@ -795,9 +776,9 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 			size_t l = strlen(de->d_name);
 			if (l < 4 || strcmp(de->d_name + l - 3, ".ft") != 0)
 				continue;
-			names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
+			names = ft_xrealloc(names, (size_t)(n + 1) * sizeof *names);
 			size_t need = strlen(dir) + l + 2;
-			names[n] = xrealloc(NULL, need);
+			names[n] = ft_xrealloc(NULL, need);
 			snprintf(names[n], need, "%s/%s", dir, de->d_name);
 			n++;
 		}
@@ -812,7 +793,7 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 	for (int i = 0; i < n; i++) {
 		struct ft_process *p;
 		if (open_file(names[i], &p, err) == 0) {
-			tr->procs = xrealloc(tr->procs, (size_t)(tr->nprocs + 1) * sizeof *tr->procs);
+			tr->procs = ft_xrealloc(tr->procs, (size_t)(tr->nprocs + 1) * sizeof *tr->procs);
 			tr->procs[tr->nprocs++] = p;
 			tr->errors += p->bad_chunks;
 			if (!tr->start_ns || p->base_ns < tr->start_ns)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "dump.h"
 #include "gate.h"
 #include "problems.h"
@@ -19,16 +20,6 @@
 #include "steps.h"
 #include "symbolize.h"
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
 /* ---- building ---- */
 
 static void keep(void *arg, const struct ft_finding *f)
@@ -37,7 +28,7 @@ static void keep(void *arg, const struct ft_finding *f)
 	if (f->candidate) {
 		if (r->ncand == r->capcand) {
 			r->capcand = r->capcand ? r->capcand * 2 : 16;
-			r->cand = xrealloc(r->cand, (size_t)r->capcand * sizeof *r->cand);
+			r->cand = ft_xrealloc(r->cand, (size_t)r->capcand * sizeof *r->cand);
 		}
 		r->cand[r->ncand++] = *f;
 		r->cand[r->ncand - 1].bins = NULL;      /* valid during this call only */
@@ -62,7 +53,7 @@ static void keep(void *arg, const struct ft_finding *f)
 	}
 	if (r->nf == r->capf) {
 		r->capf = r->capf ? r->capf * 2 : 64;
-		r->f = xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
+		r->f = ft_xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
 	}
 	r->f[r->nf++] = *f;
 	r->f[r->nf - 1].bursts = NULL;          /* valid during this call only */
@@ -140,7 +131,7 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 
 static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 {
-	rv->prod = xrealloc(rv->prod, (size_t)(rv->nprod + 1) * sizeof *rv->prod);
+	rv->prod = ft_xrealloc(rv->prod, (size_t)(rv->nprod + 1) * sizeof *rv->prod);
 	rv->prod[rv->nprod++] = *p;
 }
 
@@ -384,7 +375,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	if (ft_trace_open(dir, &r->tr, err) != 0)
 		return -1;
 	r->nprocs = r->tr.nprocs;
-	r->procs = xrealloc(NULL, (size_t)r->nprocs * sizeof *r->procs);
+	r->procs = ft_xrealloc(NULL, (size_t)r->nprocs * sizeof *r->procs);
 	uint64_t first = 0, last = 0;
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_process *p = r->tr.procs[i];
@@ -410,7 +401,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	}
 	r->total.wall_ns = last - first;       /* the run: first start to last end */
 	/* parents, the main process and the roles (roles.c) */
-	struct ft_role_proc *rl = xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rl);
+	struct ft_role_proc *rl = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rl);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *q = &r->procs[i];
 		rl[i] = (struct ft_role_proc){ .pid = q->pid, .ppid = q->ppid, .cmdline = q->cmdline,

@@ -9,8 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "roles.h"
+
+int ft_is_python(const char *cmdline)
+{
+	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
+	for (const char *q = cmdline; q < end; q++)
+		if (*q == '/')
+			base = q + 1;
+	return !strncmp(base, "python", 6);
+}
 
 int ft_role_depth(const struct ft_role_proc *p, int n, int i)
 {

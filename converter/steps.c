@@ -11,7 +11,9 @@
 #include <strings.h>
 
 #include "analysis.h"
+#include "util.h"
 #include "events.h"
+#include "roles.h"
 #include "steps.h"
 
 #define MAX_DEPTH 64                  /* deeper pushes are matched by level only */

@@ -25,7 +25,6 @@ KNOWN_CYCLES = {
     ("libfeedtrace/lifecycle", "libfeedtrace/ring"),
     ("libfeedtrace/strrefs", "libfeedtrace/strtab"),
     ("shim/cuda", "shim/dl"),
-    ("converter/analysis", "converter/steps"),
     ("converter/gate", "converter/report"),
     ("converter/html", "converter/report"),
     ("converter/problems", "converter/report"),
