@@ -47,7 +47,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/report.c converter/diff.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
-              converter/roles.c converter/cli.c
+              converter/roles.c converter/cli.c converter/xflows.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 # the converter's sources without its main(): what scripts/fuzz.sh links
 # with its harness (one list, here)

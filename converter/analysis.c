@@ -134,8 +134,8 @@ static void build_facts(void)
 			f->cat = FT_CAT_DATA;
 			f->got = 1;
 		}
-		if (k == FT_EV_FD_NEW)
-			f->cat = FT_CAT_CPU;
+		if (k == FT_EV_FD_NEW || k == FT_EV_PIPE_WRITE)
+			f->cat = FT_CAT_CPU;    /* a producer handing over: not a lock */
 		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
 			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||

@@ -25,6 +25,7 @@
 #include "problems.h"
 #include "cli.h"
 #include "roles.h"
+#include "xflows.h"
 #include "ranges.h"
 #include "symbolize.h"
 
@@ -57,6 +58,7 @@ struct conv {
 	int32_t pid;
 	uint64_t proc_uuid, ctr_uuid[FT_CTR_N];
 	struct { char name[600]; uint64_t uuid; } ds[16];   /* storm counters by data set */
+	const struct ft_xflows *xf;      /* flows between processes */
 	int nds;
 	struct lanes syncs, fl[FT_FK_N];
 	struct cthread *th; int nth, capth, last_th;
@@ -326,7 +328,13 @@ static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
 		h->has = 0;
 		return;
 	}
-	write_slice(c, t->uuid, h->ts, h->end, (const struct ft_rec *)h->rec, 0, 0);
+	/* a message between processes: its flow (xflows.c) */
+	uint64_t flow = 0;
+	int term = 0;
+	unsigned kind = ((const struct ft_rec *)h->rec)->kind;
+	if (kind == FT_EV_PIPE_WRITE || kind == FT_EV_PIPE_READ)
+		flow = ft_xflows_of(c->xf, c->iproc, h->tid, h->ts, &term);
+	write_slice(c, t->uuid, h->ts, h->end, (const struct ft_rec *)h->rec, flow, term);
 	h->has = 0;
 }
 
@@ -629,15 +637,20 @@ void ft_conv_clock(pf_writer *w, const struct ft_trace *tr)
  * "DataLoader worker 1 (pid 5562)") and links it to its parent. With more
  * than one process the roles need each one's launches and batches: a
  * light pass over its records, before the conversion. */
+struct prepass { struct ft_role_proc *rp; struct ft_xflows *xf; int i; };
+
 static int role_count(const struct ft_event *ev, void *arg)
 {
-	struct ft_role_proc *rp = arg;
-	rp->events++;
-	ft_an_role_count(ev->rec, &rp->launches, &rp->batches);
+	struct prepass *pp = arg;
+	pp->rp->events++;
+	ft_an_role_count(ev->rec, &pp->rp->launches, &pp->rp->batches);
+	ft_xflows_event(pp->xf, pp->i, ev);
 	return 0;
 }
 
-static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err)
+/* the roles and, across processes, the flows from a producer's pipe
+ * writes to the consumer's reads (xflows.c): one light pass */
+static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_xflows *xf)
 {
 	struct ft_role_proc *rl = calloc((size_t)(tr->nprocs ? tr->nprocs : 1), sizeof *rl);
 	if (!rl) {
@@ -653,10 +666,12 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err)
 		rl[i].ppid = p->hdr.ppid;
 		rl[i].cmdline = *p->cmdline ? p->cmdline : p->exe;
 		rl[i].start = p->base_ns;
+		struct prepass pp = { &rl[i], xf, i };
 		if (tr->nprocs > 1)
-			ft_process_events(p, role_count, &rl[i], quiet ? quiet : err);
+			ft_process_events(p, role_count, &pp, quiet ? quiet : err);
 	}
 	ft_roles(rl, tr->nprocs);
+	ft_xflows_pair(xf, rl);
 	return rl;
 }
 
@@ -707,8 +722,10 @@ static void process_tree(pf_writer *w, const struct ft_trace *tr, const struct f
 void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
 		   FILE *err, struct ft_conv_stats *st)
 {
-	struct ft_role_proc *rl = roles_of(tr, err);
+	struct ft_xflows *xf = ft_xflows_new(tr->nprocs);
+	struct ft_role_proc *rl = roles_of(tr, err, xf);
 	process_tree(w, tr, rl, o);
+	st->flows += ft_xflows_count(xf);
 	int threads = o->threads > 0 ? o->threads : ft_pipe_default_threads();
 	struct ft_pipe *pl = ft_pipe_new(w, threads, draw_call);
 	for (int i = 0; i < tr->nprocs; i++) {
@@ -721,6 +738,7 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 		c.last_th = -1;
 		c.iproc = i;
 		c.nproc = tr->nprocs;
+		c.xf = xf;
 		char name[200];
 		ft_role_name(rl, tr->nprocs, i, name, sizeof name);
 		conv_process(&c, err, name);
@@ -729,6 +747,7 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 	}
 	ft_pipe_finish(pl);
 	free(rl);
+	ft_xflows_free(xf);
 }
 
 /* ---- the output file ----

@@ -242,6 +242,25 @@ ssize_t read(int fd, void *buf, size_t n)
 	return r;
 }
 
+/* A write is recorded only to a pipe or socket the tracer knows (made by
+ * pipe, socketpair, socket..., or read before): the producer's side of a
+ * queue between processes; any other write (files, terminals) passes
+ * through after one load. */
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct ft_thread *t = ft_enter(FT_G_LOCK);
+	unsigned k = t ? ft_fd_word(fd) >> FT_FD_KIND_SHIFT : 0;
+	if (k != FT_FDK_PIPE && k != FT_FDK_SOCKET)
+		return REAL(write)(fd, buf, n);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(write)(fd, buf, n);
+	int e = errno;
+	ft_record4(t, FT_EV_PIPE_WRITE, t0, ft_now(), (uint32_t)fd, k, sat32(n),
+		   (uint32_t)result32(r));
+	errno = e;
+	return r;
+}
+
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	struct ft_thread *t = ft_enter(FT_G_IO);

@@ -72,3 +72,33 @@ def test_helpers_named_and_linked(traced, tmp_path):
     [m] = [x for x in rows if x["name"] and x["name"].startswith("main:")]
     assert m["name"].replace("\xa0", " ") == "main: sh -c true; true; echo done"
     assert m["parent"] not in pids
+
+
+FLOWS = ("select s1.name as a, p1.pid as src, s2.name as b, p2.pid as dst from flow f "
+         "join slice s1 on f.slice_out = s1.id join slice s2 on f.slice_in = s2.id "
+         "join thread_track tt1 on s1.track_id = tt1.id join thread t1 on tt1.utid = t1.utid "
+         "join process p1 on t1.upid = p1.upid "
+         "join thread_track tt2 on s2.track_id = tt2.id join thread t2 on tt2.utid = t2.utid "
+         "join process p2 on t2.upid = p2.upid")
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/lib/python3/dist-packages/torch"),
+                    reason="Debian python3-torch not installed")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_each_batch_flows_from_its_worker_to_the_main_process(traced, tmp_path, workers):
+    """8 batches: 8 flows, each from a worker's write of the batch message
+    into the result queue's pipe to the main process's read of it; the
+    workers' index messages (the main process writing) draw none."""
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP)
+    r = traced([PYTHON, str(script), str(workers)])
+    assert r.returncode == 0 and r.stdout == "8\n", r.stderr
+    procs = r.trace.procs
+    [main] = [p for p in procs if p["ppid"] not in [q["pid"] for q in procs]]
+    kids = {p["pid"] for p in procs if p["ppid"] == main["pid"]}
+    out = str(tmp_path / "t.pftrace")
+    convert(r.dir, out)
+    rows = load(out, FLOWS)
+    assert len(rows) == 8
+    assert all((x["a"], x["b"], x["dst"]) == ("write", "read", main["pid"]) for x in rows)
+    assert {x["src"] for x in rows} <= kids and len({x["src"] for x in rows}) >= 2
