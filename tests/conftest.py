@@ -6,6 +6,8 @@ back with `feedtrace dump --json`, and asserts exact facts about it.
 """
 import json
 import os
+import shutil
+import re
 import resource
 import subprocess
 import sys
@@ -133,3 +135,33 @@ def nofile(soft, hard):
 
 def untraced(argv, timeout=120, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# ---- self-contained HTML pages (report --html, diff --html) ----
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def assert_offline_page(html):
+    """The page fetches nothing: no script, stylesheet or image, no URL but
+    the SVG namespace."""
+    assert "<script" not in html and "<link" not in html and "<img" not in html
+    assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
+
+
+def chromium_dom(page, tmp_path):
+    """The page as headless Chromium built it (its DOM), after a screenshot
+    it must be able to write too; skips without a usable Chromium."""
+    if not CHROMIUM:
+        pytest.skip("no chromium (scripts/deps.sh installs Debian's)")
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--user-data-dir=" + str(tmp_path / "profile")]
+    dom = subprocess.run(args + ["--dump-dom", page.as_uri()], capture_output=True, text=True,
+                         timeout=120)
+    if dom.returncode != 0 or "<body" not in dom.stdout:
+        pytest.skip("chromium cannot start here: " + dom.stderr[-300:])
+    png = tmp_path / (page.stem + ".png")
+    subprocess.run(args + ["--screenshot=" + str(png), "--window-size=1000,1400",
+                           page.as_uri()], capture_output=True, timeout=120)
+    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return dom.stdout

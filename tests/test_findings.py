@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, TOOL, Trace, preload
+from conftest import PYTHON, TOOL, Trace, assert_offline_page, chromium_dom, preload
 import ftgen
 
 MS = 1000000
@@ -297,10 +297,6 @@ def test_lock_records_of_an_older_recorder_still_read(tmp_path):
 
 # ---- report --html, in a real browser
 
-import shutil  # noqa: E402
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
 
 def test_html_report_in_headless_chromium(tmp_path):
     """report --html: one page with the verdict, the feeding threads' bar,
@@ -329,28 +325,14 @@ def test_html_report_in_headless_chromium(tmp_path):
     r = subprocess.run([TOOL, "report", str(d), "--html", str(page)], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    html = page.read_text()
-    assert "<script" not in html and "<link" not in html and "<img" not in html
-    assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
+    assert_offline_page(page.read_text())
     rep = report(str(d))
-    if not CHROMIUM:
-        pytest.skip("no chromium (scripts/deps.sh installs Debian's)")
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--user-data-dir=" + str(tmp_path / "profile")]
-    dom = subprocess.run(args + ["--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120)
-    if dom.returncode != 0 or "<body" not in dom.stdout:
-        pytest.skip("chromium cannot start here: " + dom.stderr[-300:])
-    out = dom.stdout
+    out = chromium_dom(page, tmp_path)
     assert rep["verdict"]["sentence"].replace("&", "&amp;") in out
     assert out.count('class="step"') == rep["metrics"]["steps"] == 10
     assert '<svg id="feed"' in out and "<rect" in out.split('<svg id="feed"')[1].split("</svg>")[0]
     assert out.count('class="problem"') == len(rep["problems"]) >= 1
     assert out.count('class="sugg"') == sum(1 for p in rep["problems"] if p["suggestion"])
-    png = tmp_path / "r.png"
-    subprocess.run(args + ["--screenshot=" + str(png), "--window-size=1000,1400",
-                           page.as_uri()], capture_output=True, timeout=120)
-    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_worker_under_the_threshold_joins_the_storm_row(tmp_path):
