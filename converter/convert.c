@@ -67,7 +67,6 @@ struct conv {
 	/* progress */
 	int iproc, nproc;
 	uint64_t next_check;
-	struct timespec last_shown;
 };
 
 static uint64_t shifted(const struct conv *c, uint64_t ts)
@@ -546,18 +545,14 @@ static void on_finding(void *arg, const struct ft_finding *f)
 
 /* ---- the stream of events ---- */
 
+/* the progress line (cli.c): the process being converted; one line kept
+ * per process */
 static void progress(struct conv *c, int done)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	double dt = (double)(now.tv_sec - c->last_shown.tv_sec) +
-		    (double)(now.tv_nsec - c->last_shown.tv_nsec) / 1e9;
-	if (!done && dt < 0.25)
-		return;
-	c->last_shown = now;
-	fprintf(stderr, "\rfeedtrace convert: process %d/%d (pid %d): %llu events%s",
-		c->iproc + 1, c->nproc, c->p->hdr.pid, (unsigned long long)c->st->events,
-		done ? "\n" : "");
+	ft_progress_line(c->o->progress, done, "feedtrace convert: process %d/%d (pid %d): %llu events",
+			 c->iproc + 1, c->nproc, c->p->hdr.pid, (unsigned long long)c->st->events);
+	if (done)
+		ft_progress_end(c->o->progress, 1);
 }
 
 static int on_event(const struct ft_event *ev, void *arg)
@@ -862,7 +857,7 @@ int ft_cmd_convert(int argc, char **argv)
 	struct ft_conv_opts o;
 	memset(&o, 0, sizeof o);
 	ft_an_default_opts(&o.an);
-	o.progress = isatty(2);
+	int quiet = 0;
 	const char *dir = NULL, *out = NULL;
 	int mixed = 0, c, k;
 	struct ft_cli cli;
@@ -886,7 +881,7 @@ int ft_cmd_convert(int argc, char **argv)
 			o.threads = (int)n;
 			break;
 		}
-		case QUIET: o.progress = 0; break;
+		case QUIET: quiet = 1; break;
 		case 'h':
 			usage_to(stdout);
 			ft_cli_end(&cli);
@@ -912,6 +907,9 @@ int ft_cmd_convert(int argc, char **argv)
 		snprintf(def, sizeof def, "%.*s.pftrace", (int)l, dir);
 		out = def;
 	}
+	struct ft_progress pg;
+	ft_progress_init(&pg, quiet);
+	o.progress = pg.on ? &pg : NULL;
 	struct ft_trace tr;
 	if (ft_trace_open(dir, &tr, stderr) != 0) {
 		fprintf(stderr, "feedtrace convert: nothing to convert\n");

@@ -13,10 +13,12 @@
 #include "pftrace.h"
 #include "reader.h"
 
+struct ft_progress;
+
 struct ft_conv_opts {
 	struct ft_an_opts an;
 	struct ft_merge_opts mg;
-	int progress;            /* progress line on stderr */
+	struct ft_progress *progress;   /* the progress line (cli.h), or NULL */
 	const char *label;       /* prefix of process names ("before: "), or NULL */
 	int64_t ts_shift;        /* added to every timestamp */
 	int32_t pid_add;         /* added to every pid and tid (two runs in one trace) */

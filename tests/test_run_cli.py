@@ -294,7 +294,7 @@ def with_pty_stderr(args):
     return rc, out.decode(), got.decode()
 
 
-def test_report_progress_line_on_a_terminal_only(tmp_path):
+def test_progress_line_on_a_terminal_only(tmp_path):
     """report on a terminal: "\\r", the line of the process being read
     ("process 1/1 (pid P): 1 events" at its first event), then cleared
     before the report; through a pipe, or with --quiet: nothing."""
@@ -309,3 +309,10 @@ def test_report_progress_line_on_a_terminal_only(tmp_path):
     assert (r.returncode, r.stderr, r.stdout) == (0, "", out)
     rc, out2, tty = with_pty_stderr(["report", d, "--quiet"])
     assert (rc, tty, out2) == (0, "", out)
+    # convert: the same helper, one line kept per process
+    rc, _o, tty = with_pty_stderr(["convert", d, "-o", tmp_path / "a.pftrace"])
+    assert rc == 0
+    assert tty.startswith("\rfeedtrace convert: process 1/1 (pid %d): 1 events\x1b[K" % p["pid"])
+    assert "\x1b[K\r\n" in tty
+    rc, _o, tty = with_pty_stderr(["convert", d, "--quiet", "-o", tmp_path / "b.pftrace"])
+    assert rc == 0 and "process 1/1" not in tty
