@@ -17,9 +17,6 @@
 
 #define KSIGSET 8 /* the kernel's sigset size on Linux x86_64 / arm64 */
 
-/* write(2) with SIGPIPE blocked for this thread; a SIGPIPE that this write
- * made pending is taken back (it is thread-directed), one that was pending
- * before is left to the program. */
 static __thread int own_table;
 
 void ft_log_own_table(void)
@@ -45,6 +42,9 @@ static void write_stderr(const char *buf, size_t n)
 		syscall(SYS_close, pidfd);
 }
 
+/* write(2) with SIGPIPE blocked for this thread; a SIGPIPE that this write
+ * made pending is taken back (it is thread-directed), one that was pending
+ * before is left to the program. */
 static void write_no_sigpipe(const char *buf, size_t n)
 {
 	sigset_t pipe_only, old, pending;

@@ -127,14 +127,6 @@ static int out_of_the_way(int fd)
 	return high;
 }
 
-/* Before each chunk: the trace descriptor still refers to the trace file.
- * A program may have put a file of its own at that number behind libc's
- * back (a raw dup2 or dup3 system call, as Go and seccomp-wrapped runtimes
- * make): that number is the program's now, never written or closed again.
- * The trace file is opened again by its path (no link followed, and only
- * if it is still the same file) at a number out of the way; else output
- * stops with one line, losses counted. Costs one fstat per chunk. The
- * caller holds the flush lock. */
 static int is_trace_file(int fd)
 {
 	struct stat st;
@@ -154,6 +146,15 @@ static int reopen_trace_file(void)
 	return -1;
 }
 
+/* Before each chunk: the trace descriptor still refers to the trace file.
+ * A program may have put a file of its own at that number behind libc's
+ * back (a raw dup2 or dup3 system call, as Go and seccomp-wrapped runtimes
+ * make): that number is the program's now, never written or closed again.
+ * The trace file is opened again by its path (no link followed, and only
+ * if it is still the same file) at a number out of the way; else output
+ * stops with one line, losses counted. Costs one fstat per chunk written
+ * from a program thread (exit paths; the flusher has its own table: below,
+ * ft_output_own_table). The caller holds the flush lock. */
 static int still_ours(void)
 {
 	if (is_trace_file(ft_out_fd))

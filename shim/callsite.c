@@ -304,10 +304,15 @@ static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
  * CPython 3.11: read directly, GIL held or not. Other versions: through
  * the public frame API, only while the calling thread holds the GIL
  * (without it those calls would race the interpreter). */
-uint32_t ft_callsite_python(void)
+int ft_callsite_python_on(void)
 {
 	/* a Python site names the program's files: none under FEEDTRACE_REDACT */
-	if (!py_ready || !ft_cfg.python_frames || ft_cfg.redact)
+	return py_ready && ft_cfg.python_frames && !ft_cfg.redact;
+}
+
+uint32_t ft_callsite_python(void)
+{
+	if (!ft_callsite_python_on())
 		return 0;
 	if (py311_ready) {
 		char text[1024];

@@ -6,4 +6,5 @@
 void ft_callsite_init(void);
 uint32_t ft_callsite_native(void);      /* "#S:" return addresses, interned */
 uint32_t ft_callsite_python(void);      /* "file:line in function;...", interned */
+int ft_callsite_python_on(void);        /* Python sites can be taken in this process */
 #endif

@@ -68,7 +68,8 @@ static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
 
 static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const char *path)
 {
-	if (fd < 0 || t0 - t->py_open_at < PY_OPEN_EVERY || ft_is_module_path(path))
+	if (fd < 0 || t0 - t->py_open_at < PY_OPEN_EVERY || !ft_callsite_python_on() ||
+	    ft_is_module_path(path))
 		return 0;
 	t->py_open_at = t0;
 	FT_BUSY_WALK(t);
