@@ -151,16 +151,22 @@ static const struct kfacts *facts(unsigned kind)
 	return kind > 0 && kind < FT_EV_COUNT ? &kf[kind] : NULL;
 }
 
+/* a wait that returned data: a batch received (the GIL's waits aside) */
+static int got_data(const struct kfacts *f, const struct ft_rec *r)
+{
+	if (!f->got || !f->ret)
+		return 0;
+	int64_t ret = ft_field_signed(r, f->ret);
+	return f->got == 1 ? ret > 0 : ret == 0;
+}
+
 void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches)
 {
 	const struct kfacts *f = facts(r->kind);
 	if (!f)
 		return;
 	*launches += f->launch != 0;
-	if (f->got && f->ret) {
-		int64_t ret = ft_field_signed(r, f->ret);
-		*batches += f->got == 1 ? ret > 0 : ret == 0;
-	}
+	*batches += got_data(f, r);
 }
 
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
@@ -1068,14 +1074,11 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	t->ct[in.cat] += clip(a, ev->ts_ns, end);
 	if (!a->o.win_end || (ev->ts_ns >= a->o.win_start && ev->ts_ns < a->o.win_end))
 		t->wevents++;
-	if (f->got && f->ret && !gil) {
-		int64_t ret = ft_field_signed(r, f->ret);
-		if (f->got == 1 ? ret > 0 : ret == 0) {
-			if (!t->batches++)
-				t->first_batch = end;
-			if (end > t->last_batch)
-				t->last_batch = end;
-		}
+	if (f && !gil && got_data(f, r)) {
+		if (!t->batches++)
+			t->first_batch = end;
+		if (end > t->last_batch)
+			t->last_batch = end;
 	}
 	if (in.cuda)
 		on_cuda(a, t, ev, &in);

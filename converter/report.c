@@ -389,7 +389,6 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		rp->start = p->base_ns;
 		if ((uint64_t)ft_traced_threads(p) > rp->m.threads)
 			rp->m.threads = (uint64_t)ft_traced_threads(p);
-		add_metrics(&r->total, &rp->m);
 		if (rp->m.dropped)
 			fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",
 				p->path, p->hdr.pid, (unsigned long long)rp->m.dropped);
@@ -399,7 +398,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		if (e > last)
 			last = e;
 	}
-	r->total.wall_ns = last - first;       /* the run: first start to last end */
+	uint64_t wall = last - first;          /* the run: first start to last end */
 	/* parents, the main process and the roles (roles.c) */
 	struct ft_role_proc *rl = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rl);
 	for (int i = 0; i < r->nprocs; i++) {
@@ -418,16 +417,15 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	 * the indices it is sent, not training steps */
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_metrics *m = &r->procs[i].m;
-		if (i == r->main || !m->steps_from_batches)
-			continue;
-		r->total.steps -= m->steps, r->total.step_ns -= m->step_ns;
-		r->total.step_launches -= m->step_launches, r->total.step_hidden -= m->step_hidden;
-		r->total.step_reads -= m->step_reads, r->total.steps_from_batches--;
-		m->steps = m->step_ns = m->step_median_ns = m->step_launches = 0;
-		m->step_hidden = m->step_reads = m->steps_from_batches = 0;
-		r->procs[i].v.first_step = r->procs[i].v.last_step_end = 0;
-		r->procs[i].v.warmup_steps = r->procs[i].v.warmup_end = 0;
+		if (i != r->main && m->steps_from_batches) {
+			m->steps = m->step_ns = m->step_median_ns = m->step_launches = 0;
+			m->step_hidden = m->step_reads = m->steps_from_batches = 0;
+			r->procs[i].v.first_step = r->procs[i].v.last_step_end = 0;
+			r->procs[i].v.warmup_steps = r->procs[i].v.warmup_end = 0;
+		}
+		add_metrics(&r->total, m);         /* the run's sums, those steps left out */
 	}
+	r->total.wall_ns = wall;
 	run_verdict(r, o ? o : &dflt, mg, err);
 	/* a median does not add up: the run's is that of the process with most steps */
 	r->total.step_median_ns = 0;
