@@ -5,7 +5,6 @@ Chromium, nothing fetched from anywhere."""
 import json
 import subprocess
 
-
 from conftest import TOOL, assert_offline_page, chromium_dom
 import ftgen
 
