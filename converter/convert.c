@@ -269,12 +269,8 @@ static struct cthread *cthread_of(struct conv *c, int32_t tid)
 	struct cthread *t = &c->th[c->nth];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
-	const char *name = ft_thread_name(c->p, tid);
-	char nb[48];
-	if (!name || !*name) {
-		snprintf(nb, sizeof nb, "thread %d", tid);
-		name = nb;
-	}
+	char name[64];
+	ft_thread_label(c->p, tid, name, sizeof name);
 	t->uuid = tid > 0 ? ft_pipe_thread_track(c->pl, c->pid, (int64_t)tid + c->o->pid_add, name)
 			  : c->proc_uuid;
 	c->last_th = c->nth++;

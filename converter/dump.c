@@ -185,7 +185,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			if (!ft_thread_traced(&p->threads[i]))
 				continue;
 			fprintf(out, "%s\"%d\":", k++ ? "," : "", p->threads[i].tid);
-			ft_json_string(out, p->threads[i].name);
+			ft_json_string(out, ft_thread_name(p, p->threads[i].tid));
 		}
 		/* CPU samples per thread: how many, the last CPU time (ns) */
 		fputs("},\"cpu\":{", out);

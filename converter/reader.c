@@ -485,7 +485,7 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 {
 	for (int i = 0; i < p->nthreads; i++)
 		if (p->threads[i].tid == tid)
-			return p->threads[i].name;
+			return *p->threads[i].py_name ? p->threads[i].py_name : p->threads[i].name;
 	return "";
 }
 
@@ -640,12 +640,15 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			add_strings(p, &p->symbols, buf, (size_t)n, err, at);
 			break;
 		case FT_CHUNK_THREAD:
-			if ((size_t)n >= sizeof(struct ft_thread_info)) {
+			if ((size_t)n >= FT_THREAD_INFO_MIN) {
 				struct ft_thread_info ti;
-				memcpy(&ti, buf, sizeof ti);
+				memset(&ti, 0, sizeof ti);
+				memcpy(&ti, buf, (size_t)n < sizeof ti ? (size_t)n : sizeof ti);
 				ti.name[sizeof ti.name - 1] = 0;
+				ti.py_name[sizeof ti.py_name - 1] = 0;
 				struct ft_thread_rec *t = thread_rec(p, ti.tid);
 				memcpy(t->name, ti.name, sizeof t->name);
+				memcpy(t->py_name, ti.py_name, sizeof t->py_name);
 			}
 			break;
 		case FT_CHUNK_CLOCK:

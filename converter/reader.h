@@ -22,7 +22,8 @@ struct ft_cpu_point {
 
 struct ft_thread_rec {
 	int32_t tid;
-	char name[24];
+	char name[24];           /* the kernel's (comm), as the program left it */
+	char py_name[48];        /* Python's threading name, or "" */
 	uint64_t lost;           /* highest lost_total seen */
 	uint64_t records;
 	uint64_t stream;         /* stream of the last EVENTS chunk read */
@@ -107,6 +108,8 @@ const char *ft_string(const struct ft_process *p, uint32_t id);
 const char *ft_site_symbols(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
+/* a thread's name: Python's (threading) where it has one, else the
+ * kernel's; "" for a thread never named */
 const char *ft_thread_name(const struct ft_process *p, int32_t tid);
 /* CPU time thread tid used in [t0_ns, t1_ns] (CLOCK_MONOTONIC), linear
  * between its samples, none before the first or after the last; -1 when

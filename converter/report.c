@@ -690,7 +690,7 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
-	char a[48], b[48], c[48], line[256];
+	char a[48], b[48], c[48], line[320];
 	const struct ft_metrics *t = &r->total;
 	ft_fmt_count(a, sizeof a, t->events);
 	ft_fmt_ns(b, sizeof b, t->wall_ns);
@@ -707,12 +707,14 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
-		if (t->steps_from_batches)
+		if (t->steps_from_batches) {
+			int32_t tid = r->procs[r->main].v.batch_tid;
+			char who[64];
+			ft_thread_label(r->tr.procs[r->main], tid, who, sizeof who);
 			snprintf(line, sizeof line, "%llu steps (no \"%.20s\" ranges: one per batch "
-				 "received by thread %d of the main process), mean %s, median %s",
-				 (unsigned long long)t->steps, r->step_range,
-				 r->procs[r->main].v.batch_tid, a, b);
-		else
+				 "received by %s (tid %d) of the main process), mean %s, median %s",
+				 (unsigned long long)t->steps, r->step_range, who, tid, a, b);
+		} else
 			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
 				 (unsigned long long)t->steps, r->step_range, a, b);
 		wrap(out, line, 2);

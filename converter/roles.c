@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reader.h"
 #include "roles.h"
 
 int ft_is_python(const char *cmdline)
@@ -18,6 +19,27 @@ int ft_is_python(const char *cmdline)
 		if (*q == '/')
 			base = q + 1;
 	return !strncmp(base, "python", 6);
+}
+
+void ft_thread_label(const struct ft_process *p, int32_t tid, char *out, size_t cap)
+{
+	const char *name = ft_thread_name(p, tid);
+	const char *cmd = *p->cmdline ? p->cmdline : p->exe;
+	if (tid == p->hdr.pid && ft_is_python(cmd)) {
+		/* the kernel's name a process starts with: its program's base
+		 * name, 15 bytes at most */
+		const char *end = cmd + strcspn(cmd, " "), *base = cmd;
+		for (const char *q = cmd; q < end; q++)
+			if (*q == '/')
+				base = q + 1;
+		size_t n = (size_t)(end - base) < 15 ? (size_t)(end - base) : 15;
+		if (strlen(name) == n && !strncmp(name, base, n))
+			name = "MainThread";
+	}
+	if (*name)
+		snprintf(out, cap, "%s", name);
+	else
+		snprintf(out, cap, "thread %d", tid);
 }
 
 int ft_role_depth(const struct ft_role_proc *p, int n, int i)

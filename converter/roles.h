@@ -32,4 +32,11 @@ void ft_brief_command(const char *cmdline, char *out, size_t cap);
  * "DataLoader worker 1 (pid 5562)", "helper: sh -c ..." */
 void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap);
 
+struct ft_process;
+/* what a user reads for a thread: Python's name for it ("Thread-1
+ * (producer)", "QueueFeederThread"), "MainThread" for a Python process's
+ * main thread the program did not rename, else the kernel's name, else
+ * "thread TID" */
+void ft_thread_label(const struct ft_process *p, int32_t tid, char *out, size_t cap);
+
 #endif

@@ -245,6 +245,10 @@ static void write_thread_info(struct ft_thread *t)
 	uint64_t w[2] = { atomic_load_explicit(&t->name[0], memory_order_acquire),
 			  atomic_load_explicit(&t->name[1], memory_order_acquire) };
 	memcpy(ti.name, w, 15);         /* ti.name[15..] stay 0 */
+	uint64_t pw[6];
+	for (int i = 0; i < 6; i++)
+		pw[i] = atomic_load_explicit(&t->py_name[i], memory_order_acquire);
+	memcpy(ti.py_name, pw, sizeof ti.py_name - 1);
 	struct iovec v = { &ti, sizeof ti };
 	ft_output_write_chunk(FT_CHUNK_THREAD, FT_CODEC_RAW, sizeof ti, &v, 1);
 	t->named = 1;
@@ -301,10 +305,12 @@ static void drain_ring(struct ft_thread *t, int let_go)
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 		uint64_t lost = atomic_load_explicit(&t->lost, memory_order_relaxed);
-		if (head == tail && lost == t->lost_written)
-			return;
+		/* a thread named with no record yet (a Python thread,
+		 * ft_thread_set_py_name) is written all the same */
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
+		if (head == tail && lost == t->lost_written)
+			return;
 		write_strings();
 		uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
 		struct ft_events_prefix pre;

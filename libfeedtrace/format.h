@@ -135,11 +135,13 @@ struct ft_string_entry {                 /* 8 bytes, then len bytes, padded to 8
 	uint32_t len;
 };
 
-struct ft_thread_info {                  /* 32 bytes */
+struct ft_thread_info {                  /* 80 bytes; writers before py_name: 32 */
 	int32_t  tid;
 	uint32_t flags;                  /* 1: main thread */
 	char     name[24];
+	char     py_name[48];            /* Python's name for it (threading), or "" */
 };
+#define FT_THREAD_INFO_MIN 32            /* readers take chunks this long and up */
 
 struct ft_clock_pair {                   /* 32 bytes */
 	uint64_t ticks;

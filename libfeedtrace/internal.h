@@ -37,6 +37,7 @@ void ft_ring_after_fork_child(void);
 /* ring.c */
 void *ft_map_anon(size_t bytes, int flags);
 void ft_thread_set_name(struct ft_thread *t, const char *name);
+void ft_thread_set_py_name(const char *name);   /* the calling thread's */
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
 /* strtab.c */
 void ft_strtab_init(void);

@@ -148,6 +148,8 @@ struct ft_thread *ft_thread_attach(void)
 	char name[16] = { 0 };
 	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
 	ft_thread_set_name(t, name);
+	for (int i = 0; i < 6; i++)
+		atomic_store_explicit(&t->py_name[i], 0, memory_order_relaxed);
 	atomic_store(&t->renamed, 0);
 	atomic_fetch_add(&ft_threads_seen, 1);
 	atomic_store_explicit(&t->state, FT_SLOT_LIVE, memory_order_release);
@@ -167,6 +169,22 @@ void ft_thread_set_name(struct ft_thread *t, const char *name)
 	memcpy(w, name, strnlen(name, 15));
 	atomic_store_explicit(&t->name[0], w[0], memory_order_relaxed);
 	atomic_store_explicit(&t->name[1], w[1], memory_order_relaxed);
+	atomic_store_explicit(&t->renamed, 1, memory_order_release);
+}
+
+/* The name Python's threading gave the calling thread, taken by its
+ * creator from the Thread it started (shim/thread.c): 47 bytes at most.
+ * A thread without a ring is attached for it, so that a Python thread is
+ * named even if it makes no traced call. */
+void ft_thread_set_py_name(const char *name)
+{
+	struct ft_thread *t = ft_self ? ft_self : ft_thread_attach();
+	if (!t || t == &ft_thread_refused || t == &ft_thread_vfork_child)
+		return;
+	uint64_t w[6] = { 0 };
+	memcpy(w, name, strnlen(name, sizeof w - 1));
+	for (int i = 0; i < 6; i++)
+		atomic_store_explicit(&t->py_name[i], w[i], memory_order_relaxed);
 	atomic_store_explicit(&t->renamed, 1, memory_order_release);
 }
 

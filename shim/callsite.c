@@ -45,6 +45,7 @@ static struct {
 	int (*frame_line)(PyObject *);
 	PyObject *(*frame_back)(PyObject *);
 	PyObject *(*getattr)(PyObject *, const char *);
+	PyObject *(*dict_item)(PyObject *, const char *);
 	const char *(*utf8)(PyObject *);
 	void (*decref)(PyObject *);
 	void (*err_fetch)(PyObject **, PyObject **, PyObject **);
@@ -150,12 +151,13 @@ void ft_callsite_init(void)
 	py.frame_line = (int (*)(PyObject *))dlsym(h, "PyFrame_GetLineNumber");
 	py.frame_back = (PyObject *(*)(PyObject *))dlsym(h, "PyFrame_GetBack");
 	py.getattr = (PyObject *(*)(PyObject *, const char *))dlsym(h, "PyObject_GetAttrString");
+	py.dict_item = (PyObject *(*)(PyObject *, const char *))dlsym(h, "PyDict_GetItemString");
 	py.utf8 = (const char *(*)(PyObject *))dlsym(h, "PyUnicode_AsUTF8");
 	py.decref = (void (*)(PyObject *))dlsym(h, "Py_DecRef");
 	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))dlsym(h, "PyErr_Fetch");
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))dlsym(h, "PyErr_Restore");
 	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
-		   py.getattr && py.utf8 && py.decref && py.err_fetch && py.err_restore;
+		   py.getattr && py.dict_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
 	py311_init(h);
 }
 
@@ -361,3 +363,51 @@ uint32_t ft_callsite_python(void)
 	return len ? ft_intern(text) : 0;
 }
 
+
+/* The name of the threading.Thread that the calling thread is starting,
+ * into out (NUL-terminated, cut to cap - 1 bytes); 0 when it is not one.
+ * Called from pthread_create (shim/thread.c): CPython's start_new_thread
+ * calls it holding the GIL, under Thread.start's frame, whose "self" is
+ * the Thread. Its "_name" is what threading calls it ("MainThread",
+ * "QueueFeederThread", "Thread-1 (producer)"). Read through the public
+ * API, so only while this thread holds the GIL; the pending exception,
+ * if any, is left as it was. */
+size_t ft_callsite_python_thread(char *out, size_t cap)
+{
+	out[0] = 0;
+	if (!ft_callsite_python_on() || cap < 2 || !py.is_initialized() || !py.this_tstate() ||
+	    !py.gil_check())
+		return 0;
+	PyObject *et, *ev, *tb;
+	py.err_fetch(&et, &ev, &tb);
+	size_t len = 0;
+	PyObject *f = py.get_frame();         /* borrowed */
+	PyObject *code = f ? py.frame_code(f) : NULL, *h1 = NULL, *h2 = NULL;
+	const char *file = code ? py_attr(code, "co_filename", &h1) : NULL;
+	const char *func = code ? py_attr(code, "co_name", &h2) : NULL;
+	size_t fl = file ? strlen(file) : 0;
+	if (func && strcmp(func, "start") == 0 && fl >= 12 &&
+	    strcmp(file + fl - 12, "threading.py") == 0) {
+		PyObject *locals = py.getattr(f, "f_locals");
+		PyObject *self = locals ? py.dict_item(locals, "self") : NULL;   /* borrowed */
+		PyObject *h3 = NULL;
+		const char *name = self ? py_attr(self, "_name", &h3) : NULL;
+		if (name) {
+			len = strnlen(name, cap - 1);
+			memcpy(out, name, len);
+			out[len] = 0;
+		}
+		if (h3)
+			py.decref(h3);
+		if (locals)
+			py.decref(locals);
+	}
+	if (h1)
+		py.decref(h1);
+	if (h2)
+		py.decref(h2);
+	if (code)
+		py.decref(code);
+	py.err_restore(et, ev, tb);
+	return len;
+}

@@ -5,14 +5,18 @@
  * ft_thread_set_name), and pthread_create, so that every thread the
  * program makes has its CPU time sampled, traced calls or not
  * (flusher.c, ft_cpu_track), and its end is known (ring.c,
- * ft_thread_leaving). They record nothing and never change a result.
+ * ft_thread_leaving), and named as Python's threading calls it when a
+ * Python Thread starts it (shim/callsite.c). They record nothing and never
+ * change a result.
  */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "callsite.h"
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
@@ -27,6 +31,7 @@ static struct start {
 	void *(*fn)(void *);
 	void *arg;
 	_Atomic int used;
+	char py_name[48];       /* the threading.Thread it runs, or "" */
 } starts[START_POOL];
 
 /* The thread's start routine is over: returned, or left by pthread_exit
@@ -44,7 +49,11 @@ static void *start_tracked(void *p)
 	struct start *s = p;
 	void *(*fn)(void *) = s->fn;
 	void *arg = s->arg;
+	char py_name[sizeof s->py_name];
+	memcpy(py_name, s->py_name, sizeof py_name);
 	atomic_store_explicit(&s->used, 0, memory_order_release);
+	if (py_name[0])
+		ft_thread_set_py_name(py_name);
 	int place = ft_cpu_track((int32_t)syscall(SYS_gettid));
 	void *r;
 	pthread_cleanup_push(start_over, (void *)(intptr_t)place);
@@ -63,6 +72,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 				continue;
 			starts[i].fn = fn;
 			starts[i].arg = arg;
+			ft_callsite_python_thread(starts[i].py_name, sizeof starts[i].py_name);
 			int r = REAL(pthread_create)(th, attr, start_tracked, &starts[i]);
 			if (r != 0)
 				atomic_store(&starts[i].used, 0);

@@ -82,8 +82,9 @@ def test_batches_are_steps(traced, tmp_path, workers, mode):
     assert len(main) == 1 and len(workers_) == workers
     assert main[0]["metrics"]["steps"] == batches - 1
     assert all(p["metrics"]["steps"] is None for p in workers_)
-    assert ("%d steps (no \"step\" ranges: one per batch received by thread %d of the main "
-            "process)" % (batches - 1, main[0]["pid"])) in " ".join(text.split())
+    # the thread by Python's name for it
+    assert ("%d steps (no \"step\" ranges: one per batch received by MainThread (tid %d) of "
+            "the main process)" % (batches - 1, main[0]["pid"])) in " ".join(text.split())
 
 
 def test_threads_and_a_queue_have_no_steps(traced, tmp_path):

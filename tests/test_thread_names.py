@@ -9,7 +9,8 @@ Program: tests/progs/thread_names.c; `feedtrace dump --json` gives each
 process's thread names (tid -> name)."""
 import subprocess
 
-from conftest import BUILD, ROOT, prog, untraced
+from conftest import BUILD, PYTHON, ROOT, TOOL, prog, untraced
+from test_convert import load
 
 
 def test_thread_names(traced, tmp_path):
@@ -38,3 +39,73 @@ def test_thread_names(traced, tmp_path):
     assert sorted(str(e["tid"]) for e in reads) == sorted(tid for tid, _ in said)
     u = untraced([exe, str(data)])
     assert u.returncode == 0 and [ln.split()[1] for ln in u.stdout.splitlines()] == names
+
+
+# Python threads: the name threading gives each Thread, taken when it
+# starts (shim/callsite.c, from Thread.start's frame, GIL held)
+THREADS = r'''
+import os, threading, queue
+q = queue.Queue()
+def producer(n):
+    for i in range(n):
+        q.put(i)
+    q.put(None)
+def pump():
+    with open(os.devnull) as f:
+        f.read()
+a = threading.Thread(target=producer, args=(500,))
+b = threading.Thread(target=producer, args=(500,), name="loader")
+c = threading.Thread(target=pump, name="x" * 60)
+d = threading.Thread(target=pump)
+d.start(); d.name = "renamed-after-start"; d.join()
+for t in (a, b, c):
+    t.start()
+done = 0
+while done < 2:
+    done += q.get() is None
+for t in (a, b, c):
+    t.join()
+print(threading.get_native_id())
+for t in (a, b, c, d):
+    print(t.native_id)
+'''
+
+
+def python_threads(traced, tmp_path, env=None):
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS)
+    run = traced([PYTHON, str(script)], env=env)
+    assert run.returncode == 0, run.stderr
+    tids = run.stdout.split()
+    [p] = run.trace.procs
+    return tids, p["thread_names"], run
+
+
+def test_python_threads_named_as_threading_names_them(traced, tmp_path):
+    tids, names, run = python_threads(traced, tmp_path)
+    main, a, b, c, d = tids
+    # 5 threads, each named as Python knows it; the long one cut to 47
+    # bytes; the one renamed after its start keeps the name it started with
+    assert names == {main: "python3", a: "Thread-1 (producer)", b: "loader",
+                     c: "x" * 47, d: "Thread-2 (pump)"}
+    # the timeline: the main thread of a Python process is "MainThread"
+    out = str(tmp_path / "t.pftrace")
+    r = subprocess.run([TOOL, "convert", "-o", out, run.dir], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = load(out, "select t.tid, t.name from thread t join process p using (upid) "
+                     "where p.pid = %s" % main)
+    got = {str(x["tid"]): x["name"] for x in rows}
+    want = {main: "MainThread", a: "Thread-1 (producer)", b: "loader", c: "x" * 47,
+            d: "Thread-2 (pump)"}
+    # a thread has a track when it made a traced call (here at least the
+    # main thread's waits for the queue and c's read)
+    assert main in got and c in got
+    assert got == {t: want[t] for t in got}
+
+
+def test_python_thread_names_redacted(traced, tmp_path):
+    """FEEDTRACE_REDACT=1: names from the program's Python are not taken
+    (the kernel's name is, as for every program)"""
+    tids, names, _ = python_threads(traced, tmp_path, env={"FEEDTRACE_REDACT": "1"})
+    assert set(names.values()) == {"python3"}
+    assert set(names) <= set(tids)

@@ -54,6 +54,15 @@ def test_dataloader_workers_named_and_linked(traced, tmp_path, workers):
                                  main["pid"])
     assert len(got) == workers + 2          # and the untraced parent, unnamed
     assert got[main["ppid"]][0] == ""
+    # threads by Python's names: each process's main thread, and the
+    # multiprocessing queues' feeder threads (the main process puts indices
+    # on one queue per worker, each worker its batches on the result queue)
+    rows = load(out, "select p.pid, t.tid, t.name from thread t join process p using (upid) "
+                     "where p.pid != 0")
+    for p in [main] + kids:
+        names = [x["name"] for x in rows if x["pid"] == p["pid"]]
+        assert [x["name"] for x in rows if x["tid"] == p["pid"]] == ["MainThread"]
+        assert names.count("QueueFeederThread") == (workers if p is main else 1), names
 
 
 def test_helpers_named_and_linked(traced, tmp_path):
