@@ -29,11 +29,11 @@ endif
 # shim/callsite.c reads (shim/pyframe.h) is checked against CPython's own.
 PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
 
-LIB_SRCS = libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
+LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c shim/wait.c \
+           shim/dlreal.c shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c shim/wait.c \
            shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
@@ -44,7 +44,7 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/analysis.c converter/merge.c \
-              converter/report.c converter/diff.c converter/ranges.c \
+              converter/report.c converter/cmd_report.c converter/diff.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
               converter/roles.c converter/cli.c converter/xflows.c

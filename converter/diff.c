@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util.h"
 #include "convert.h"
 #include "dump.h"
 #include "gate.h"

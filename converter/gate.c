@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "util.h"
 #include "dump.h"
 #include "gate.h"
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "problems.h"
 #include "report.h"
 #include "stats.h"

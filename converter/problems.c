@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "problems.h"
+#include "util.h"
 #include "report.h"
 
 const char *ft_finding_suggestion(const struct ft_finding *f)
@@ -458,4 +459,67 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;
 	return acc.n;
+}
+
+/* The innermost frame of a call site, for 80 columns: a Python frame
+ * ("dir/file.py:57 in step") without its directory; *n is its length. */
+const char *ft_site_brief(const char *site, int *n)
+{
+	size_t len = strcspn(site, "\n;");
+	const char *colon = memchr(site, ':', len);
+	if (colon && colon - site > 3 && !memcmp(colon - 3, ".py", 3)) {
+		const char *base = site;
+		for (const char *p = site; p < colon; p++)
+			if (*p == '/')
+				base = p + 1;
+		len -= (size_t)(base - site);
+		site = base;
+	}
+	*n = (int)len;
+	return site;
+}
+
+/* one line of evidence for a finding */
+void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
+{
+	char a[32], b[32];
+	switch (f->kind) {
+	case FT_FK_GAP:
+		ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
+		if (f->scope == 0)
+			snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
+				 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
+				 f->tid, ft_cat_label[f->cause], a);
+		else
+			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
+				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
+		break;
+	case FT_FK_HIDDEN: {
+		int n;
+		const char *site = ft_site_brief(f->site, &n);
+		ft_fmt_ns(a, sizeof a, f->max_ns);
+		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
+			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->tid);
+		break;
+	}
+	case FT_FK_STORM:
+		ft_fmt_bytes(a, sizeof a, f->bytes);
+		ft_fmt_count(b, sizeof b, f->reads);
+		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of 1 MiB would do)",
+			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
+		break;
+	case FT_FK_LOCK: {
+		int n;
+		const char *site = ft_site_brief(f->site, &n);
+		ft_fmt_ns(a, sizeof a, f->max_ns);
+		snprintf(buf, cap, "%s %s%s0x%llx%s%s%.*s x%llu (max %s), %d thread%s", f->symbol,
+			 f->lock_name ? f->lock_name : "", f->lock_name ? " (" : "",
+			 (unsigned long long)f->addr, f->lock_name ? ")" : "",
+			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->threads,
+			 f->threads == 1 ? "" : "s");
+		break;
+	}
+	default:
+		snprintf(buf, cap, "?");
+	}
 }

@@ -41,4 +41,10 @@ const char *ft_finding_suggestion(const struct ft_finding *f);
  * returns how many. */
 int ft_problems(const struct ft_report *r, struct ft_problem **out);
 
+/* one line of evidence for a finding */
+void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
+/* The innermost frame of a call site, for 80 columns: a Python frame
+ * ("dir/file.py:57 in step") without its directory; *n is its length. */
+const char *ft_site_brief(const char *site, int *n);
+
 #endif

@@ -1,18 +1,19 @@
 /*
- * report.c: `feedtrace report DIR [--json]`: analyses every process (merge.c,
- * analysis.c), picks the main process, the roles and the loop's window,
- * analyses the main process and its workers again within that window (the
- * verdict, its producers and start-up), and prints the verdict, the findings
+ * report.c: the report of a run (`feedtrace report`): analyses every
+ * process (merge.c, analysis.c), picks the main process, the roles and the
+ * loop's window, analyses the main process and its workers again within
+ * that window (the verdict, its producers and start-up), and prints the
+ * verdict, the findings
  * ranked by time lost and the top call sites in 80 columns, or the same as
  * JSON (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
- * Never decides a limit itself: analysis.c does, per process.
+ * Never decides a limit itself: analysis.c does, per process. The command
+ * and its options are cmd_report.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 #include "dump.h"
-#include "gate.h"
 #include "problems.h"
 #include "report.h"
 #include "cli.h"
@@ -453,122 +454,6 @@ void ft_report_free(struct ft_report *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* ---- formatting helpers ---- */
-
-void ft_fmt_ns(char *buf, size_t cap, uint64_t ns)
-{
-	if (ns >= 10000000000ull)
-		snprintf(buf, cap, "%.0f s", (double)ns / 1e9);
-	else if (ns >= 1000000000ull)
-		snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
-	else
-		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
-}
-
-/* s in at most width columns: its tail after "..." when longer */
-const char *ft_fit(const char *s, int width)
-{
-	int n = (int)strlen(s);
-	static char buf[4][128];
-	static int k;
-	if (n <= width || width < 4 || width > 120)
-		return s;
-	char *b = buf[k++ & 3];
-	snprintf(b, 128, "...%s", s + n - (width - 3));
-	return b;
-}
-
-void ft_fmt_count(char *buf, size_t cap, uint64_t n)
-{
-	char t[32];
-	int len = snprintf(t, sizeof t, "%llu", (unsigned long long)n), o = 0;
-	for (int i = 0; i < len && (size_t)o + 2 < cap; i++) {
-		if (i && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = t[i];
-	}
-	buf[o] = 0;
-}
-
-/* The innermost frame of a call site, for 80 columns: a Python frame
- * ("dir/file.py:57 in step") without its directory; *n is its length. */
-static const char *site_brief(const char *site, int *n)
-{
-	size_t len = strcspn(site, "\n;");
-	const char *colon = memchr(site, ':', len);
-	if (colon && colon - site > 3 && !memcmp(colon - 3, ".py", 3)) {
-		const char *base = site;
-		for (const char *p = site; p < colon; p++)
-			if (*p == '/')
-				base = p + 1;
-		len -= (size_t)(base - site);
-		site = base;
-	}
-	*n = (int)len;
-	return site;
-}
-
-static void fmt_bytes(char *buf, size_t cap, uint64_t b)
-{
-	if (b >= 1ull << 30)
-		snprintf(buf, cap, "%.1f GiB", (double)b / (1ull << 30));
-	else if (b >= 1 << 20)
-		snprintf(buf, cap, "%.1f MiB", (double)b / (1 << 20));
-	else if (b >= 1 << 10)
-		snprintf(buf, cap, "%.1f KiB", (double)b / (1 << 10));
-	else
-		snprintf(buf, cap, "%llu B", (unsigned long long)b);
-}
-
-/* one line of evidence for a finding */
-void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
-{
-	char a[32], b[32];
-	switch (f->kind) {
-	case FT_FK_GAP:
-		ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
-		if (f->scope == 0)
-			snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
-				 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
-				 f->tid, ft_cat_label[f->cause], a);
-		else
-			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
-				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
-		break;
-	case FT_FK_HIDDEN: {
-		int n;
-		const char *site = site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->tid);
-		break;
-	}
-	case FT_FK_STORM:
-		fmt_bytes(a, sizeof a, f->bytes);
-		ft_fmt_count(b, sizeof b, f->reads);
-		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of 1 MiB would do)",
-			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
-		break;
-	case FT_FK_LOCK: {
-		int n;
-		const char *site = site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s %s%s0x%llx%s%s%.*s x%llu (max %s), %d thread%s", f->symbol,
-			 f->lock_name ? f->lock_name : "", f->lock_name ? " (" : "",
-			 (unsigned long long)f->addr, f->lock_name ? ")" : "",
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->threads,
-			 f->threads == 1 ? "" : "s");
-		break;
-	}
-	default:
-		snprintf(buf, cap, "?");
-	}
-}
-
 /* prints s wrapped at 78 columns with the given indent; the first line
  * starts at column col0 (already printed) */
 static void wrap_from(FILE *out, const char *s, int indent, int col0)
@@ -851,7 +736,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_fmt_ns(b, sizeof b, f->max_ns);
 		ft_fmt_count(c, sizeof c, f->count);
 		int n;
-		const char *site = site_brief(f->site, &n);
+		const char *site = ft_site_brief(f->site, &n);
 		if (n && f->kind == FT_FK_LOCK && f->lock_name)
 			snprintf(line, sizeof line, "%.*s (%s on %s)", n, site, f->symbol, f->lock_name);
 		else if (n)
@@ -1157,116 +1042,4 @@ int ft_report_print(const char *dir, FILE *out)
 	ft_report_text(&r, out);
 	ft_report_free(&r);
 	return 0;
-}
-
-static const char report_usage[] =
-	"usage: feedtrace report DIR [--json] [--html FILE] [--fail-if COND]... [options]\n"
-	"The verdict (which feed limits the run), the problems found with what to\n"
-	"change, and the call sites (docs/ANALYSES.md; --json: docs/REPORT-SCHEMA.md).\n"
-	"  --json               machine-readable\n"
-	"  --fail-if 'C'        exit 1 when C holds ('hidden_syncs_per_step > 0')\n"
-	"  --junit FILE         the --fail-if results as JUnit XML\n"
-	"  --html FILE          also the report as one self-contained page (charts\n"
-	"                       drawn inline: opens offline, prints, attaches)\n"
-	FT_READ_HELP
-	"  --quiet              no progress line (shown on a terminal only)\n"
-	"  -h, --help           this text\n%s"
-	"Example: feedtrace report t1 --fail-if 'storms > 0'\n";
-
-int ft_cmd_report(int argc, char **argv)
-{
-	enum { JSON = FT_OPT_OWN, FAIL_IF, JUNIT, HTML, QUIET };
-	static const struct option opts[] = {
-		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
-		{ "json", no_argument, NULL, JSON },
-		{ "fail-if", required_argument, NULL, FAIL_IF },
-		{ "junit", required_argument, NULL, JUNIT },
-		{ "html", required_argument, NULL, HTML },
-		{ "quiet", no_argument, NULL, QUIET },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ft_an_opts o;
-	struct ft_merge_opts mg = { 0, 0 };
-	int quiet = 0;
-	const char *dir = NULL, *junit = NULL, *html = NULL;
-	int json = 0, ng = 0, mixed = 0, c, k;
-	static struct ft_gate g[FT_GATE_MAX];
-	ft_an_default_opts(&o);
-	struct ft_cli cli;
-	ft_cli_begin(&cli, "report", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
-		if ((k = ft_an_set_opt(&o, "report", c, optarg)) ||
-		    (k = ft_read_set_opt(&mg, &mixed, "report", c, optarg))) {
-			if (k < 0)
-				goto bad;
-			continue;
-		}
-		switch (c) {
-		case JSON: json = 1; break;
-		case FAIL_IF:
-			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], optarg) != 0)
-				goto bad;
-			break;
-		case JUNIT: junit = optarg; break;
-		case HTML: html = optarg; break;
-		case QUIET: quiet = 1; break;
-		case 'h':
-			fprintf(stdout, report_usage, ft_an_opts_help);
-			ft_cli_end(&cli);
-			return 0;
-		default:
-			ft_cli_bad(&cli, c);
-			fprintf(stderr, report_usage, ft_an_opts_help);
-			goto bad;
-		}
-	}
-	if (optind < cli.argc)
-		dir = cli.argv[optind];
-	if (!dir || optind + 1 < cli.argc) {
-		if (dir)
-			fprintf(stderr, "feedtrace report: one run directory only (%s, %s)\n", dir,
-				cli.argv[optind + 1]);
-		fprintf(stderr, report_usage, ft_an_opts_help);
-		goto bad;
-	}
-	ft_cli_end(&cli);
-	struct ft_report r;
-	struct ft_progress pg;
-	ft_progress_init(&pg, quiet);
-	ft_report_progress(&pg);
-	int built = ft_report_build(&r, dir, &o, &mg, stderr);
-	ft_report_progress(NULL);
-	ft_progress_end(&pg, 0);           /* cleared: the report follows */
-	if (built != 0) {
-		fprintf(stderr, "feedtrace report: nothing to report\n");
-		return ng ? 2 : 1;
-	}
-	if (!mixed && ft_trace_one_run(&r.tr, "report", stderr) != 0) {
-		ft_report_free(&r);
-		return 2;
-	}
-	/* budgets (gate.c): exit 1 when one is exceeded, 2 on a bad one */
-	int rc = 0;
-	struct ft_report *rp = &r;
-	for (int i = 0; i < ng && rc != 2; i++)
-		if (ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL) != 0)
-			rc = 2;
-		else if (g[i].holds)
-			rc = 1;
-	if (rc != 2 && junit && ft_gate_junit(g, ng, "feedtrace.report", junit) != 0)
-		rc = 2;
-	if (rc != 2 && html && ft_report_html(&r, html) != 0)
-		rc = 1;
-	if (rc != 2 && json)
-		ft_report_json(&r, stdout);
-	else if (rc != 2)
-		ft_report_text(&r, stdout);
-	if (rc != 2 && ng)
-		ft_gate_print(g, ng, json ? stderr : stdout);
-	ft_report_free(&r);
-	return rc;
-bad:
-	ft_cli_end(&cli);
-	return 2;
 }

@@ -70,12 +70,9 @@ void ft_report_text(const struct ft_report *r, FILE *out);
 void ft_report_json(const struct ft_report *r, FILE *out);
 /* `feedtrace run`: the text report of dir on out */
 int ft_report_print(const char *dir, FILE *out);
-int ft_cmd_report(int argc, char **argv);
 /* steps: "-" or the count; the mean step time; per-step rates (x per step) */
 double ft_per_step(const struct ft_metrics *m, uint64_t x);
 
-/* helpers shared with diff.c */
-void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);
 /* the step times of the process with most steps, in the order they
  * closed; *len malloc'd (NULL, 0 without steps) */
 void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
@@ -93,8 +90,5 @@ int ft_diff_html(const char *path, const struct ft_diff_side side[2], const char
 /* report's progress line while it reads processes (cli.h; NULL: none) */
 struct ft_progress;
 void ft_report_progress(struct ft_progress *pg);
-void ft_fmt_count(char *buf, size_t cap, uint64_t n);
-const char *ft_fit(const char *s, int width);
-void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
 
 #endif

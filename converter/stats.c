@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "stats.h"
 
 const char *const ft_change_word[] = { "no change", "no change resolved", "faster", "slower" };

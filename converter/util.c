@@ -1,6 +1,7 @@
 /*
  * util.c: the converter's allocation helpers (util.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,4 +41,60 @@ void *ft_grow(void *p, int *cap, size_t size)
 {
 	*cap = *cap ? *cap * 2 : 8;
 	return need(realloc(p, (size_t)*cap * size));
+}
+
+/* ---- numbers and text for people ---- */
+
+/* 750 ns, 1.5 us, 2.0 ms, 1.25 s, 12 s */
+void ft_fmt_ns(char *buf, size_t cap, uint64_t ns)
+{
+	if (ns >= 10000000000ull)
+		snprintf(buf, cap, "%.0f s", (double)ns / 1e9);
+	else if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
+}
+
+/* s in at most width columns: its tail after "..." when longer */
+const char *ft_fit(const char *s, int width)
+{
+	int n = (int)strlen(s);
+	static char buf[4][128];
+	static int k;
+	if (n <= width || width < 4 || width > 120)
+		return s;
+	char *b = buf[k++ & 3];
+	snprintf(b, 128, "...%s", s + n - (width - 3));
+	return b;
+}
+
+/* 1,234,567 */
+void ft_fmt_count(char *buf, size_t cap, uint64_t n)
+{
+	char t[32];
+	int len = snprintf(t, sizeof t, "%llu", (unsigned long long)n), o = 0;
+	for (int i = 0; i < len && (size_t)o + 2 < cap; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = t[i];
+	}
+	buf[o] = 0;
+}
+
+/* 1.5 KiB, 2.0 MiB: binary units */
+void ft_fmt_bytes(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= 1ull << 30)
+		snprintf(buf, cap, "%.1f GiB", (double)b / (1ull << 30));
+	else if (b >= 1 << 20)
+		snprintf(buf, cap, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, cap, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(buf, cap, "%llu B", (unsigned long long)b);
 }

@@ -1,12 +1,14 @@
 /*
- * util.h: the converter's allocation helpers, one definition each (util.c).
- * Every converter allocation exits with one line when memory runs out: a
- * half-written report helps no one.
+ * util.h: the converter's shared helpers, one definition each (util.c):
+ * allocation (every converter allocation exits with one line when memory
+ * runs out: a half-written report helps no one), and numbers and text as
+ * the report, the diff and the pages print them.
  */
 #ifndef FT_UTIL_H
 #define FT_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void *ft_xmalloc(size_t n);
 void *ft_xcalloc(size_t n, size_t size);
@@ -14,5 +16,11 @@ void *ft_xrealloc(void *p, size_t n);
 char *ft_xstrdup(const char *s);
 /* an array of *cap elements of size bytes grown to twice as many (8 at first) */
 void *ft_grow(void *p, int *cap, size_t size);
+
+void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);      /* "1.5 us", "2.0 ms" */
+void ft_fmt_count(char *buf, size_t cap, uint64_t n);    /* "1,234,567" */
+void ft_fmt_bytes(char *buf, size_t cap, uint64_t b);    /* "2.0 MiB" */
+/* s in at most width columns: its tail after "..." when longer */
+const char *ft_fit(const char *s, int width);
 
 #endif

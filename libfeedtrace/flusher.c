@@ -3,10 +3,8 @@
  * a ring is a quarter full, when a thread exited, and every FEEDTRACE_FLUSH_MS;
  * writes new strings first, then each ring's published records as one
  * EVENTS chunk (delta + byte-transposed, then one zstd frame).
- *
- * The flush lock serialises everything that writes the file: this thread,
- * the exit paths (_exit, exec, fatal signals) that drain raw without zstd,
- * and fork, which must not copy a half-written file state.
+ * It decides when and what to drain; output.c writes the chunks and owns
+ * the flush lock.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,7 +29,6 @@
 static pthread_t flusher;
 static _Atomic int flusher_running;
 static _Atomic int flusher_stop;
-static _Atomic int flush_lock_word;
 static uint64_t strings_pos;             /* arena bytes already in the file */
 static uint64_t last_clock_ns;
 
@@ -42,47 +39,6 @@ static unsigned char *packed;
 static size_t packed_cap;
 static ZSTD_CCtx *cctx;
 
-/* ThreadSanitizer builds: the flush lock's acquire and release are told to
- * TSan once more. The fatal-signal path takes the lock in our own handler,
- * installed with the real sigaction: when the TSan runtime is preloaded
- * first (the test suite), it does not know that handler, and the kernel
- * may run it while the thread sits in one of the runtime's blocking
- * interceptors (pause, sleep, sem_wait), where TSan executes atomics
- * without their synchronisation (ignore_interceptors). It then reported
- * every access the lock orders (strings_pos written by the flusher, read
- * by ft_flush_all_raw) although the lock was taken. The annotations repeat
- * exactly what the CAS and the store do, at their address; a lock not
- * taken (timeout) is not annotated, so a drain beside the flusher is still
- * reported. */
-#ifdef __SANITIZE_THREAD__
-#include <sanitizer/tsan_interface.h>
-#define flush_lock_taken()   __tsan_acquire(&flush_lock_word)
-#define flush_lock_leaving() __tsan_release(&flush_lock_word)
-#else
-#define flush_lock_taken()   ((void)0)
-#define flush_lock_leaving() ((void)0)
-#endif
-
-int ft_flush_lock(long timeout_ms)
-{
-	uint64_t deadline = 0;
-	for (;;) {
-		int expect = 0;
-		if (atomic_compare_exchange_weak(&flush_lock_word, &expect, 1)) {
-			flush_lock_taken();
-			return 0;
-		}
-		/* bounded in real time (CLOCK_MONOTONIC), not by counting naps:
-		 * a nap that oversleeps on a loaded machine still counts as is */
-		uint64_t now = ft_mono_ns();
-		if (!deadline)
-			deadline = now + (uint64_t)timeout_ms * 1000000ull;
-		if (timeout_ms >= 0 && now >= deadline)
-			return -1;
-		struct timespec ts = { 0, 50000 };
-		syscall(SYS_nanosleep, &ts, NULL);   /* async-signal-safe */
-	}
-}
 
 /* The flusher is compressing a chunk, not holding the lock (fork reads it
  * for its FORK record: the child was made without waiting for zstd). */
@@ -104,11 +60,6 @@ int ft_flusher_quiet(void)
 	       (atomic_load(&flusher_settled) && !atomic_load(&compressing));
 }
 
-void ft_flush_unlock(void)
-{
-	flush_lock_leaving();
-	atomic_store(&flush_lock_word, 0);
-}
 
 /* One frame: "function+0xoff (library)" or "library+0xoff". */
 static size_t symbolise_frame(uintptr_t ip, char *out, size_t cap)
@@ -363,17 +314,6 @@ static void cpu_batch_write(struct cpu_batch *b)
 	struct iovec v = { b->s, b->n * sizeof b->s[0] };
 	ft_output_write_chunk(FT_CHUNK_CPU, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
 	b->n = 0;
-}
-
-/* The thread's own CPU time, as it leaves (ring.c, at thread exit). */
-void ft_cpu_note_exit(struct ft_thread *t)
-{
-	struct timespec ts;
-	t->exit_ticks = 0;
-	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return;
-	t->exit_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	t->exit_ticks = ft_now();
 }
 
 /* One sample of t (state st) into b: a live thread's CPU clock read by its
@@ -657,7 +597,7 @@ void ft_flusher_forget(void)
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
 	ft_modules_after_fork_child();      /* the child's file names them again */
 	last_clock_ns = 0;
-	atomic_store(&flush_lock_word, 0);
+	ft_flush_lock_reset();
 }
 
 /* Raw drain from any context, async-signal-safe: no malloc, no zstd.

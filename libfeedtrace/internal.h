@@ -1,6 +1,7 @@
 /*
  * internal.h: declarations shared by the recorder's own files (ring,
- * strings, output, flusher, lifecycle). Hooks include recorder.h only.
+ * strings, output, flusher, lifecycle), each under the file that defines
+ * it. Hooks include recorder.h only.
  */
 #ifndef FT_INTERNAL_H
 #define FT_INTERNAL_H
@@ -33,15 +34,13 @@ int ft_thread_gone(const struct ft_thread *t);  /* flusher: its tid is gone */
 void ft_flusher_wake(void);
 void ft_ring_recycle(struct ft_thread *t);
 void ft_ring_after_fork_child(void);
-
-/* ring.c */
 void *ft_map_anon(size_t bytes, int flags);
 void ft_thread_set_name(struct ft_thread *t, const char *name);
 void ft_thread_set_py_name(const char *name);   /* the calling thread's */
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
 /* strtab.c */
 void ft_strtab_init(void);
-void ft_strtab_after_fork_child(void);
+uint64_t ft_strtab_after_fork_child(void);   /* the inherited strings' end */
 /* Next run of published entries after *pos, as file bytes; 0 if none. */
 size_t ft_strtab_pending(uint64_t *pos, const void **data);
 const struct ft_string_entry *ft_strtab_entry(uint32_t id);
@@ -68,6 +67,9 @@ int ft_output_write_last(unsigned type, unsigned codec, uint32_t raw_size,
 extern int ft_out_fd;
 extern _Atomic uint64_t ft_records_written;
 extern _Atomic uint64_t ft_records_unwritten;
+int ft_flush_lock(long timeout_ms);           /* 0 when taken; -1 on timeout (taken anyway: no) */
+void ft_flush_unlock(void);
+void ft_flush_lock_reset(void);               /* fork child */
 
 /* modules.c: the MODULES chunk (loaded objects, each once per file) */
 void ft_modules_write(void);
@@ -78,8 +80,6 @@ void ft_modules_write_cached(void);   /* AS-safe: a fork child's inherited list,
 int ft_flusher_start(void);
 void ft_flusher_stop(void);         /* final compressed drain, then join */
 void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the lock */
-int ft_flush_lock(long timeout_ms); /* 0 when taken; -1 on timeout (taken anyway: no) */
-void ft_flush_unlock(void);
 int ft_flusher_compressing(void);   /* zstd running, the lock let go */
 int ft_flusher_quiet(void);         /* started and not compressing (or none) */
 void ft_flusher_forget(void);       /* fork child: the thread is gone */

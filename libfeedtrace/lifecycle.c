@@ -22,10 +22,6 @@
 #include "lifecycle.h"
 #include "log.h"
 
-struct ft_shim_ops ft_shim;       /* registered by shim/init.c */
-
-_Atomic unsigned ft_active;
-int ft_pid;
 static int ready;                 /* set up for ft_pid: a file and a flusher */
 static _Atomic int finished;             /* 0 tracing, 1 committing, 2 committed */
 static _Atomic int exit_status = -1;
@@ -297,7 +293,7 @@ static void fork_child(void)
 	atomic_store(&ft_records_written, 0);
 	ft_ring_after_fork_child();
 	ft_cpu_tids_after_fork_child();
-	ft_strtab_after_fork_child();
+	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();
 	ft_flusher_forget();

@@ -4,6 +4,11 @@
  * header and framed chunks with raw syscalls (never through a hook), and
  * turns a write failure into one line on stderr and a count, never into
  * a failure of the traced program.
+ *
+ * The flush lock, here too, serialises everything that writes the file:
+ * the flusher thread, the exit paths (_exit, exec, fatal signals) that
+ * drain raw without zstd, and fork, which must not copy a half-written
+ * file state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +37,61 @@ static int opening;                     /* writing the header: its caller says w
 static char out_path[4400];
 static uint64_t out_dev, out_ino;       /* the trace file, as opened */
 static __thread int own_fd = -1;        /* the flusher's, in its own table */
+static _Atomic int flush_lock_word;
+
+/* ThreadSanitizer builds: the flush lock's acquire and release are told to
+ * TSan once more. The fatal-signal path takes the lock in our own handler,
+ * installed with the real sigaction: when the TSan runtime is preloaded
+ * first (the test suite), it does not know that handler, and the kernel
+ * may run it while the thread sits in one of the runtime's blocking
+ * interceptors (pause, sleep, sem_wait), where TSan executes atomics
+ * without their synchronisation (ignore_interceptors). It then reported
+ * every access the lock orders (strings_pos written by the flusher, read
+ * by ft_flush_all_raw) although the lock was taken. The annotations repeat
+ * exactly what the CAS and the store do, at their address; a lock not
+ * taken (timeout) is not annotated, so a drain beside the flusher is still
+ * reported. */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#define flush_lock_taken()   __tsan_acquire(&flush_lock_word)
+#define flush_lock_leaving() __tsan_release(&flush_lock_word)
+#else
+#define flush_lock_taken()   ((void)0)
+#define flush_lock_leaving() ((void)0)
+#endif
+
+int ft_flush_lock(long timeout_ms)
+{
+	uint64_t deadline = 0;
+	for (;;) {
+		int expect = 0;
+		if (atomic_compare_exchange_weak(&flush_lock_word, &expect, 1)) {
+			flush_lock_taken();
+			return 0;
+		}
+		/* bounded in real time (CLOCK_MONOTONIC), not by counting naps:
+		 * a nap that oversleeps on a loaded machine still counts as is */
+		uint64_t now = ft_mono_ns();
+		if (!deadline)
+			deadline = now + (uint64_t)timeout_ms * 1000000ull;
+		if (timeout_ms >= 0 && now >= deadline)
+			return -1;
+		struct timespec ts = { 0, 50000 };
+		syscall(SYS_nanosleep, &ts, NULL);   /* async-signal-safe */
+	}
+}
+
+void ft_flush_unlock(void)
+{
+	flush_lock_leaving();
+	atomic_store(&flush_lock_word, 0);
+}
+
+/* fork child: whoever held the lock did not come along */
+void ft_flush_lock_reset(void)
+{
+	atomic_store(&flush_lock_word, 0);
+}
 
 static long sys_write_all(int fd, const struct iovec *iov, int iovcnt)
 {

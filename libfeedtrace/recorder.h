@@ -58,7 +58,6 @@ struct ft_thread *ft_thread_attach(void);  /* slow path: first event of a thread
 struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here); /* busy: nested or left? */
 extern _Atomic uint64_t ft_handler_lost;    /* handler calls not recorded (END) */
 void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wake */
-void ft_cpu_note_exit(struct ft_thread *t); /* flusher.c: CPU time at thread exit */
 
 /* Returns the caller's thread state if group g is being recorded and the
  * thread may record now; NULL means "call straight through". */

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 
@@ -210,6 +211,18 @@ struct ft_thread *ft_thread_by_pthread(uint64_t th)
 	return best;
 }
 
+/* The thread's own CPU time as it leaves: the flusher's CPU samples end
+ * with it (flusher.c). */
+static void cpu_note_exit(struct ft_thread *t)
+{
+	struct timespec ts;
+	t->exit_ticks = 0;
+	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	t->exit_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t->exit_ticks = ft_now();
+}
+
 /* Thread exit, seen without a pthread key (a key would be one of the
  * program's PTHREAD_KEYS_MAX). A thread the program made by pthread_create
  * says it is leaving as its start routine returns, or as it leaves by
@@ -224,7 +237,7 @@ void ft_thread_leaving(void)
 	struct ft_thread *t = ft_self;
 	if (!t || t == &ft_thread_refused || t == &ft_thread_vfork_child)
 		return;
-	ft_cpu_note_exit(t);
+	cpu_note_exit(t);
 	atomic_store_explicit(&t->leaving, 1, memory_order_release);
 	ft_flusher_wake();
 }

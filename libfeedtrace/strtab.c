@@ -192,17 +192,17 @@ static int entry_whole(uint64_t off, uint64_t used)
 	       ((const char *)(e + 1))[len - 1] == 0;
 }
 
-/* In a fork child (one thread, before the flusher starts): the strings it
- * inherited go into its file only as its records name them (strrefs.c);
- * and first, what a fork in the middle of an add left half done is mended
- * (below). */
+/* In a fork child (one thread, before the flusher starts): what a fork in
+ * the middle of an add left half done is mended (below). Returns the end
+ * of the inherited strings in the arena, which go into the child's file
+ * only as its records name them (lifecycle.c tells strrefs.c). */
 static void mend_after_fork(void);
 
-void ft_strtab_after_fork_child(void)
+uint64_t ft_strtab_after_fork_child(void)
 {
 	mend_after_fork();
 	uint64_t used = atomic_load(&arena_used);
-	ft_strrefs_after_fork_child(used < ARENA_BYTES ? used : ARENA_BYTES);
+	return used < ARENA_BYTES ? used : ARENA_BYTES;
 }
 
 /* When a thread of the parent was adding a string at the fork, its table

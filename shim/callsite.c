@@ -29,6 +29,7 @@
 #include "../libfeedtrace/config.h"
 #include "../libfeedtrace/log.h"
 #include "../libfeedtrace/recorder.h"
+#include "dlreal.h"
 #include "pyframe.h"
 
 #define MAX_DEPTH 32
@@ -63,16 +64,25 @@ static struct {
 } py311;
 static int py311_ready;
 
+/* libc's dlsym itself, not our wrapper of it (dl.c): these look-ups are
+ * never CUDA's, and the wrappers sit above this file */
+static void *sym(void *h, const char *name)
+{
+	if (!ft_real_dlsym)
+		ft_dl_boot();
+	return ft_real_dlsym ? ft_real_dlsym(h, name) : NULL;
+}
+
 static void py311_init(void *h)
 {
-	const unsigned long *version = (const unsigned long *)dlsym(h, "Py_Version");
+	const unsigned long *version = (const unsigned long *)sym(h, "Py_Version");
 	if (!version || (*version >> 16) != PY311_HEX)
 		return;
-	py311.this_tstate = (void *(*)(void))dlsym(h, "PyGILState_GetThisThreadState");
-	py311.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
-	py311.addr2line = (int (*)(const void *, int))dlsym(h, "PyCode_Addr2Line");
-	py311.code_type = dlsym(h, "PyCode_Type");
-	py311.str_type = dlsym(h, "PyUnicode_Type");
+	py311.this_tstate = (void *(*)(void))sym(h, "PyGILState_GetThisThreadState");
+	py311.is_initialized = (int (*)(void))sym(h, "Py_IsInitialized");
+	py311.addr2line = (int (*)(const void *, int))sym(h, "PyCode_Addr2Line");
+	py311.code_type = sym(h, "PyCode_Type");
+	py311.str_type = sym(h, "PyUnicode_Type");
 	py311_ready = py311.this_tstate && py311.is_initialized && py311.addr2line &&
 		      py311.code_type && py311.str_type;
 }
@@ -127,9 +137,9 @@ void ft_callsite_init(void)
 	if (ft_cfg.stack_depth && !backtrace_fn) {
 		void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 		if (gcc) {
-			get_ip_fn = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(gcc, "_Unwind_GetIP");
+			get_ip_fn = (_Unwind_Ptr (*)(struct _Unwind_Context *))sym(gcc, "_Unwind_GetIP");
 			backtrace_fn = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
-				dlsym(gcc, "_Unwind_Backtrace");
+				sym(gcc, "_Unwind_Backtrace");
 		}
 		if (!backtrace_fn || !get_ip_fn)
 			ft_log("feedtrace: libgcc_s.so.1 not found: no native stacks at GPU waits");
@@ -141,21 +151,21 @@ void ft_callsite_init(void)
 	if (py_ready)
 		return;
 	void *h = RTLD_DEFAULT;
-	py.gil_check = (int (*)(void))dlsym(h, "PyGILState_Check");
+	py.gil_check = (int (*)(void))sym(h, "PyGILState_Check");
 	if (!py.gil_check)
 		return;
-	py.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
-	py.this_tstate = (void *(*)(void))dlsym(h, "PyGILState_GetThisThreadState");
-	py.get_frame = (PyObject *(*)(void))dlsym(h, "PyEval_GetFrame");
-	py.frame_code = (PyObject *(*)(PyObject *))dlsym(h, "PyFrame_GetCode");
-	py.frame_line = (int (*)(PyObject *))dlsym(h, "PyFrame_GetLineNumber");
-	py.frame_back = (PyObject *(*)(PyObject *))dlsym(h, "PyFrame_GetBack");
-	py.getattr = (PyObject *(*)(PyObject *, const char *))dlsym(h, "PyObject_GetAttrString");
-	py.dict_item = (PyObject *(*)(PyObject *, const char *))dlsym(h, "PyDict_GetItemString");
-	py.utf8 = (const char *(*)(PyObject *))dlsym(h, "PyUnicode_AsUTF8");
-	py.decref = (void (*)(PyObject *))dlsym(h, "Py_DecRef");
-	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))dlsym(h, "PyErr_Fetch");
-	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))dlsym(h, "PyErr_Restore");
+	py.is_initialized = (int (*)(void))sym(h, "Py_IsInitialized");
+	py.this_tstate = (void *(*)(void))sym(h, "PyGILState_GetThisThreadState");
+	py.get_frame = (PyObject *(*)(void))sym(h, "PyEval_GetFrame");
+	py.frame_code = (PyObject *(*)(PyObject *))sym(h, "PyFrame_GetCode");
+	py.frame_line = (int (*)(PyObject *))sym(h, "PyFrame_GetLineNumber");
+	py.frame_back = (PyObject *(*)(PyObject *))sym(h, "PyFrame_GetBack");
+	py.getattr = (PyObject *(*)(PyObject *, const char *))sym(h, "PyObject_GetAttrString");
+	py.dict_item = (PyObject *(*)(PyObject *, const char *))sym(h, "PyDict_GetItemString");
+	py.utf8 = (const char *(*)(PyObject *))sym(h, "PyUnicode_AsUTF8");
+	py.decref = (void (*)(PyObject *))sym(h, "Py_DecRef");
+	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))sym(h, "PyErr_Fetch");
+	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))sym(h, "PyErr_Restore");
 	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
 		   py.getattr && py.dict_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
 	py311_init(h);

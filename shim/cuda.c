@@ -14,9 +14,8 @@
 
 #include "callsite.h"
 #include "cuda_shim.h"
+#include "dlreal.h"
 
-extern void *(*ft_real_dlsym)(void *, const char *);
-void ft_dl_boot(void);
 
 static CUresult (*drv_func_get_name)(const char **, CUfunction);
 static CUresult (*drv_kernel_get_name)(const char **, CUkernel);

@@ -35,6 +35,10 @@ static inline void *ft_cu_real(int idx)
 	return ft_likely(p != NULL) ? p : ft_cu_resolve(idx);
 }
 
+/* dlsym of a driver symbol (dl.c): the wrapper to hand out for p, the
+ * driver's function; and whether p is one of ours already */
+void *ft_cu_bind_dlsym(const char *name, void *p);
+int ft_cu_is_wrapper(void *p);
 /* cuGetProcAddress: the wrapper to hand out for the driver's answer */
 void *ft_cu_bind_proc(const char *symbol, void *pfn, int version, uint64_t flags);
 
