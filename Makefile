@@ -56,7 +56,10 @@ print-fuzz-srcs:
 	@echo $(READER_SRCS) $(filter-out converter/main.c,$(TOOL_SRCS))
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
-HEADERS = $(wildcard libfeedtrace/*.h libfeedtrace/*.def shim/*.h shim/*.def converter/*.h)
+# Each object's headers (and the .def tables they include) as the compiler
+# saw them (-MMD), with an empty rule for each (-MP: a header removed is no
+# error); the .d files are read back at the end of this Makefile.
+DEPFLAGS = -MMD -MP
 
 TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
@@ -69,18 +72,18 @@ include converter/pftrace.mk
 
 all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
 
-$(BUILD)/obj/%.o: %.c $(HEADERS)
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
 
 # CUDA wrappers: generated from one table (shim/cuda.tsv)
-$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py
+$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py scripts/ftdefs.py libfeedtrace/events.def
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/gen_cuda.py shim/cuda.tsv $(dir $@)
 
-$(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN) $(HEADERS)
+$(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -Ishim -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_CFLAGS) -Ishim -c $< -o $@
 
 # With the toolkit present, every wrapper's parameters are checked against cuda.h.
 $(BUILD)/gen/cuda_checked: $(CUDA_GEN)
@@ -197,3 +200,5 @@ ifneq ($(findstring -fsanitize=thread,$(SANFLAGS)),)
 TSAN_PLAIN = $(BUILD)/obj/shim/process.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/libfeedtrace/lifecycle.o
 $(TSAN_PLAIN): CFLAGS := $(filter-out -fsanitize=thread,$(CFLAGS))
 endif
+
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(TOOL_OBJS) $(READER_OBJS))

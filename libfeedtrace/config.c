@@ -1,5 +1,7 @@
 /*
- * config.c: reads FEEDTRACE_* once, at start-up (never from a hook).
+ * config.c: reads FEEDTRACE_* once, at start-up (never from a hook): the
+ * numbers and flags as config.def lists them, the directory and the hook
+ * groups by hand.
  * Parsing is strict: a value that is too long, not a number, or out of
  * range is refused with one line on stderr, and the default is kept.
  */
@@ -61,6 +63,16 @@ int ft_parse_hooks(const char *s, unsigned *out)
 	return 0;
 }
 
+static void load_flag(const char *var, int if_bad, int *field)
+{
+	const char *v = getenv(var);
+	if (!v)
+		return;
+	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+		ft_log("feedtrace: %s=\"%.40s\" is neither 0 nor 1; using %d", var, v, if_bad);
+	*field = strcmp(v, "0") == 0 ? 0 : strcmp(v, "1") == 0 ? 1 : if_bad;
+}
+
 static void load_u32(const char *var, uint32_t lo, uint32_t hi, uint32_t *field)
 {
 	const char *v = getenv(var);
@@ -75,23 +87,20 @@ void ft_config_load(void)
 {
 	memset(&ft_cfg, 0, sizeof ft_cfg);
 	ft_cfg.hooks = FT_G_ALL;
-	ft_cfg.ring_kb = 1024;
-	ft_cfg.flush_ms = 200;
-	ft_cfg.mem_mb = 512;
-	ft_cfg.zstd_level = 1;
-	ft_cfg.stack_depth = 16;
-	ft_cfg.python_frames = 1;
+#define CFG_U32(name, field, dflt, lo, hi) ft_cfg.field = dflt;
+#define CFG_FLAG(name, field, if_bad) ft_cfg.field = 0;
+#define CFG_TEXT(name, where)
+#include "config.def"
+#undef CFG_U32
+#undef CFG_FLAG
+#define CFG_U32(name, field, dflt, lo, hi) load_u32("FEEDTRACE_" #name, lo, hi, &ft_cfg.field);
+#define CFG_FLAG(name, field, if_bad) load_flag("FEEDTRACE_" #name, if_bad, &ft_cfg.field);
+#include "config.def"
+#undef CFG_U32
+#undef CFG_FLAG
+#undef CFG_TEXT
 
-	const char *v = getenv("FEEDTRACE_DISABLE");
-	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
-		ft_log("feedtrace: FEEDTRACE_DISABLE=\"%.40s\" is neither 0 nor 1; using 0 (tracing)", v);
-	ft_cfg.disabled = v && strcmp(v, "1") == 0;
-	v = getenv("FEEDTRACE_REDACT");
-	if (v && strcmp(v, "1") != 0 && strcmp(v, "0") != 0)
-		ft_log("feedtrace: FEEDTRACE_REDACT=\"%.40s\" is neither 0 nor 1; using 1 (redact)", v);
-	ft_cfg.redact = v && strcmp(v, "0") != 0;
-
-	v = getenv("FEEDTRACE_OUT");
+	const char *v = getenv("FEEDTRACE_OUT");
 	if (v && *v) {
 		if (strlen(v) >= 3800)
 			ft_log("feedtrace: FEEDTRACE_OUT is longer than 3800 bytes; using the default directory");
@@ -111,15 +120,6 @@ void ft_config_load(void)
 	v = getenv("FEEDTRACE_HOOKS");
 	if (v && ft_parse_hooks(v, &ft_cfg.hooks) != 0)
 		ft_log("feedtrace: FEEDTRACE_HOOKS=\"%.40s\" is not a comma list of io,lock,cuda,proc,all,none; using all", v);
-
-	load_u32("FEEDTRACE_BUF_KB", 16, 65536, &ft_cfg.ring_kb);
-	load_u32("FEEDTRACE_FLUSH_MS", 10, 60000, &ft_cfg.flush_ms);
-	load_u32("FEEDTRACE_MEM_MB", 4, 65536, &ft_cfg.mem_mb);
-	load_u32("FEEDTRACE_STACK_DEPTH", 0, 32, &ft_cfg.stack_depth);
-	load_u32("FEEDTRACE_PYFRAMES", 0, 1, &ft_cfg.python_frames);
-	uint32_t level = (uint32_t)ft_cfg.zstd_level;
-	load_u32("FEEDTRACE_ZSTD_LEVEL", 1, 19, &level);
-	ft_cfg.zstd_level = (int)level;
 
 	/* ring size must be a power of two: round down */
 	uint32_t kb = ft_cfg.ring_kb;

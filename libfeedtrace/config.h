@@ -10,16 +10,19 @@
 struct ft_config {
 	char out_dir[4096];      /* FEEDTRACE_OUT, made absolute; "" = default */
 	unsigned hooks;          /* FEEDTRACE_HOOKS: FT_G_* */
-	uint32_t ring_kb;        /* FEEDTRACE_BUF_KB: per-thread ring */
-	uint32_t flush_ms;       /* FEEDTRACE_FLUSH_MS: longest wait before a ring is written */
-	uint32_t mem_mb;         /* FEEDTRACE_MEM_MB: all rings together */
-	int zstd_level;          /* FEEDTRACE_ZSTD_LEVEL */
-	uint32_t stack_depth;    /* FEEDTRACE_STACK_DEPTH: native frames at GPU waits, 0 = off */
-	uint32_t python_frames;  /* FEEDTRACE_PYFRAMES: 1 = Python frames at GPU waits */
-	int disabled;            /* FEEDTRACE_DISABLE=1 */
-	int redact;              /* FEEDTRACE_REDACT=1: paths and command lines only as hashes */
+	/* the numbers and flags of config.def: ring_kb (per-thread ring),
+	 * flush_ms (longest wait before a ring is written), mem_mb (all rings
+	 * together), zstd_level, stack_depth (native frames at GPU waits, 0 =
+	 * off), python_frames, redact (paths and command lines only as hashes),
+	 * disabled */
+#define CFG_U32(name, field, dflt, lo, hi) uint32_t field;
+#define CFG_FLAG(name, field, if_bad) int field;
+#define CFG_TEXT(name, where)
+#include "config.def"
+#undef CFG_U32
+#undef CFG_FLAG
+#undef CFG_TEXT
 };
-
 extern struct ft_config ft_cfg;
 
 void ft_config_load(void);

@@ -11,6 +11,8 @@ to check every wrapper's parameter list against the real prototypes).
 import os
 import sys
 
+import ftdefs
+
 
 def read_rows(path):
     rows = []
@@ -40,100 +42,23 @@ def arg_names(params):
 
 
 def event_kind(api):
-    """cuMemcpyDtoHAsync -> FT_EV_ from events.def: looked up by name at run
-    time would cost a search; the generator maps api names to kinds here."""
-    return KIND[api]
+    """cuMemcpyDtoHAsync -> FT_EV_CU_MEMCPY_DTOH_ASYNC: the events.def kind
+    whose name is the API's (looked up by name at run time would cost a
+    search; the generator maps api names to kinds here)."""
+    return "FT_EV_" + KIND[api]
 
 
-KIND = {
-    "cuLaunchKernel": "FT_EV_CU_LAUNCH_KERNEL",
-    "cuLaunchKernelEx": "FT_EV_CU_LAUNCH_KERNEL_EX",
-    "cuLaunchCooperativeKernel": "FT_EV_CU_LAUNCH_COOP",
-    "cuLaunchHostFunc": "FT_EV_CU_LAUNCH_HOSTFUNC",
-    "cuGraphLaunch": "FT_EV_CU_GRAPH_LAUNCH",
-    "cuMemcpy": "FT_EV_CU_MEMCPY",
-    "cuMemcpyAsync": "FT_EV_CU_MEMCPY_ASYNC",
-    "cuMemcpyHtoD": "FT_EV_CU_MEMCPY_HTOD",
-    "cuMemcpyHtoDAsync": "FT_EV_CU_MEMCPY_HTOD_ASYNC",
-    "cuMemcpyDtoH": "FT_EV_CU_MEMCPY_DTOH",
-    "cuMemcpyDtoHAsync": "FT_EV_CU_MEMCPY_DTOH_ASYNC",
-    "cuMemcpyDtoD": "FT_EV_CU_MEMCPY_DTOD",
-    "cuMemcpyDtoDAsync": "FT_EV_CU_MEMCPY_DTOD_ASYNC",
-    "cuMemcpyPeer": "FT_EV_CU_MEMCPY_PEER",
-    "cuMemcpyPeerAsync": "FT_EV_CU_MEMCPY_PEER_ASYNC",
-    "cuMemsetD8": "FT_EV_CU_MEMSET_D8",
-    "cuMemsetD16": "FT_EV_CU_MEMSET_D16",
-    "cuMemsetD32": "FT_EV_CU_MEMSET_D32",
-    "cuMemsetD8Async": "FT_EV_CU_MEMSET_D8_ASYNC",
-    "cuMemsetD16Async": "FT_EV_CU_MEMSET_D16_ASYNC",
-    "cuMemsetD32Async": "FT_EV_CU_MEMSET_D32_ASYNC",
-    "cuCtxSynchronize": "FT_EV_CU_CTX_SYNC",
-    "cuStreamSynchronize": "FT_EV_CU_STREAM_SYNC",
-    "cuEventSynchronize": "FT_EV_CU_EVENT_SYNC",
-    "cuStreamWaitEvent": "FT_EV_CU_STREAM_WAIT_EVENT",
-    "cuStreamQuery": "FT_EV_CU_STREAM_QUERY",
-    "cuEventQuery": "FT_EV_CU_EVENT_QUERY",
-    "cuEventRecord": "FT_EV_CU_EVENT_RECORD",
-    "cuMemAlloc": "FT_EV_CU_MEM_ALLOC",
-    "cuMemAllocPitch": "FT_EV_CU_MEM_ALLOC_PITCH",
-    "cuMemAllocManaged": "FT_EV_CU_MEM_ALLOC_MANAGED",
-    "cuMemAllocAsync": "FT_EV_CU_MEM_ALLOC_ASYNC",
-    "cuMemFree": "FT_EV_CU_MEM_FREE",
-    "cuMemFreeAsync": "FT_EV_CU_MEM_FREE_ASYNC",
-    "cuMemAllocHost": "FT_EV_CU_MEM_ALLOC_HOST",
-    "cuMemHostAlloc": "FT_EV_CU_MEM_HOST_ALLOC",
-    "cuMemFreeHost": "FT_EV_CU_MEM_FREE_HOST",
-    "cuMemHostRegister": "FT_EV_CU_MEM_HOST_REGISTER",
-    "cuMemHostUnregister": "FT_EV_CU_MEM_HOST_UNREGISTER",
-    "cuModuleLoad": "FT_EV_CU_MODULE_LOAD",
-    "cuModuleLoadData": "FT_EV_CU_MODULE_LOAD_DATA",
-    "cuModuleLoadDataEx": "FT_EV_CU_MODULE_LOAD_DATA_EX",
-    "cuModuleUnload": "FT_EV_CU_MODULE_UNLOAD",
-    "cuLibraryLoadData": "FT_EV_CU_LIBRARY_LOAD_DATA",
-    "cuLibraryUnload": "FT_EV_CU_LIBRARY_UNLOAD",
-    "cuMemcpy2D": "FT_EV_CU_MEMCPY_2D",
-    "cuMemcpy2DUnaligned": "FT_EV_CU_MEMCPY_2D_UNALIGNED",
-    "cuMemcpy2DAsync": "FT_EV_CU_MEMCPY_2D_ASYNC",
-    "cuMemcpy3D": "FT_EV_CU_MEMCPY_3D",
-    "cuMemcpy3DAsync": "FT_EV_CU_MEMCPY_3D_ASYNC",
-    "cuMemsetD2D8": "FT_EV_CU_MEMSET_D2D8",
-    "cuMemsetD2D16": "FT_EV_CU_MEMSET_D2D16",
-    "cuMemsetD2D32": "FT_EV_CU_MEMSET_D2D32",
-    "cuMemsetD2D8Async": "FT_EV_CU_MEMSET_D2D8_ASYNC",
-    "cuMemsetD2D16Async": "FT_EV_CU_MEMSET_D2D16_ASYNC",
-    "cuMemsetD2D32Async": "FT_EV_CU_MEMSET_D2D32_ASYNC",
-    "cuCtxSetCurrent": "FT_EV_CU_CTX_SET_CURRENT",
-    "cuCtxPushCurrent": "FT_EV_CU_CTX_PUSH_CURRENT",
-    "cuCtxPopCurrent": "FT_EV_CU_CTX_POP_CURRENT",
-    "cuCtxCreate": "FT_EV_CU_CTX_CREATE",
-    "cuDevicePrimaryCtxRetain": "FT_EV_CU_PRIMARY_CTX_RETAIN",
-    "cuMemcpy3DPeer": "FT_EV_CU_MEMCPY_3D_PEER",
-    "cuMemcpy3DPeerAsync": "FT_EV_CU_MEMCPY_3D_PEER_ASYNC",
-    "cuMemcpyAtoH": "FT_EV_CU_MEMCPY_ATOH",
-    "cuMemcpyHtoA": "FT_EV_CU_MEMCPY_HTOA",
-    "cuMemcpyAtoD": "FT_EV_CU_MEMCPY_ATOD",
-    "cuMemcpyDtoA": "FT_EV_CU_MEMCPY_DTOA",
-    "cuMemcpyAtoA": "FT_EV_CU_MEMCPY_ATOA",
-    "cuMemcpyAtoHAsync": "FT_EV_CU_MEMCPY_ATOH_ASYNC",
-    "cuMemcpyHtoAAsync": "FT_EV_CU_MEMCPY_HTOA_ASYNC",
-    "cuMemcpyBatchAsync": "FT_EV_CU_MEMCPY_BATCH_ASYNC",
-    "cuMemcpy3DBatchAsync": "FT_EV_CU_MEMCPY_3D_BATCH_ASYNC",
-    "ncclAllReduce": "FT_EV_NCCL_ALL_REDUCE",
-    "ncclBroadcast": "FT_EV_NCCL_BROADCAST",
-    "ncclAllGather": "FT_EV_NCCL_ALL_GATHER",
-    "ncclReduceScatter": "FT_EV_NCCL_REDUCE_SCATTER",
-    "ncclSend": "FT_EV_NCCL_SEND",
-    "ncclRecv": "FT_EV_NCCL_RECV",
-    "ncclGroupEnd": "FT_EV_NCCL_GROUP_END",
-}
+KIND = {k.name: k.id for k in ftdefs.kinds().values() if k.group == "FT_G_CUDA"}
 
 
-# x86-64 offsets of the descriptor fields the wrappers read; asserted
-# against cuda.h here and against shim/cuda_types.h in shim/cuda.c.
+# x86-64 offsets of the descriptor fields the wrappers read, and sizes
+# (field None): asserted against cuda.h (write_check) and against
+# shim/cuda_types.h in the generated wrappers, one list for both.
 STRUCT_OFFSETS = [('CUDA_MEMCPY2D', 'srcMemoryType', 16), ('CUDA_MEMCPY2D', 'srcHost', 24), ('CUDA_MEMCPY2D', 'srcDevice', 32), ('CUDA_MEMCPY2D', 'dstMemoryType', 72), ('CUDA_MEMCPY2D', 'dstHost', 80), ('CUDA_MEMCPY2D', 'dstDevice', 88), ('CUDA_MEMCPY2D', 'WidthInBytes', 112), ('CUDA_MEMCPY2D', 'Height', 120), ('CUDA_MEMCPY3D', 'srcMemoryType', 32), ('CUDA_MEMCPY3D', 'srcHost', 40), ('CUDA_MEMCPY3D', 'srcDevice', 48), ('CUDA_MEMCPY3D', 'dstMemoryType', 120), ('CUDA_MEMCPY3D', 'dstHost', 128), ('CUDA_MEMCPY3D', 'dstDevice', 136), ('CUDA_MEMCPY3D', 'WidthInBytes', 176), ('CUDA_MEMCPY3D', 'Height', 184), ('CUDA_MEMCPY3D', 'Depth', 192), ('CUlaunchConfig', 'hStream', 32),
                   ('CUDA_MEMCPY3D_PEER', 'srcMemoryType', 32), ('CUDA_MEMCPY3D_PEER', 'srcHost', 40), ('CUDA_MEMCPY3D_PEER', 'srcDevice', 48), ('CUDA_MEMCPY3D_PEER', 'dstMemoryType', 120), ('CUDA_MEMCPY3D_PEER', 'dstHost', 128), ('CUDA_MEMCPY3D_PEER', 'dstDevice', 136), ('CUDA_MEMCPY3D_PEER', 'WidthInBytes', 176), ('CUDA_MEMCPY3D_PEER', 'Height', 184), ('CUDA_MEMCPY3D_PEER', 'Depth', 192),
                   ('CUDA_MEMCPY3D_BATCH_OP', 'src.type', 0), ('CUDA_MEMCPY3D_BATCH_OP', 'src.op.ptr.ptr', 8), ('CUDA_MEMCPY3D_BATCH_OP', 'src.op.array.array', 8), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.type', 40), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.op.ptr.ptr', 48), ('CUDA_MEMCPY3D_BATCH_OP', 'dst.op.array.array', 48), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.width', 80), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.height', 88), ('CUDA_MEMCPY3D_BATCH_OP', 'extent.depth', 96), ('CUDA_MEMCPY3D_BATCH_OP', 'flags', 108),
-                  ('CUDA_ARRAY3D_DESCRIPTOR', 'Format', 24), ('CUDA_ARRAY3D_DESCRIPTOR', 'NumChannels', 28)]
+                  ('CUDA_ARRAY3D_DESCRIPTOR', 'Format', 24), ('CUDA_ARRAY3D_DESCRIPTOR', 'NumChannels', 28),
+                  ('CUDA_MEMCPY3D_BATCH_OP', None, 112)]
 
 
 def u64(expr):
@@ -209,10 +134,20 @@ def body(i, r):
     return out
 
 
+def layout_asserts(what):
+    """STRUCT_OFFSETS as _Static_asserts against the headers in scope"""
+    return ['_Static_assert(%s == %d, "%s.%s: %s");'
+            % ("offsetof(%s, %s)" % (t, f) if f else "sizeof(%s)" % t, o, t, f or "size", what)
+            for t, f, o in STRUCT_OFFSETS]
+
+
 def write_wrappers(rows, path):
     lines = [
         "/* Generated by scripts/gen_cuda.py from shim/cuda.tsv. Do not edit. */",
+        "#include <stddef.h>",
         "#include \"cuda_shim.h\"",
+        "",
+    ] + layout_asserts("shim/cuda_types.h differs from what the wrappers read") + [
         "",
         "#pragma GCC visibility push(default)     /* the wrappers are exported */",
     ]
@@ -241,8 +176,7 @@ def write_check(rows, path, ptds):
         lines.append("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1")
     lines.append("#include <cuda.h>")
     lines.append("#include <stddef.h>")
-    lines += ['_Static_assert(offsetof(%s, %s) == %d, "%s.%s: cuda.h layout differs");'
-              % (t, f, o, t, f) for t, f, o in STRUCT_OFFSETS]
+    lines += layout_asserts("cuda.h layout differs")
     for n, r in enumerate(rows):
         if bool(r["ptsz"]) != ptds or r["shape"] == "NCCL":
             continue

@@ -3,17 +3,16 @@
 docs/FORMAT.md from libfeedtrace/events.def (tests/test_docs.py checks
 that the two agree). Run it after adding a kind."""
 import os
-import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import ftdefs
+
+ROOT = ftdefs.ROOT
 START = "`tests/test_docs.py`\nchecks this table against `events.def`):\n\n"
 END = "\n\nNew kinds are appended"
 
 
 def main():
-    src = open(os.path.join(ROOT, "libfeedtrace", "events.def")).read()
-    kinds = re.findall(r'^EV\(\s*\w+,\s*"([^"]+)",\s*\w+,\s*(\d+)', src, re.M)
-    rows = [(str(i), n, s) for i, (n, s) in enumerate(kinds, 1)]
+    rows = [(str(k.number), k.name, str(k.nslots)) for k in ftdefs.kinds().values()]
     per_col = (len(rows) + 2) // 3
     lines = ["| # | name | slots | # | name | slots | # | name | slots |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -389,25 +389,8 @@ void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresu
 	ft_commit(t, 2);
 }
 
-/* The same offsets are asserted against cuda.h (scripts/gen_cuda.py). */
-_Static_assert(offsetof(CUDA_MEMCPY2D, srcMemoryType) == 16, "CUDA_MEMCPY2D.srcMemoryType moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, srcHost) == 24, "CUDA_MEMCPY2D.srcHost moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, srcDevice) == 32, "CUDA_MEMCPY2D.srcDevice moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, dstMemoryType) == 72, "CUDA_MEMCPY2D.dstMemoryType moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, dstHost) == 80, "CUDA_MEMCPY2D.dstHost moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, dstDevice) == 88, "CUDA_MEMCPY2D.dstDevice moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, WidthInBytes) == 112, "CUDA_MEMCPY2D.WidthInBytes moved");
-_Static_assert(offsetof(CUDA_MEMCPY2D, Height) == 120, "CUDA_MEMCPY2D.Height moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, srcMemoryType) == 32, "CUDA_MEMCPY3D.srcMemoryType moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, srcHost) == 40, "CUDA_MEMCPY3D.srcHost moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, srcDevice) == 48, "CUDA_MEMCPY3D.srcDevice moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, dstMemoryType) == 120, "CUDA_MEMCPY3D.dstMemoryType moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, dstHost) == 128, "CUDA_MEMCPY3D.dstHost moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, dstDevice) == 136, "CUDA_MEMCPY3D.dstDevice moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, WidthInBytes) == 176, "CUDA_MEMCPY3D.WidthInBytes moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, Height) == 184, "CUDA_MEMCPY3D.Height moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D, Depth) == 192, "CUDA_MEMCPY3D.Depth moved");
-_Static_assert(offsetof(CUlaunchConfig, hStream) == 32, "CUlaunchConfig.hStream moved");
+/* The descriptor offsets read below are asserted, against cuda_types.h
+ * and against cuda.h, from one list (scripts/gen_cuda.py, STRUCT_OFFSETS). */
 
 /* A side of a 2-D/3-D copy, read from its memory-type field onwards (the
  * host pointer and the device pointer follow it in both descriptors). */
@@ -450,12 +433,6 @@ void ft_cu_copy_struct(struct ft_thread *t, unsigned kind, int idx, int ptsz, ui
 }
 
 /* ---- batch copies ---- */
-
-_Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == 112, "CUDA_MEMCPY3D_BATCH_OP size");
-_Static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, dst) == 40, "CUDA_MEMCPY3D_BATCH_OP.dst moved");
-_Static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, extent) == 80, "CUDA_MEMCPY3D_BATCH_OP.extent moved");
-_Static_assert(offsetof(CUmemcpy3DOperand, op.ptr.ptr) == 8, "CUmemcpy3DOperand.op moved");
-_Static_assert(offsetof(CUDA_ARRAY3D_DESCRIPTOR, Format) == 24, "CUDA_ARRAY3D_DESCRIPTOR.Format moved");
 
 /* 1: p is known to the driver (page-locked host or device memory) */
 static int known_to_driver(uint64_t p)

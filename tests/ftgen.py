@@ -10,30 +10,21 @@ every `flush_ns` of trace time, as the recorder does.
     w.close()
 """
 import os
-import re
 import struct
+import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIZES = {"i32": 4, "u32": 4, "x32": 4, "str": 4, "u64": 8, "i64": 8, "ptr": 8}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
+import ftdefs  # noqa: E402  (the one reader of events.def)
+
+ROOT = ftdefs.ROOT
 PACK = {"i32": "<i", "u32": "<I", "x32": "<I", "str": "<I", "u64": "<Q", "i64": "<q", "ptr": "<Q"}
 
 
-def load_kinds(path=os.path.join(ROOT, "libfeedtrace", "events.def")):
+def load_kinds(path=ftdefs.EVENTS_DEF):
     """{ID: (number, name, nslots, [(field, type, offset)])} in events.def order."""
-    kinds = {}
-    for line in open(path):
-        m = re.match(r'\s*EV\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*\w+\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*\)', line)
-        if not m:
-            continue
-        fields, off = [], 16
-        for spec in m.group(4).split():
-            name, typ = spec.split(":")
-            if SIZES[typ] == 8:
-                off = (off + 7) & ~7
-            fields.append((name, typ, off))
-            off += SIZES[typ]
-        kinds[m.group(1)] = (len(kinds) + 1, m.group(2), int(m.group(3)), fields)
-    return kinds
+    return {k.id: (k.number, k.name, k.nslots, [tuple(f) for f in k.fields])
+            for k in ftdefs.kinds(path).values()}
 
 
 KINDS = load_kinds()

@@ -1,13 +1,15 @@
-"""docs/FORMAT.md stays true: its table of event kinds matches events.def."""
+"""The documents stay true to the one list of each fact: docs/FORMAT.md's
+table of event kinds matches events.def; docs/ARCHITECTURE.md's table of
+FEEDTRACE_* variables, and the README's list, match config.def."""
 import os
 import re
 
 from conftest import ROOT
+from ftgen import ftdefs
 
 
 def test_format_kind_table_matches_events_def():
-    src = open(os.path.join(ROOT, "libfeedtrace", "events.def")).read()
-    kinds = re.findall(r'^EV\(\s*\w+,\s*"([^"]+)",\s*\w+,\s*(\d+)', src, re.M)
+    kinds = [(k.name, str(k.nslots)) for k in ftdefs.kinds().values()]
     doc = open(os.path.join(ROOT, "docs", "FORMAT.md")).read()
     table = {}
     for line in doc.splitlines():
@@ -18,3 +20,43 @@ def test_format_kind_table_matches_events_def():
                     table[int(cells[k])] = (cells[k + 1], cells[k + 2])
     expected = {i: (name, slots) for i, (name, slots) in enumerate(kinds, 1)}
     assert table == expected
+
+
+def config_def():
+    """[(NAME, kind, default, lo, hi)] from libfeedtrace/config.def"""
+    out = []
+    for line in open(os.path.join(ROOT, "libfeedtrace", "config.def")):
+        m = re.match(r"CFG_(U32|FLAG|TEXT)\((\w+),\s*(.*)\)\s*$", line)
+        if m:
+            args = [a.strip() for a in m.group(3).split(",")]
+            if m.group(1) == "U32":
+                out.append((m.group(2), "U32", args[1], args[2], args[3]))
+            else:
+                out.append((m.group(2), m.group(1), None, None, None))
+    return out
+
+
+def test_config_table_matches_config_def():
+    doc = open(os.path.join(ROOT, "docs", "ARCHITECTURE.md")).read()
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("FEEDTRACE_"):
+            rows[cells[0][len("FEEDTRACE_"):]] = cells[1:]
+    defs = config_def()
+    assert len(defs) == 12
+    assert sorted(rows) == sorted(name for name, *_ in defs)
+    for name, kind, dflt, lo, hi in defs:
+        default, meaning = rows[name]
+        if kind == "U32":
+            # the default, and the range as "lo–hi" or "lo or hi"
+            assert default == dflt, name
+            assert ("%s–%s" % (lo, hi)) in meaning or ("%s or %s" % (lo, hi)) in meaning, name
+        elif kind == "FLAG":
+            assert default == "0" and "`1`" in meaning, name
+
+
+def test_readme_names_every_variable():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    missing = [n for n, *_ in config_def() if "`FEEDTRACE_%s`" % n not in readme]
+    assert missing == []

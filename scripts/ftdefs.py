@@ -1,0 +1,44 @@
+"""ftdefs.py: the one Python reader of libfeedtrace/events.def, the table
+of event kinds (libfeedtrace/layout.h is its C reader). Used by the CUDA
+wrapper generator (the kind of each driver call), the documentation's
+kind table (update_format_kinds.py, tests/test_docs.py) and the synthetic
+trace writer of the tests (tests/ftgen.py)."""
+import collections
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EVENTS_DEF = os.path.join(ROOT, "libfeedtrace", "events.def")
+
+# a field's bytes by type, as layout.h lays them out: 8-byte fields on an
+# 8-byte boundary, after the 16-byte record head
+SIZES = {"i32": 4, "u32": 4, "x32": 4, "str": 4, "u64": 8, "i64": 8, "ptr": 8}
+HEAD = 16
+
+Kind = collections.namedtuple("Kind", "id number name group nslots fields")
+Field = collections.namedtuple("Field", "name type offset")
+
+_EV = re.compile(r'\s*EV\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*\)')
+
+
+def layout(spec):
+    """'fd:i32 ret:i64' -> [Field], offsets from the record's start"""
+    fields, off = [], HEAD
+    for item in spec.split():
+        name, typ = item.split(":")
+        if SIZES[typ] == 8:
+            off = (off + 7) & ~7
+        fields.append(Field(name, typ, off))
+        off += SIZES[typ]
+    return fields
+
+
+def kinds(path=EVENTS_DEF):
+    """{ID: Kind} in events.def order; numbers from 1, as in format.h"""
+    out = {}
+    for line in open(path):
+        m = _EV.match(line)
+        if m:
+            kid, name, group, nslots, spec = m.groups()
+            out[kid] = Kind(kid, len(out) + 1, name, group, int(nslots), layout(spec))
+    return out
