@@ -110,17 +110,12 @@ struct ft_finding {
 #define FT_STORM_CANDIDATE 100
 #define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */
 
-/* run-level numbers, also what `diff` compares */
+/* run-level numbers, also what `diff` compares: metrics.def's, then */
 struct ft_metrics {
-	uint64_t wall_ns, events, threads, dropped;
-	uint64_t launches, submissions, syncs, sync_ns;
-	uint64_t gaps, gap_ns;            /* stream-scope launch gaps */
-	uint64_t idle_ns;                 /* of which after a sync: the GPU known idle */
-	uint64_t hidden, hidden_ns;
-	uint64_t reads, read_bytes, small_reads, small_read_bytes, storms;
-	uint64_t module_reads;            /* small reads of code and pseudo-files: never a storm */
-	uint64_t lock_waits, lock_ns, locks;
-	uint64_t sem_waits, sem_ns;
+#define METRIC(field, key, label, ns) uint64_t field;
+#include "metrics.def"
+#undef METRIC
+	uint64_t idle_ns;                 /* of gap_ns, after a sync: the GPU known idle */
 	/* steps (steps.c): closed step ranges, their summed and median length,
 	 * launches, hidden syncs and reads that started inside one */
 	uint64_t steps, step_ns, step_median_ns;

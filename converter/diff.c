@@ -27,29 +27,11 @@
 
 struct metric { const char *name, *key; int time; size_t off; };
 
-#define M(name, key, time, field) { name, key, time, offsetof(struct ft_metrics, field) }
+/* metrics.def's, those diff compares (a label) and the rest, skipped */
 static const struct metric metrics[] = {
-	M("wall time", "wall_ns", 1, wall_ns),
-	M("events", "events", 0, events),
-	M("kernel launches", "launches", 0, launches),
-	M("submissions", "submissions", 0, submissions),
-	M("launch gaps", "launch_gaps", 0, gaps),
-	M("launch-gap time", "launch_gap_ns", 1, gap_ns),
-	M("explicit syncs", "syncs", 0, syncs),
-	M("explicit sync time", "sync_ns", 1, sync_ns),
-	M("hidden syncs", "hidden_syncs", 0, hidden),
-	M("hidden-sync time", "hidden_sync_ns", 1, hidden_ns),
-	M("reads", "reads", 0, reads),
-	M("bytes read", "read_bytes", 0, read_bytes),
-	M("small reads", "small_reads", 0, small_reads),
-	M("small-read bytes", "small_read_bytes", 0, small_read_bytes),
-	M("small-read storms", "storms", 0, storms),
-	M("module/system reads", "module_reads", 0, module_reads),
-	M("lock waits", "lock_waits", 0, lock_waits),
-	M("lock wait time", "lock_wait_ns", 1, lock_ns),
-	M("semaphore waits", "sem_waits", 0, sem_waits),
-	M("semaphore wait time", "sem_wait_ns", 1, sem_ns),
-	M("dropped events", "dropped", 0, dropped),
+#define METRIC(field, key, label, ns) { label, key, ns, offsetof(struct ft_metrics, field) },
+#include "metrics.def"
+#undef METRIC
 };
 #define NMETRICS (sizeof metrics / sizeof metrics[0])
 
@@ -222,7 +204,8 @@ static int add_dir(struct side *s, const char *dir)
 static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
 {
 	for (size_t i = 0; i < NMETRICS; i++)
-		*(uint64_t *)((char *)t + metrics[i].off) += get(m, &metrics[i]);
+		if (metrics[i].name)
+			*(uint64_t *)((char *)t + metrics[i].off) += get(m, &metrics[i]);
 	t->steps += m->steps;
 	t->step_ns += m->step_ns;
 }
@@ -675,8 +658,9 @@ int ft_cmd_diff(int argc, char **argv)
 		}
 		printf(",\"metrics\":{");
 		for (size_t i = 0; i < NMETRICS; i++)
-			json_pair(metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])), 1,
-				  (double)mean(b, get(&b->sum, &metrics[i])), i == 0);
+			if (metrics[i].name)
+				json_pair(metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])), 1,
+					  (double)mean(b, get(&b->sum, &metrics[i])), i == 0);
 		json_pair("steps", a->sum.steps > 0, (double)mean(a, a->sum.steps),
 			  b->sum.steps > 0, (double)mean(b, b->sum.steps), 0);
 		json_pair("step_mean_ns", a->sum.steps > 0,
@@ -746,8 +730,10 @@ int ft_cmd_diff(int argc, char **argv)
 		row("median step", 1, by_step && have_ci, have_ci ? ch.before : 0, by_step && have_ci,
 		    have_ci ? ch.after : 0);
 		for (size_t i = 0; i < NMETRICS; i++)
-			row(metrics[i].name, metrics[i].time, 1, (double)mean(a, get(&a->sum, &metrics[i])),
-			    1, (double)mean(b, get(&b->sum, &metrics[i])));
+			if (metrics[i].name)
+				row(metrics[i].name, metrics[i].time, 1,
+				    (double)mean(a, get(&a->sum, &metrics[i])), 1,
+				    (double)mean(b, get(&b->sum, &metrics[i])));
 		printf("\nfeeds (the feeding threads' time %s%s)\n", unit,
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)

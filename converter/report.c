@@ -784,24 +784,11 @@ static void json_steps(FILE *out, const struct ft_metrics *m)
 
 static void json_metrics(FILE *out, const struct ft_metrics *m)
 {
-	fprintf(out, "{\"wall_ns\":%llu,\"events\":%llu,\"threads\":%llu,\"dropped\":%llu,"
-		"\"launches\":%llu,\"submissions\":%llu,\"syncs\":%llu,\"sync_ns\":%llu,"
-		"\"launch_gaps\":%llu,\"launch_gap_ns\":%llu,\"hidden_syncs\":%llu,"
-		"\"hidden_sync_ns\":%llu,\"reads\":%llu,\"read_bytes\":%llu,\"small_reads\":%llu,"
-		"\"small_read_bytes\":%llu,\"module_reads\":%llu,\"storms\":%llu,\"lock_waits\":%llu,"
-		"\"lock_wait_ns\":%llu,"
-		"\"contended_locks\":%llu,\"sem_waits\":%llu,\"sem_wait_ns\":%llu,",
-		(unsigned long long)m->wall_ns, (unsigned long long)m->events,
-		(unsigned long long)m->threads, (unsigned long long)m->dropped,
-		(unsigned long long)m->launches, (unsigned long long)m->submissions,
-		(unsigned long long)m->syncs, (unsigned long long)m->sync_ns,
-		(unsigned long long)m->gaps, (unsigned long long)m->gap_ns,
-		(unsigned long long)m->hidden, (unsigned long long)m->hidden_ns,
-		(unsigned long long)m->reads, (unsigned long long)m->read_bytes,
-		(unsigned long long)m->small_reads, (unsigned long long)m->small_read_bytes,
-		(unsigned long long)m->module_reads, (unsigned long long)m->storms, (unsigned long long)m->lock_waits,
-		(unsigned long long)m->lock_ns, (unsigned long long)m->locks,
-		(unsigned long long)m->sem_waits, (unsigned long long)m->sem_ns);
+	fputc('{', out);
+#define METRIC(field, key, label, ns) \
+	fprintf(out, "\"%s\":%llu,", key, (unsigned long long)m->field);
+#include "metrics.def"
+#undef METRIC
 	json_steps(out, m);
 	fputc('}', out);
 }

@@ -60,3 +60,14 @@ def test_readme_names_every_variable():
     readme = open(os.path.join(ROOT, "README.md")).read()
     missing = [n for n, *_ in config_def() if "`FEEDTRACE_%s`" % n not in readme]
     assert missing == []
+
+
+def test_metrics_keys_documented_in_order():
+    """REPORT-SCHEMA's METRICS paragraph names metrics.def's keys in its order"""
+    keys = re.findall(r'^METRIC\(\s*\w+,\s*"(\w+)"',
+                      open(os.path.join(ROOT, "converter", "metrics.def")).read(), re.M)
+    assert len(keys) == 23
+    doc = open(os.path.join(ROOT, "docs", "REPORT-SCHEMA.md")).read()
+    para = doc[doc.index("**METRICS**"):doc.index("then the steps")]
+    named = [k for k in re.findall(r"`(\w+)`", para) if k in keys]
+    assert sorted(set(named), key=named.index) == keys      # each in order, first mention
