@@ -121,7 +121,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
-test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES)
+test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
 	$(PYTHON) -m pytest -q tests
 
 demo: deps

@@ -10,7 +10,6 @@ import shutil
 import re
 import resource
 import subprocess
-import sys
 
 import pytest
 
@@ -44,6 +43,28 @@ def skip_under(sanitizers, reason):
 
 def prog(name):
     return os.path.join(PROGS, name)
+
+
+def make(*targets, timeout=300):
+    """Builds targets with the tree's Makefile into BUILD. `make test` has
+    built every test program before pytest starts; a test file run on its
+    own builds what it needs through here."""
+    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, *targets],
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def built_prog(name):
+    """tests/progs/NAME.c built: its path"""
+    make(prog(name))
+    return prog(name)
+
+
+def clean_env(*drop):
+    """The environment without FEEDTRACE_* (a test's own settings only)
+    and without the other names given ("LD_PRELOAD")."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("FEEDTRACE_") and k not in drop}
 
 
 class Trace:
@@ -111,10 +132,7 @@ def traced(tmp_path):
     def run(argv, env=None, timeout=120, input=None, load=True, cwd=None, preexec_fn=None):
         counter[0] += 1
         outdir = str(tmp_path / ("trace%d" % counter[0]))
-        e = dict(os.environ)
-        for k in list(e):
-            if k.startswith("FEEDTRACE_"):
-                del e[k]
+        e = clean_env()
         e["LD_PRELOAD"] = preload()
         e["FEEDTRACE_OUT"] = outdir
         if env:

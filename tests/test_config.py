@@ -16,16 +16,13 @@ import time
 
 import pytest
 
-from conftest import ROOT, Trace, preload, prog, untraced
+from conftest import Trace, built_prog, clean_env, preload, untraced
 
 READS, ROUNDS, STATUS = 5, 2, 3
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "build/tests/" + name], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 @pytest.fixture
@@ -40,7 +37,7 @@ def mix(tmp_path):
 
 
 def env_with(extra, out=None):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    e = clean_env()
     e["LD_PRELOAD"] = preload()
     if out is not None:
         e["FEEDTRACE_OUT"] = out

@@ -31,7 +31,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, LIB, ROOT, prog, skip_under, untraced
+from conftest import clean_env, BUILD, LIB, ROOT, make, prog, skip_under, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 TSV = os.path.join(ROOT, "tests", "data", "cudart13-getprocaddress.tsv")
@@ -41,9 +41,7 @@ REPLAY = prog("cuda_replay")
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, REPLAY, "simgpu"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make(REPLAY, "simgpu")
     assert os.path.exists(os.path.join(SIMGPU, "libcuda.so.1"))
 
 
@@ -56,10 +54,7 @@ def sim_env(extra=None):
 
 
 def run_plain(argv, env=None):
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("FEEDTRACE_") or k == "LD_PRELOAD":
-            del e[k]
+    e = clean_env("LD_PRELOAD")
     e.update(sim_env(env))
     r = untraced(argv, env=e)
     assert r.returncode == 0, r.stderr

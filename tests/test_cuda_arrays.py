@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, prog, untraced
+from conftest import BUILD, ROOT, make, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 SRC = os.path.join(ROOT, "tests", "progs", "cu_array_prog.c")
@@ -46,9 +46,8 @@ NAMES = sorted({e[0] for e in EXPECT})
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, prog("cu_array_prog"),
-                        "simgpu"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make(prog("cu_array_prog"),
+                        "simgpu")
     linked = str(tmp_path_factory.mktemp("linked") / "cu_array_prog")
     cc = subprocess.run(["cc", "-O2", "-g", "-Wall", "-D_GNU_SOURCE", "-DLINKED", "-o", linked,
                          SRC, "-L" + SIMGPU, "-lcuda", "-Wl,-rpath," + SIMGPU, "-ldl"],

@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT
+from conftest import BUILD, PYTHON, ROOT, make
 
 EXAMPLES = os.path.join(BUILD, "examples")
 SIMGPU = os.path.join(BUILD, "simgpu")
@@ -116,9 +116,7 @@ KERNELS[("lock_bound", True)] = KERNELS[("lock_bound", False)]
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "examples"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make("examples")
 
 
 def sym(call, path):

@@ -21,13 +21,12 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 
 import pytest
 
-from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, preload, prog, skip_under
+from conftest import LIB, PYTHON, ROOT, TOOL, Trace, clean_env, make, preload, prog, skip_under
 
 FAULT = prog("fault_prog")
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
@@ -38,9 +37,7 @@ RING_SLOTS = RING_KB * 1024 // 32
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, FAULT],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make(FAULT)
     assert os.path.exists(LIB) and os.path.exists(TOOL), "run `make all` first"
 
 
@@ -54,8 +51,7 @@ def data(tmp_path):
 def env_for(outdir, extra=None, libs=None):
     """libs: the preloaded libraries (default: libfeedtrace.so; "" for none);
     a sanitizer's runtime goes first (conftest.preload)."""
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("FEEDTRACE_") and k not in ("LD_PRELOAD", "FAKETIME")}
+    e = clean_env("LD_PRELOAD", "FAKETIME")
     if libs != "":
         e["LD_PRELOAD"] = preload(*(libs or [LIB]))
     if outdir is not None:

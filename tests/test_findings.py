@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, TOOL, Trace, assert_offline_page, chromium_dom, preload
+from conftest import PYTHON, TOOL, Trace, assert_offline_page, chromium_dom, make
 import ftgen
 
 MS = 1000000
@@ -80,7 +80,7 @@ def test_import_torch_has_no_storm(traced):
 
 # ---- problems: one row per problem, ranked by cost, each with a suggestion
 
-from conftest import BUILD, ROOT  # noqa: E402
+from conftest import BUILD  # noqa: E402
 
 US = 1000
 
@@ -91,9 +91,7 @@ def problems(rep):
 
 @pytest.fixture(scope="module")
 def vshapes_built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "vshapes"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make("vshapes")
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["tiny", "fused"])

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, TOOL, preload, prog
+from conftest import TOOL, built_prog, clean_env, preload
 
 PREADS = 6000
 HEADER = 256
@@ -23,10 +23,7 @@ EVENTS = 1
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "build/tests/" + name], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 def record(tmpdir, n, extra=None, mode="paced"):
@@ -35,7 +32,7 @@ def record(tmpdir, n, extra=None, mode="paced"):
     with open(data, "wb") as f:
         f.write(bytes(range(256)) * 4)
     out = os.path.join(tmpdir, "trace")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    env = clean_env()
     env.update({"LD_PRELOAD": preload(), "FEEDTRACE_OUT": out})
     env.update(extra or {})
     r = subprocess.run([exe, mode, str(n), data], env=env, capture_output=True,

@@ -7,21 +7,19 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, TOOL, Trace, nofile, prog, untraced
+from conftest import BUILD, ROOT, TOOL, Trace, clean_env, make, nofile, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, prog("integ_closefrom"),
-                        "simgpu"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make(prog("integ_closefrom"),
+                        "simgpu")
 
 
 def plain_env():
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("FEEDTRACE_") and k != "LD_PRELOAD"}
+    e = clean_env("LD_PRELOAD")
     e["LD_LIBRARY_PATH"] = SIMGPU
     return e
 

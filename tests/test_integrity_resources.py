@@ -4,18 +4,16 @@ under RLIMIT_NOFILE, pthread keys, and the single thread that a user
 namespace needs. Each test compares an untraced run with a traced one,
 byte for byte (tests/progs/integ_resources.c)."""
 import os
-import subprocess
 
 import pytest
 
-from conftest import SANITIZER, nofile, prog, untraced
+from conftest import SANITIZER, clean_env, nofile, prog, untraced
 
 RES = prog("integ_resources")
 
 
 def plain(argv, **kw):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("FEEDTRACE_") and k != "LD_PRELOAD"}
+    e = clean_env("LD_PRELOAD")
     return untraced(argv, env=e, **kw)
 
 

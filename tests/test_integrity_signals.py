@@ -5,18 +5,14 @@ each handler run), tests/progs/integ_sig_jump.c (a 50 us timer whose handler
 siglongjmps out of traced reads, mutex waits and semaphore waits).
 """
 import re
-import subprocess
 
 import pytest
 
-from conftest import ROOT, prog, untraced
+from conftest import built_prog, untraced
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "build/tests/" + name], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 def test_process_signals_never_run_on_a_tracer_thread(traced):

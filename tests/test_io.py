@@ -7,18 +7,13 @@ must be byte-identical to the untraced run's.
 import os
 import subprocess
 
-import pytest
-
-from conftest import BUILD, PYTHON, ROOT, prog, untraced
+from conftest import PYTHON, ROOT, built_prog, untraced
 
 N_FILES, M_READS, K_BYTES = 6, 9, 100
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "BUILD=" + BUILD, prog(name)], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 def make_files(d, names, size=16384):

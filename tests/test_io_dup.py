@@ -10,20 +10,16 @@ to untraced). A program that takes over every descriptor number
 its own file.
 """
 import os
-import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, prog, untraced
+from conftest import PYTHON, built_prog, untraced
 
 K = 100
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "BUILD=" + BUILD, prog(name)], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 def make_file(d, name, size=16384):

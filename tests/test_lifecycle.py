@@ -20,7 +20,8 @@ import time
 
 import pytest
 
-from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, preload as preload_value, prog, skip_under
+from conftest import (LIB, PYTHON, ROOT, TOOL, Trace, clean_env, make, preload as preload_value,
+                      prog, skip_under)
 
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
 LIFE = prog("life_prog")
@@ -33,9 +34,7 @@ def script(name):
 @pytest.fixture(scope="module", autouse=True)
 def built():
     """The C programs this file needs (the Makefile builds tests/progs/*.c)."""
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, LIFE],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make(LIFE)
     assert os.path.exists(LIB) and os.path.exists(TOOL), "run `make all` first"
 
 
@@ -48,7 +47,7 @@ def data(tmp_path):
 
 
 def traced_env(outdir, env=None, preload=()):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    e = clean_env()
     e["LD_PRELOAD"] = preload_value(*preload)   # the sanitizer runtime first, if any
     e["FEEDTRACE_OUT"] = outdir
     if env:

@@ -6,11 +6,10 @@ flags: the holder sleeps 20 ms after the waiter announced itself).
 """
 import os
 import re
-import subprocess
 
 import pytest
 
-from conftest import PYTHON, ROOT, prog, skip_under, untraced
+from conftest import PYTHON, built_prog, skip_under, untraced
 
 ROUNDS = 4
 MIN_BLOCK_NS = 5_000_000    # holders keep the lock 20 ms; the rest is scheduling margin
@@ -19,10 +18,7 @@ EDEADLK = 35
 
 
 def build(name):
-    r = subprocess.run(["make", "-s", "build/tests/" + name], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return prog(name)
+    return built_prog(name)
 
 
 def addr(run, name):

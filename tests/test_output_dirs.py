@@ -9,13 +9,13 @@ import subprocess
 
 import pytest
 
-from conftest import preload
+from conftest import clean_env, preload
 
 TRUE = "/bin/true"
 
 
 def run(argv, cwd, out=None, extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    env = clean_env()
     env["LD_PRELOAD"] = preload()
     if out is not None:
         env["FEEDTRACE_OUT"] = out
@@ -68,9 +68,8 @@ def test_run_directory_of_another_user_refused(tmp_path):
 def test_default_name_unique_per_run(tmp_path):
     # two runs started in the same second get two directories
     procs = [subprocess.Popen(["/bin/sh", "-c", "exec /bin/true"], cwd=str(tmp_path),
-                              env={**{k: v for k, v in os.environ.items()
-                                      if not k.startswith("FEEDTRACE_")},
-                                   "LD_PRELOAD": preload()}) for _ in range(2)]
+                              env={**clean_env(), "LD_PRELOAD": preload()})
+             for _ in range(2)]
     pids = {p.pid for p in procs}
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
     names = sorted(os.listdir(tmp_path))

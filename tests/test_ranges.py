@@ -13,11 +13,10 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
-from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, Trace, prog
+from conftest import BUILD, LIB, PYTHON, TOOL, Trace, clean_env, make, prog
 import ftgen
 from test_convert import MS, check_names, convert, load
 
@@ -256,9 +255,7 @@ def test_diff_step_rows_and_conclusion(tmp_path):
 
 @pytest.fixture(scope="module")
 def examples_built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "examples"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make("examples")
 
 
 def test_example_steps_diff(traced, examples_built):
@@ -321,8 +318,7 @@ def test_real_nvtx3_loader(traced, tmp_path):
 # ---------------------------------------------------------------- feedtrace run
 
 def run_tool(tmp_path, argv, env_extra=None):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("FEEDTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
+    env = clean_env("LD_PRELOAD", "NVTX_INJECTION64_PATH")
     env.update(env_extra or {})
     out = str(tmp_path / "run")
     r = subprocess.run([TOOL, "run", "-o", out, "--"] + argv, capture_output=True, text=True,

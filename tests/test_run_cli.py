@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import TOOL
+from conftest import TOOL, clean_env
 
 
 def run(args, **kw):
@@ -182,7 +182,7 @@ def test_open_port_taken(tmp_path):
 # ---- run ids: the report never mixes runs silently (issue 16)
 
 def preload_env(out):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    e = clean_env()
     e.update(LD_PRELOAD=os.path.join(os.path.dirname(TOOL), "libfeedtrace.so"),
              FEEDTRACE_OUT=out)
     return e

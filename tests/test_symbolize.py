@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, TOOL
+from conftest import BUILD, ROOT, TOOL, make
 
 SIMGPU = os.path.join(BUILD, "simgpu")
 SRC = os.path.join(ROOT, "tests", "sites")
@@ -42,9 +42,7 @@ def build_prog(d, out="sites_prog", extra=()):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "all", "simgpu"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make("all", "simgpu")
     d = str(tmp_path_factory.mktemp("sites"))
     cc(["cc", "-g", "-O2", "-Wall", "-fPIC", "-shared", "-o", "libsites.so",
         os.path.join(SRC, "sites_lib.c"), "-L" + SIMGPU, "-lcuda"], d)

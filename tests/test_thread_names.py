@@ -9,15 +9,12 @@ Program: tests/progs/thread_names.c; `feedtrace dump --json` gives each
 process's thread names (tid -> name)."""
 import subprocess
 
-from conftest import BUILD, PYTHON, ROOT, TOOL, prog, untraced
+from conftest import PYTHON, TOOL, built_prog, untraced
 from test_convert import load
 
 
 def test_thread_names(traced, tmp_path):
-    exe = prog("thread_names")
-    r = subprocess.run(["make", "-s", "BUILD=" + BUILD, exe], cwd=ROOT, capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    exe = built_prog("thread_names")
     data = tmp_path / "data.bin"
     data.write_bytes(bytes(100))
     run = traced([exe, str(data)])

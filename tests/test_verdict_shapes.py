@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, TOOL, Trace
+from conftest import BUILD, PYTHON, ROOT, TOOL, Trace, make
 
 VSHAPES = os.path.join(BUILD, "vshapes")
 EXAMPLES = os.path.join(BUILD, "examples")
@@ -24,10 +24,8 @@ EXAMPLES = os.path.join(BUILD, "examples")
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "BUILD=" + BUILD, "vshapes",
-                        os.path.join(BUILD, "examples", "lock_bound")],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    make("vshapes",
+                        os.path.join(BUILD, "examples", "lock_bound"))
 
 
 class Shape:
