@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "dump.h"
+#include "cmds.h"
 #include "gate.h"
 #include "report.h"
 

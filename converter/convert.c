@@ -19,7 +19,6 @@
 
 #include "util.h"
 #include "convert.h"
-#include "dump.h"
 #include "events.h"
 #include "pipeline.h"
 #include "problems.h"
@@ -29,12 +28,11 @@
 #include "ranges.h"
 #include "symbolize.h"
 
-#define MAX_LANES 32
 #define REC_MAX FT_PIPE_REC_MAX
 
 struct lanes {                      /* same-named tracks so slices never overlap */
 	const char *name;
-	uint64_t uuid[MAX_LANES], last_end[MAX_LANES];
+	uint64_t uuid[FT_CONV_MAX_LANES], last_end[FT_CONV_MAX_LANES];
 	int n;
 };
 
@@ -82,7 +80,7 @@ static uint64_t lane(struct conv *c, struct lanes *l, uint64_t start, uint64_t e
 		if (l->last_end[i] <= start)
 			break;
 	if (i == l->n) {
-		if (l->n == MAX_LANES) {
+		if (l->n == FT_CONV_MAX_LANES) {
 			c->st->lane_overflow++;
 			return 0;
 		}
@@ -739,221 +737,4 @@ void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts 
 	ft_pipe_finish(pl);
 	free(rl);
 	ft_xflows_free(xf);
-}
-
-/* ---- the output file ----
- * A regular file (or none yet) at the target: written as a new file in
- * the target's directory, renamed over the target when complete, removed
- * on failure. A device or FIFO (/dev/null) is written directly, opened
- * without following a link. A symbolic link at the target is refused:
- * following it would write wherever it points (a link planted at
- * DIR.pftrace in a shared directory), replacing it would undo a link the
- * user made. */
-int ft_out_open(struct ft_outfile *o, const char *target, const char *cmd)
-{
-	struct stat st;
-	memset(o, 0, sizeof *o);
-	o->target = target;
-	o->cmd = cmd;
-	o->fd = -1;
-	int exists = lstat(target, &st) == 0;
-	if (exists && S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "feedtrace %s: %s is a symbolic link: not following it "
-			"(remove it, or name another output with -o)\n", o->cmd, target);
-		return -1;
-	}
-	if (exists && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "feedtrace %s: %s is a directory\n", o->cmd, target);
-		return -1;
-	}
-	/* a link planted after this check is replaced by the rename, not followed */
-	if (exists && !S_ISREG(st.st_mode)) {
-		o->fd = open(target, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-		if (o->fd < 0) {
-			fprintf(stderr, "feedtrace %s: %s: %s\n", o->cmd, target, strerror(errno));
-			return -1;
-		}
-	} else {
-		const char *slash = strrchr(target, '/');
-		int dl = slash ? (int)(slash - target) + 1 : 0;
-		if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, target,
-			     slash ? slash + 1 : target) >= (int)sizeof o->tmp) {
-			fprintf(stderr, "feedtrace %s: %s: name too long\n", o->cmd, target);
-			return -1;
-		}
-		o->fd = mkostemp(o->tmp, O_CLOEXEC);
-		if (o->fd < 0) {
-			fprintf(stderr, "feedtrace %s: cannot create a file beside %s: %s\n", o->cmd, target, strerror(errno));
-			o->tmp[0] = 0;
-			return -1;
-		}
-		mode_t um = umask(0);            /* the mode fopen would have given */
-		umask(um);
-		fchmod(o->fd, 0666 & ~um);
-	}
-	/* the very file opened above, whatever happens to its name meanwhile */
-	snprintf(o->via, sizeof o->via, "/proc/self/fd/%d", o->fd);
-	if (access(o->via, W_OK) != 0)
-		snprintf(o->via, sizeof o->via, "%s", "");     /* no /proc: by name */
-	return 0;
-}
-
-const char *ft_out_path(const struct ft_outfile *o)
-{
-	return o->via[0] ? o->via : o->tmp[0] ? o->tmp : o->target;
-}
-
-/* ok: the file is complete; returns 0 when it is in place */
-int ft_out_close(struct ft_outfile *o, int ok)
-{
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
-	if (!o->tmp[0])
-		return ok ? 0 : -1;
-	if (ok && rename(o->tmp, o->target) == 0)
-		return 0;
-	if (ok)
-		fprintf(stderr, "feedtrace %s: %s: %s\n", o->cmd, o->target, strerror(errno));
-	unlink(o->tmp);
-	return -1;
-}
-
-static void usage_to(FILE *out)
-{
-	fprintf(out, "usage: feedtrace convert DIR [-o FILE.pftrace] [options]\n"
-		"The run in DIR as a Perfetto timeline (default DIR.pftrace), findings\n"
-		"included; open it at https://ui.perfetto.dev.\n%s"
-		FT_READ_HELP
-		"  --threads N          1: convert on one thread; 2 (the default, or 1\n"
-		"                       with a single CPU usable): read, merge and analyse\n"
-		"                       on one, encode and write the Perfetto file on the\n"
-		"                       other (the output is the same byte for byte)\n"
-		"  --quiet              no progress line\n"
-		"  -h, --help           this text\n"
-		"Example: feedtrace convert t1 -o t1.pftrace\n", ft_an_opts_help);
-}
-
-static void usage(void)
-{
-	usage_to(stderr);
-}
-
-int ft_cmd_convert(int argc, char **argv)
-{
-	enum { THREADS = FT_OPT_OWN, QUIET };
-	static const struct option opts[] = {
-		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
-		{ "out", required_argument, NULL, 'o' },
-		{ "threads", required_argument, NULL, THREADS },
-		{ "quiet", no_argument, NULL, QUIET },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ft_conv_opts o;
-	memset(&o, 0, sizeof o);
-	ft_an_default_opts(&o.an);
-	int quiet = 0;
-	const char *dir = NULL, *out = NULL;
-	int mixed = 0, c, k;
-	struct ft_cli cli;
-	ft_cli_begin(&cli, "convert", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":o:h", opts, NULL)) != -1) {
-		if ((k = ft_an_set_opt(&o.an, "convert", c, optarg)) ||
-		    (k = ft_read_set_opt(&o.mg, &mixed, "convert", c, optarg))) {
-			if (k < 0)
-				goto bad;
-			continue;
-		}
-		switch (c) {
-		case 'o': out = optarg; break;
-		case THREADS: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || end == optarg || n < 1 || n > 2) {
-				fprintf(stderr, "feedtrace convert: --threads: 1 or 2, not '%s'\n", optarg);
-				goto bad;
-			}
-			o.threads = (int)n;
-			break;
-		}
-		case QUIET: quiet = 1; break;
-		case 'h':
-			usage_to(stdout);
-			ft_cli_end(&cli);
-			return 0;
-		default:
-			ft_cli_bad(&cli, c);
-			usage();
-			goto bad;
-		}
-	}
-	if (optind + 1 == cli.argc)
-		dir = cli.argv[optind];
-	ft_cli_end(&cli);
-	if (!dir) {
-		usage();
-		return 2;
-	}
-	char def[4096];
-	if (!out) {
-		size_t l = strlen(dir);
-		while (l > 1 && dir[l - 1] == '/')
-			l--;
-		snprintf(def, sizeof def, "%.*s.pftrace", (int)l, dir);
-		out = def;
-	}
-	struct ft_progress pg;
-	ft_progress_init(&pg, quiet);
-	o.progress = pg.on ? &pg : NULL;
-	struct ft_trace tr;
-	if (ft_trace_open(dir, &tr, stderr) != 0) {
-		fprintf(stderr, "feedtrace convert: nothing to convert\n");
-		return 1;
-	}
-	if (!mixed && ft_trace_one_run(&tr, "convert", stderr) != 0) {
-		ft_trace_close(&tr);
-		return 2;
-	}
-	struct ft_outfile of;
-	if (ft_out_open(&of, out, "convert") != 0) {
-		ft_trace_close(&tr);
-		return 1;
-	}
-	pf_writer *w = pf_open(ft_out_path(&of));
-	if (!w) {
-		fprintf(stderr, "feedtrace convert: %s: %s\n", out, strerror(errno));
-		ft_out_close(&of, 0);
-		ft_trace_close(&tr);
-		return 1;
-	}
-	struct ft_conv_stats st;
-	memset(&st, 0, sizeof st);
-	ft_conv_clock(w, &tr);
-	ft_conv_trace(w, &tr, &o, stderr, &st);
-	pf_stats ps;
-	pf_get_stats(w, &ps);
-	int rc = pf_close(w) ? 1 : 0;
-	if (rc)
-		fprintf(stderr, "feedtrace convert: %s: write failed; no file written\n", out);
-	if (ft_out_close(&of, !rc) != 0)
-		rc = 1;
-	if (!rc)
-		fprintf(stderr, "feedtrace convert: %s: %d processes, %llu events, %llu slices, "
-			"%llu findings, %llu flows, %llu bytes%s\n", out, tr.nprocs,
-			(unsigned long long)st.events, (unsigned long long)st.slices,
-			(unsigned long long)st.findings, (unsigned long long)st.flows,
-			(unsigned long long)ps.bytes, tr.errors ? " (damaged input: see above)" : "");
-	if (st.dropped)
-		fprintf(stderr, "feedtrace convert: %llu events were dropped while recording\n",
-			(unsigned long long)st.dropped);
-	if (st.lane_overflow)
-		fprintf(stderr, "feedtrace convert: %llu slices left out: more than %d overlapping\n",
-			(unsigned long long)st.lane_overflow, MAX_LANES);
-	ft_symbols_print_notes(stderr, "feedtrace convert: ");
-	ft_trace_close(&tr);
-	return rc;
-bad:
-	ft_cli_end(&cli);
-	return 2;
 }

@@ -1,7 +1,7 @@
 /*
- * diff.c: `feedtrace diff A.. [-- B..] [--json] [--fail-if C].. [--junit F]
- * [-o FILE.pftrace]`: runs of one program before and after a change (one
- * or several per side, or directories of runs). The step times of each
+ * diff.c: what `feedtrace diff` (cmd_diff.c) prints: runs of one program
+ * before and after a change (one or several per side, or directories of
+ * runs). The step times of each
  * side are compared (stats.c: medians and a 95% interval of the change),
  * the time per step is split by feed, findings are matched by identity
  * with their cost before and after; one conclusion that credits only
@@ -16,7 +16,8 @@
 
 #include "util.h"
 #include "convert.h"
-#include "dump.h"
+#include "outfile.h"
+#include "diff.h"
 #include "gate.h"
 #include "merge.h"
 #include "problems.h"
@@ -43,7 +44,7 @@ static const char *const feed_label[FT_CAT_N] = {
 	[FT_CAT_DATA] = "waiting for data", [FT_CAT_CPU] = "CPU",
 };
 
-#define MAXRUNS 32
+#define MAXRUNS FT_DIFF_MAX_RUNS
 #define MAXL 64
 
 /* Findings are matched across runs by kind and what they are about: a
@@ -351,19 +352,6 @@ static int describe(char *b, size_t cap, const struct label *l, const struct sid
 
 /* ---- the command ---- */
 
-static const char usage_text[] =
-	"usage: feedtrace diff BEFORE AFTER [options]\n"
-	"       feedtrace diff BEFORE... -- AFTER... [options]   several runs per side\n"
-	"  --json             machine-readable (docs/REPORT-SCHEMA.md)\n"
-	"  --fail-if 'C'      exit 1 when C holds, e.g. 'step_time > +5%%' or\n"
-	"                     'hidden_syncs_per_step > 0' (repeatable; docs/ANALYSES.md)\n"
-	"  --junit FILE       the --fail-if results as JUnit XML\n"
-	"  -o FILE.pftrace    both runs in one timeline\n"
-	"  --html FILE        also both runs side by side as one self-contained page\n"
-	FT_READ_HELP
-	"  -h, --help         this text\n%s"
-	"Example: feedtrace diff before/ after/ --fail-if 'step_time > +5%%'\n";
-
 /* The step times of the first run of each side as two counters of one
  * process, "diff: steps by index", aligned on step index: step i of both
  * at the before run's start + i x the before run's median step. */
@@ -424,89 +412,19 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	return rc;
 }
 
-int ft_cmd_diff(int argc, char **argv)
+int ft_diff(const struct ft_diff_args *args)
 {
-	enum { JSON = FT_OPT_OWN, JUNIT, FAIL_IF, HTML };
-	static const struct option opts[] = {
-		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
-		{ "json", no_argument, NULL, JSON },
-		{ "out", required_argument, NULL, 'o' },
-		{ "junit", required_argument, NULL, JUNIT },
-		{ "fail-if", required_argument, NULL, FAIL_IF },
-		{ "html", required_argument, NULL, HTML },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct side s[2];
-	static struct ft_gate gates[FT_GATE_MAX];
-	const char *out = NULL, *junit = NULL, *html = NULL;
-	int json = 0, ng = 0, bad = 0, npos = 0, mixed = 0, c, r;
-	struct ft_an_opts o;
-	struct ft_merge_opts mg = { 0, 0 };
-	ft_an_default_opts(&o);
 	memset(s, 0, sizeof s);
-	int sep = 0;                                      /* a "--" is coming */
-	for (int i = 0; i < argc; i++)
-		sep |= !strcmp(argv[i], "--");
-	struct ft_cli cli;
-	ft_cli_begin(&cli, "diff", argc, argv);
-	/* "-" first: the run directories come back in order (code 1). A "--"
-	 * ends getopt's scan: what follows is parsed again as the after side,
-	 * options still allowed there */
-	int side = 0;                     /* 1: past the "--" */
-	for (;;) {
-		c = getopt_long(cli.argc, cli.argv, "-:o:h", opts, NULL);
-		if (c == -1) {
-			if (side || optind >= cli.argc)
-				break;
-			if (!sep) {
-				bad = 1;
-				break;
-			}
-			/* the rest, with a name in front, from its start */
-			int from = optind;
-			cli.argv[from - 1] = (char *)cli.cmd;
-			cli.argv += from - 1;
-			cli.argc -= from - 1;
-			optind = 0;
-			side = 1;
-			continue;
-		}
-		if ((r = ft_an_set_opt(&o, "diff", c, optarg)) ||
-		    (r = ft_read_set_opt(&mg, &mixed, "diff", c, optarg))) {
-			if (r < 0)
-				goto fail;
-			continue;
-		}
-		switch (c) {
-		case 1:                        /* BEFORE AFTER, or BEFORE... -- AFTER... */
-			if (!sep && npos > 1)
-				bad = 1;
-			else if (add_dir(&s[side ? 1 : sep ? 0 : npos++], optarg) != 0)
-				goto fail;
-			break;
-		case JSON: json = 1; break;
-		case 'o': out = optarg; break;
-		case JUNIT: junit = optarg; break;
-		case HTML: html = optarg; break;
-		case FAIL_IF:
-			if (ng == FT_GATE_MAX || ft_gate_parse(&gates[ng++], optarg) != 0)
-				goto fail;
-			break;
-		case 'h':
-			fprintf(stdout, usage_text, ft_an_opts_help);
-			ft_cli_end(&cli);
-			return 0;
-		default:
-			ft_cli_bad(&cli, c);
-			bad = 1;
-		}
-	}
-	ft_cli_end(&cli);
-	if (bad || !s[0].n || !s[1].n) {
-		fprintf(stderr, usage_text, ft_an_opts_help);
-		return 2;
-	}
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < args->ndirs[j]; i++)
+			if (add_dir(&s[j], args->dirs[j][i]) != 0)
+				return 2;
+	struct ft_an_opts o = args->an;
+	struct ft_merge_opts mg = args->mg;
+	struct ft_gate *gates = args->gates;
+	const char *out = args->out, *junit = args->junit, *html = args->html;
+	int json = args->json, ng = args->ngates, mixed = args->mixed;
 	int lr = load(&s[0], &o, &mg, mixed);
 	if (lr != 0)
 		return ng || lr == -2 ? 2 : 1;
@@ -784,7 +702,4 @@ int ft_cmd_diff(int argc, char **argv)
 			free(s[j].len[i]);
 		}
 	return rc;
-fail:
-	ft_cli_end(&cli);
-	return 2;
 }

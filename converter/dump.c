@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "cli.h"
-#include "dump.h"
+#include "cmds.h"
 #include "events.h"
 #include "reader.h"
 #include "symbolize.h"
@@ -22,20 +23,6 @@ struct dump_ctx {
 	uint64_t unknown;
 	uint64_t exec_failed;   /* EXEC records with an errno: exec returned */
 };
-
-void ft_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
 
 /* text form: a string without spaces or quotes stands as is */
 static void text_string(FILE *out, const char *s)

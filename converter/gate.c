@@ -13,7 +13,6 @@
 #include <json-c/json.h>
 
 #include "util.h"
-#include "dump.h"
 #include "gate.h"
 
 static const struct { const char *text; int op; } ops[] = {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dump.h"
+#include "cmds.h"
 #include "../libfeedtrace/format.h"
 
 #define FT_VERSION "0.9"

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dump.h"
+#include "cmds.h"
 
 #define UI_ORIGIN "https://ui.perfetto.dev"
 

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "util.h"
-#include "dump.h"
 #include "problems.h"
 #include "report.h"
 #include "cli.h"

@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "../libfeedtrace/format.h"
-#include "dump.h"
+#include "cmds.h"
+#include "report.h"
 
 /* libfeedtrace.so beside the tool (build/) or in ../lib (installed). */
 static int find_library(char *out, size_t cap)

@@ -98,3 +98,18 @@ void ft_fmt_bytes(char *buf, size_t cap, uint64_t b)
 	else
 		snprintf(buf, cap, "%llu B", (unsigned long long)b);
 }
+
+/* s as a JSON string, quotes included */
+void ft_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}

@@ -8,6 +8,7 @@
 #define FT_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 void *ft_xmalloc(size_t n);
@@ -22,5 +23,6 @@ void ft_fmt_count(char *buf, size_t cap, uint64_t n);    /* "1,234,567" */
 void ft_fmt_bytes(char *buf, size_t cap, uint64_t b);    /* "2.0 MiB" */
 /* s in at most width columns: its tail after "..." when longer */
 const char *ft_fit(const char *s, int width);
+void ft_json_string(FILE *out, const char *s);              /* quoted, escaped */
 
 #endif

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dump.h"
+#include "cmds.h"
 #include "reader.h"
 #include "../libfeedtrace/format.h"
 
