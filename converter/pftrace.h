@@ -23,77 +23,72 @@ enum pf_kind { PF_UINT, PF_INT, PF_DOUBLE, PF_STRING, PF_BOOL, PF_POINTER };
 /* A debug annotation ("arg") attached to an event. String names and
  * PF_STRING values are interned. */
 typedef struct pf_arg {
-    const char *name;
-    int kind;               /* enum pf_kind */
-    union {
-        uint64_t u;         /* PF_UINT, PF_POINTER */
-        int64_t i;          /* PF_INT */
-        double d;           /* PF_DOUBLE */
-        const char *s;      /* PF_STRING (NULL is written as "") */
-        int b;              /* PF_BOOL */
-    } v;
+	const char *name;
+	int kind; /* enum pf_kind */
+	union {
+		uint64_t u;    /* PF_UINT, PF_POINTER */
+		int64_t i;     /* PF_INT */
+		double d;      /* PF_DOUBLE */
+		const char *s; /* PF_STRING (NULL is written as "") */
+		int b;         /* PF_BOOL */
+	} v;
 } pf_arg;
 
-#define PF_ARG_UINT(n, x)   ((pf_arg){ .name = (n), .kind = PF_UINT, .v.u = (x) })
-#define PF_ARG_INT(n, x)    ((pf_arg){ .name = (n), .kind = PF_INT, .v.i = (x) })
+#define PF_ARG_UINT(n, x) ((pf_arg){ .name = (n), .kind = PF_UINT, .v.u = (x) })
+#define PF_ARG_INT(n, x) ((pf_arg){ .name = (n), .kind = PF_INT, .v.i = (x) })
 #define PF_ARG_DOUBLE(n, x) ((pf_arg){ .name = (n), .kind = PF_DOUBLE, .v.d = (x) })
-#define PF_ARG_STR(n, x)    ((pf_arg){ .name = (n), .kind = PF_STRING, .v.s = (x) })
-#define PF_ARG_BOOL(n, x)   ((pf_arg){ .name = (n), .kind = PF_BOOL, .v.b = (x) })
-#define PF_ARG_PTR(n, x)    ((pf_arg){ .name = (n), .kind = PF_POINTER, .v.u = (x) })
+#define PF_ARG_STR(n, x) ((pf_arg){ .name = (n), .kind = PF_STRING, .v.s = (x) })
+#define PF_ARG_BOOL(n, x) ((pf_arg){ .name = (n), .kind = PF_BOOL, .v.b = (x) })
+#define PF_ARG_PTR(n, x) ((pf_arg){ .name = (n), .kind = PF_POINTER, .v.u = (x) })
 
 /* CounterDescriptor.Unit values. */
 enum pf_unit {
-    PF_UNIT_UNSPECIFIED = 0,
-    PF_UNIT_TIME_NS = 1,
-    PF_UNIT_COUNT = 2,
-    PF_UNIT_SIZE_BYTES = 3
+	PF_UNIT_UNSPECIFIED = 0,
+	PF_UNIT_TIME_NS = 1,
+	PF_UNIT_COUNT = 2,
+	PF_UNIT_SIZE_BYTES = 3
 };
 
 /* TrackEvent.Type values. */
-enum pf_event_type {
-    PF_SLICE_BEGIN = 1,
-    PF_SLICE_END = 2,
-    PF_INSTANT = 3,
-    PF_COUNTER = 4
-};
+enum pf_event_type { PF_SLICE_BEGIN = 1, PF_SLICE_END = 2, PF_INSTANT = 3, PF_COUNTER = 4 };
 
 /* Perfetto builtin clock ids. */
 enum pf_clock {
-    PF_CLOCK_REALTIME = 1,
-    PF_CLOCK_MONOTONIC = 3,
-    PF_CLOCK_MONOTONIC_RAW = 5,
-    PF_CLOCK_BOOTTIME = 6
+	PF_CLOCK_REALTIME = 1,
+	PF_CLOCK_MONOTONIC = 3,
+	PF_CLOCK_MONOTONIC_RAW = 5,
+	PF_CLOCK_BOOTTIME = 6
 };
 
 /* The general event; the helpers below fill one in. Unused fields are 0. */
 typedef struct pf_event {
-    int type;                       /* enum pf_event_type */
-    uint64_t track;
-    uint64_t ts;
-    const char *name;               /* slices, instants; NULL for END */
-    const pf_arg *args;
-    int nargs;
-    const uint64_t *flow_ids;       /* flows this event continues/starts */
-    int nflow_ids;
-    const uint64_t *term_flow_ids;  /* flows this event ends */
-    int nterm_flow_ids;
-    int is_double;                  /* counters: which value to write */
-    int64_t ivalue;
-    double dvalue;
-    /* Non-zero: name, the args' names and their PF_STRING values stay
-     * unchanged at their addresses until pf_close() (literals, a string
-     * table that outlives the writer), so interning finds them by address
-     * alone. Otherwise each lookup also compares the text. */
-    int stable;
+	int type; /* enum pf_event_type */
+	uint64_t track;
+	uint64_t ts;
+	const char *name; /* slices, instants; NULL for END */
+	const pf_arg *args;
+	int nargs;
+	const uint64_t *flow_ids; /* flows this event continues/starts */
+	int nflow_ids;
+	const uint64_t *term_flow_ids; /* flows this event ends */
+	int nterm_flow_ids;
+	int is_double; /* counters: which value to write */
+	int64_t ivalue;
+	double dvalue;
+	/* Non-zero: name, the args' names and their PF_STRING values stay
+	 * unchanged at their addresses until pf_close() (literals, a string
+	 * table that outlives the writer), so interning finds them by address
+	 * alone. Otherwise each lookup also compares the text. */
+	int stable;
 } pf_event;
 
 typedef struct pf_stats {
-    uint64_t packets;
-    uint64_t bytes;
-    uint64_t events;
-    uint64_t interned;      /* intern entries emitted, all kinds */
-    uint64_t intern_resets; /* times the intern tables were emptied */
-    uint64_t open_slices;   /* BEGINs not yet ENDed, all tracks */
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t events;
+	uint64_t interned;      /* intern entries emitted, all kinds */
+	uint64_t intern_resets; /* times the intern tables were emptied */
+	uint64_t open_slices;   /* BEGINs not yet ENDed, all tracks */
 } pf_stats;
 
 pf_writer *pf_open(const char *path);
@@ -105,10 +100,10 @@ int pf_close(pf_writer *w);
  * and, when argv is not NULL, argc arguments each (process i's are
  * argv[i * argc ...]). Trace processor links a child to its parent's upid
  * and names a process after the first word of its first argument. */
-int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid,
-                    const int32_t *ppid, const char *const *argv, int argc);
-int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns,
-                      uint64_t realtime_ns, uint64_t monotonic_ns);
+int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid, const int32_t *ppid,
+		    const char *const *argv, int argc);
+int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
+		      uint64_t monotonic_ns);
 /* Later event timestamps are on clock_id. It becomes the sequence's
  * default clock (TracePacketDefaults, sent again with every clear of the
  * incremental state, and the sequence is cleared for it now), so event
@@ -124,13 +119,10 @@ void pf_set_intern_limit(pf_writer *w, uint32_t n);
  * or 0 on error. cmdline is a NULL-terminated array or NULL. A child track
  * is a named slice track under parent (e.g. a process track). A counter
  * track's parent may be 0 (a global counter). */
-uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name,
-                          const char *const *cmdline);
-uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid,
-                         const char *name);
+uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name, const char *const *cmdline);
+uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid, const char *name);
 uint64_t pf_child_track(pf_writer *w, uint64_t parent_uuid, const char *name);
-uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid,
-                          const char *name, int unit);
+uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid, const char *name, int unit);
 /* For a caller that numbers tracks and flows ahead of the writer: the
  * tracks declared so far (uuids 1..n), whether uuid may be the parent of
  * a child or counter track, and the last flow id handed out. */
@@ -142,17 +134,17 @@ uint64_t pf_last_flow_id(const pf_writer *w);
  * END with none open is refused (-1). Counters go on counter tracks only,
  * slices and instants on the others. */
 int pf_emit(pf_writer *w, const pf_event *ev);
-int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts,
-                   const char *name, const pf_arg *args, int nargs);
+int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
+		   int nargs);
 int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts);
 /* A complete slice: ev (a SLICE_BEGIN) then its END at end on the same
  * track, exactly as pf_emit(w, ev) then pf_slice_end(w, ev->track, end),
  * the END written even if the BEGIN failed; -1 if either failed. */
 int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end);
-int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur,
-             const char *name, const pf_arg *args, int nargs);
-int pf_instant(pf_writer *w, uint64_t track, uint64_t ts,
-               const char *name, const pf_arg *args, int nargs);
+int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
+	     const pf_arg *args, int nargs);
+int pf_instant(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
+	       int nargs);
 int pf_counter(pf_writer *w, uint64_t track, uint64_t ts, int64_t value);
 int pf_counter_double(pf_writer *w, uint64_t track, uint64_t ts, double value);
 
@@ -160,10 +152,9 @@ int pf_counter_double(pf_writer *w, uint64_t track, uint64_t ts, double value);
  * source. Begin a slice carrying flow ids; terminating != 0 ends them there
  * (later events with the same id start a new flow). */
 uint64_t pf_new_flow_id(pf_writer *w);
-int pf_slice_begin_flow(pf_writer *w, uint64_t track, uint64_t ts,
-                        const char *name, const pf_arg *args, int nargs,
-                        const uint64_t *flow_ids, int nflow_ids,
-                        int terminating);
+int pf_slice_begin_flow(pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+			const pf_arg *args, int nargs, const uint64_t *flow_ids, int nflow_ids,
+			int terminating);
 
 void pf_get_stats(const pf_writer *w, pf_stats *st);
 
