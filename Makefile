@@ -26,14 +26,15 @@ endif
 endif
 
 # CPython 3.11's headers are optional too: with them the frame layout that
-# shim/callsite.c reads (shim/pyframe.h) is checked against CPython's own.
+# libfeedtrace/callsite.c reads (libfeedtrace/pyframe.h) is checked against CPython's own.
 PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
 
 LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
+           libfeedtrace/dlreal.c libfeedtrace/callsite.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dlreal.c shim/dl.c shim/cuda.c shim/callsite.c shim/nvtx.c shim/thread.c shim/wait.c \
+           shim/dl.c shim/cuda.c shim/nvtx.c shim/thread.c shim/wait.c \
            shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
@@ -93,10 +94,10 @@ ifneq ($(CUDA_CFLAGS),)
 endif
 	@touch $@
 
-$(BUILD)/gen/pyframe_checked: shim/pyframe.h shim/pyframe_check.c
+$(BUILD)/gen/pyframe_checked: libfeedtrace/pyframe.h libfeedtrace/pyframe_check.c
 	@mkdir -p $(dir $@)
 ifneq ($(PY311_INC),)
-	$(CC) -std=gnu11 -fsyntax-only -I$(PY311_INC) shim/pyframe_check.c
+	$(CC) -std=gnu11 -fsyntax-only -I$(PY311_INC) libfeedtrace/pyframe_check.c
 endif
 	@touch $@
 

@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../libfeedtrace/config.h"
-#include "../libfeedtrace/log.h"
-#include "../libfeedtrace/recorder.h"
+#include "config.h"
+#include "log.h"
+#include "recorder.h"
 #include "dlreal.h"
 #include "pyframe.h"
 
@@ -64,8 +64,8 @@ static struct {
 } py311;
 static int py311_ready;
 
-/* libc's dlsym itself, not our wrapper of it (dl.c): these look-ups are
- * never CUDA's, and the wrappers sit above this file */
+/* libc's dlsym itself, not the wrapper of it (shim/dl.c): these look-ups
+ * are never CUDA's, and the wrappers sit above this file */
 static void *sym(void *h, const char *name)
 {
 	if (!ft_real_dlsym)

@@ -1,4 +1,4 @@
-/* callsite.h: where a wait came from (shim/callsite.c) */
+/* callsite.h: where a wait came from, and what Python calls a thread (callsite.c) */
 #ifndef FT_CALLSITE_H
 #define FT_CALLSITE_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* dlreal.h: libc's own dlsym and dlvsym (shim/dlreal.c) */
+/* dlreal.h: libc's own dlsym and dlvsym (libfeedtrace/dlreal.c) */
 #ifndef FT_DLREAL_H
 #define FT_DLREAL_H
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "callsite.h"
 #include "config.h"
 #include "internal.h"
 #include "lifecycle.h"
@@ -362,6 +363,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 		return;                 /* setuid/setgid images are never traced */
 	}
 	ft_shim.init();
+	ft_callsite_init();
 	if (ft_cfg.redact)
 		ft_redact_key = run_value("FEEDTRACE_REDACT_KEY", "key");
 	ft_run_id = run_value("FEEDTRACE_RUN_ID", "run id");

@@ -24,7 +24,7 @@ void ft_signal_release(int sig);     /* the program installed its own */
  * the library's constructor): the runtime never calls up into shim/
  * (docs/ARCHITECTURE.md, "Layers"; tests/test_layers.py). */
 struct ft_shim_ops {
-	void (*init)(void);           /* real functions, call-site set-up; after the configuration */
+	void (*init)(void);           /* the real functions; after the configuration */
 	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);   /* libc's */
 	int (*pthread_create)(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg);   /* past our wrapper: the flusher is no program thread */

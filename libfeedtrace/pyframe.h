@@ -8,7 +8,7 @@
  * pystate.h, Include/internal/pycore_frame.h, Include/cpython/code.h,
  * Include/cpython/unicodeobject.h, x86-64 and aarch64 LP64); with
  * python3.11-dev installed the build checks every one of them against
- * those headers (shim/pyframe_check.c). Other versions: no raw walk.
+ * those headers (libfeedtrace/pyframe_check.c). Other versions: no raw walk.
  */
 #ifndef FT_PYFRAME_H
 #define FT_PYFRAME_H

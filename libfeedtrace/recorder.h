@@ -73,7 +73,7 @@ static inline struct ft_thread *ft_enter(unsigned g)
 	return t;
 }
 
-/* A hook is taking its call site (shim/callsite.c): hooks the unwinder
+/* A hook is taking its call site (libfeedtrace/callsite.c): hooks the unwinder
  * reaches record nothing; a siglongjmp out of the walk is seen by the
  * thread's next hook at or above this frame, which clears it. */
 #define FT_BUSY_WALK(t) ((t)->busy = (uintptr_t)__builtin_frame_address(0) | 1)

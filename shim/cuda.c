@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "callsite.h"
+#include "../libfeedtrace/callsite.h"
 #include "cuda_shim.h"
-#include "dlreal.h"
+#include "../libfeedtrace/dlreal.h"
 
 
 static CUresult (*drv_func_get_name)(const char **, CUfunction);

@@ -5,14 +5,14 @@
  * is resolved by glibc from the return address, so for it the wrapper is an
  * assembler stub that jumps (not calls) into the real function.
  *
- * The real dlsym/dlvsym come from shim/dlreal.c; the CUDA side of a
+ * The real dlsym/dlvsym come from libfeedtrace/dlreal.c; the CUDA side of a
  * look-up from shim/cuda.c.
  */
 #include <dlfcn.h>
 #include <string.h>
 
 #include "cuda_shim.h"
-#include "dlreal.h"
+#include "../libfeedtrace/dlreal.h"
 
 /* A global look-up (RTLD_DEFAULT, the main program's handle) finds our own
  * exported wrapper first; answer what it would find without us: the next

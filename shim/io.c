@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <sys/syscall.h>
 
-#include "callsite.h"
+#include "../libfeedtrace/callsite.h"
 #include "real.h"
 #include "../libfeedtrace/modpath.h"
 #include "../libfeedtrace/internal.h"

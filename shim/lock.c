@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "callsite.h"
+#include "../libfeedtrace/callsite.h"
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 

@@ -6,7 +6,7 @@
  * program makes has its CPU time sampled, traced calls or not
  * (flusher.c, ft_cpu_track), and its end is known (ring.c,
  * ft_thread_leaving), and named as Python's threading calls it when a
- * Python Thread starts it (shim/callsite.c). They record nothing and never
+ * Python Thread starts it (libfeedtrace/callsite.c). They record nothing and never
  * change a result.
  */
 #include <pthread.h>
@@ -16,7 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "callsite.h"
+#include "../libfeedtrace/callsite.h"
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 

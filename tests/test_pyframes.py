@@ -1,4 +1,4 @@
-"""Python call sites of hidden syncs (shim/callsite.c).
+"""Python call sites of hidden syncs (libfeedtrace/callsite.c).
 
 tests/scripts/py_cuda_sync.py makes N synchronous device-to-host copies
 into pageable memory (hidden syncs) from three places: through

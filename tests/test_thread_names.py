@@ -39,7 +39,7 @@ def test_thread_names(traced, tmp_path):
 
 
 # Python threads: the name threading gives each Thread, taken when it
-# starts (shim/callsite.c, from Thread.start's frame, GIL held)
+# starts (libfeedtrace/callsite.c, from Thread.start's frame, GIL held)
 THREADS = r'''
 import os, threading, queue
 q = queue.Queue()
