@@ -13,8 +13,10 @@
 #include "util.h"
 #include "analysis.h"
 #include "../libfeedtrace/modpath.h"
+#include "counters.h"
 #include "events.h"
 #include "steps.h"
+#include "storm.h"
 #include "symbolize.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
@@ -191,83 +193,6 @@ void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
 	}
 }
 
-/* ---- a small u64 -> index map (open addressing) ---- */
-
-struct map {
-	uint64_t *key;
-	uint32_t *val;             /* index + 1; 0 = empty */
-	uint32_t cap, n;
-};
-
-static uint32_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
-
-/* Returns the slot of key; *found says whether it is in use. */
-static uint32_t map_slot(const struct map *m, uint64_t key, int *found)
-{
-	uint32_t i = hash64(key) & (m->cap - 1);
-	while (m->val[i] && m->key[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	*found = m->val[i] != 0;
-	return i;
-}
-
-/* index of key, or -1 when absent */
-static long map_get(const struct map *m, uint64_t key)
-{
-	int found;
-	if (!m->cap)
-		return -1;
-	uint32_t i = map_slot(m, key, &found);
-	return found ? (long)m->val[i] - 1 : -1;
-}
-
-static void map_put(struct map *m, uint64_t key, uint32_t idx)
-{
-	int found;
-	if ((m->n + 1) * 2 > m->cap) {
-		struct map g = { 0 };
-		g.cap = m->cap ? m->cap * 2 : 64;
-		g.key = ft_xcalloc(g.cap, sizeof *g.key);
-		g.val = ft_xcalloc(g.cap, sizeof *g.val);
-		for (uint32_t i = 0; i < m->cap; i++)
-			if (m->val[i]) {
-				uint32_t j = map_slot(&g, m->key[i], &found);
-				g.key[j] = m->key[i];
-				g.val[j] = m->val[i];
-			}
-		g.n = m->n;
-		free(m->key);
-		free(m->val);
-		*m = g;
-	}
-	uint32_t i = map_slot(m, key, &found);
-	if (!found)
-		m->n++;
-	m->key[i] = key;
-	m->val[i] = idx + 1;
-}
-
-static void map_clear(struct map *m)
-{
-	if (m->cap) {
-		memset(m->val, 0, m->cap * sizeof *m->val);
-		m->n = 0;
-	}
-}
-
-static void map_free(struct map *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof *m);
-}
-
 /* growable arrays of structs */
 #define GROW(arr, n, cap) do { \
 	if ((n) == (cap)) { \
@@ -319,7 +244,6 @@ struct group {                      /* hidden sync (site or sym+tid) or lock (ad
 	struct ft_burst *bu; int nbu, capbu;   /* its occurrences in bursts */
 };
 
-struct file_acc { uint64_t key; uint32_t path; int32_t fd; uint64_t reads, bytes, opens; };
 
 struct ft_an {
 	const struct ft_process *p;
@@ -327,29 +251,15 @@ struct ft_an {
 	struct { uint32_t path; uint8_t module; } modc[1024];  /* module_path's, by string id */
 	struct ft_an_opts o;
 	struct ft_an_sink sink;
-	struct thread *th; int nth, capth; struct map thmap; long last_th;
+	struct thread *th; int nth, capth; struct ft_map thmap; long last_th;
 	int32_t th_tid[8];       /* tids of th[0..7] */
-	struct stream *st; int nst, capst; struct map stmap;
-	struct group *hid; int nhid, caphid; struct map hidmap;
-	struct group *lk; int nlk, caplk; struct map lkmap;
+	struct stream *st; int nst, capst; struct ft_map stmap;
+	struct group *hid; int nhid, caphid; struct ft_map hidmap;
+	struct group *lk; int nlk, caplk; struct ft_map lkmap;
 	struct evrec { int stream; uint64_t seq; } *ev;  /* cuEventRecord: where, when */
-	int nev, capev; struct map evmap;
-	/* storm */
-	uint64_t *ring; uint32_t ring_n, ring_pos;
-	int in_burst, qualified;
-	struct ft_finding burst;
-	uint64_t burst_last_start;
-	struct file_acc *files; int nfiles, capfiles; struct map filemap;
-	uint32_t *fdsite; int nfdsite;  /* per fd: the Python site of its open, or 0 */
-	struct { uint32_t site; uint64_t reads; } opener[8]; int nopener;  /* the burst's */
-	uint32_t *sbin; int nsbin, capsbin;   /* the burst's small reads per FT_STORM_BIN_NS */
-	uint64_t sbin0;                       /* ... from this bin's start */
-	uint32_t filecache[64];  /* key hash -> files[] index, checked against its key */
-	/* counters */
-	uint64_t bin, out_total, out_max;
-	int64_t ctr[FT_CTR_N], shown[FT_CTR_N];
-	int have_bin;
-	uint64_t bin_end;        /* (bin + 1) * bin_ns, or lower: no division per event */
+	int nev, capev; struct ft_map evmap;
+	struct ft_storm *storm;  /* small-read storms (storm.c) */
+	struct ft_counters ctr;  /* the per-bin counters (counters.c) */
 	/* the GPU model: busy intervals of all streams (one per drain) */
 	struct busy *busy; int nbusy, capbusy;
 	uint64_t busy_done, busy_last; /* busy time merged and dropped; the latest end */
@@ -378,7 +288,8 @@ struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 	a->last_th = -1;
 	if (a->o.storm_reads < 1)
 		a->o.storm_reads = 1;
-	a->ring = ft_xcalloc(a->o.storm_reads, sizeof *a->ring);
+	a->storm = ft_storm_new(p, &a->o, &a->sink);
+	ft_counters_init(&a->ctr, a->o.bin_ns, &a->sink);
 	a->steps = ft_steps_new(p, a->o.step_range);
 	return a;
 }
@@ -387,18 +298,17 @@ void ft_an_free(struct ft_an *a)
 {
 	if (!a)
 		return;
-	free(a->th); map_free(&a->thmap);
-	free(a->st); map_free(&a->stmap);
+	free(a->th); ft_map_free(&a->thmap);
+	free(a->st); ft_map_free(&a->stmap);
 	for (int i = 0; i < a->nhid; i++)
 		free(a->hid[i].bu);
 	for (int i = 0; i < a->nlk; i++)
 		free(a->lk[i].bu);
-	free(a->hid); map_free(&a->hidmap);
-	free(a->lk); map_free(&a->lkmap);
-	free(a->ev); map_free(&a->evmap);
-	free(a->ring);
+	free(a->hid); ft_map_free(&a->hidmap);
+	free(a->lk); ft_map_free(&a->lkmap);
+	free(a->ev); ft_map_free(&a->evmap);
 	ft_steps_free(a->steps);
-	free(a->files); map_free(&a->filemap); free(a->fdsite); free(a->sbin);
+	ft_storm_free(a->storm);
 	free(a->busy);
 	free(a);
 }
@@ -414,7 +324,7 @@ static struct thread *thread_of(struct ft_an *a, int32_t tid)
 			a->last_th = k;
 			return &a->th[k];
 		}
-	long i = map_get(&a->thmap, (uint64_t)(uint32_t)tid);
+	long i = ft_map_get(&a->thmap, (uint64_t)(uint32_t)tid);
 	if (i < 0) {
 		GROW(a->th, a->nth, a->capth);
 		i = a->nth++;
@@ -422,7 +332,7 @@ static struct thread *thread_of(struct ft_an *a, int32_t tid)
 		a->th[i].tid = tid;
 		if (i < 8)
 			a->th_tid[i] = tid;
-		map_put(&a->thmap, (uint64_t)(uint32_t)tid, (uint32_t)i);
+		ft_map_put(&a->thmap, (uint64_t)(uint32_t)tid, (uint32_t)i);
 	}
 	a->last_th = i;
 	return &a->th[i];
@@ -430,27 +340,27 @@ static struct thread *thread_of(struct ft_an *a, int32_t tid)
 
 static struct stream *stream_of(struct ft_an *a, uint64_t id)
 {
-	long i = map_get(&a->stmap, id);
+	long i = ft_map_get(&a->stmap, id);
 	if (i < 0) {
 		GROW(a->st, a->nst, a->capst);
 		i = a->nst++;
 		memset(&a->st[i], 0, sizeof a->st[i]);
 		a->st[i].id = id;
-		map_put(&a->stmap, id, (uint32_t)i);
+		ft_map_put(&a->stmap, id, (uint32_t)i);
 	}
 	return &a->st[i];
 }
 
-static struct group *group_of(struct group **arr, int *n, int *cap, struct map *m,
+static struct group *group_of(struct group **arr, int *n, int *cap, struct ft_map *m,
 			      uint64_t key)
 {
-	long i = map_get(m, key);
+	long i = ft_map_get(m, key);
 	if (i < 0) {
 		GROW(*arr, *n, *cap);
 		i = (*n)++;
 		memset(&(*arr)[i], 0, sizeof (*arr)[i]);
 		(*arr)[i].key = key;
-		map_put(m, key, (uint32_t)i);
+		ft_map_put(m, key, (uint32_t)i);
 	}
 	return &(*arr)[i];
 }
@@ -506,53 +416,12 @@ static void lock_site(struct ft_an *a, struct group *g, const struct ft_rec *r, 
 	g->sites[i].total += dur;
 }
 
-/* ---- counters ---- */
-
-static void emit_ctr(struct ft_an *a, int which, uint64_t ts, int64_t v)
-{
-	if (a->shown[which] == v)
-		return;
-	a->shown[which] = v;
-	if (a->sink.counter)
-		a->sink.counter(a->sink.arg, which, ts, v);
-}
-
-static void close_bin(struct ft_an *a, uint64_t next_bin)
-{
-	uint64_t t = a->bin * a->o.bin_ns;
-	a->ctr[FT_CTR_OUTSTANDING] = (int64_t)a->out_max;
-	for (int c = 0; c < FT_CTR_N; c++)
-		emit_ctr(a, c, t, a->ctr[c]);
-	if (next_bin > a->bin + 1) {         /* idle bins in between: rates drop to 0 */
-		for (int c = 0; c < FT_CTR_OUTSTANDING; c++)
-			emit_ctr(a, c, t + a->o.bin_ns, 0);
-		emit_ctr(a, FT_CTR_OUTSTANDING, t + a->o.bin_ns, (int64_t)a->out_total);
-	}
-	memset(a->ctr, 0, sizeof a->ctr);
-	a->bin = next_bin;
-	a->out_max = a->out_total;
-}
-
-static void counters_at(struct ft_an *a, uint64_t ts)
-{
-	if (a->have_bin && ts < a->bin_end)  /* in the current bin (or earlier) */
-		return;
-	uint64_t b = ts / a->o.bin_ns;
-	if (!a->have_bin) {
-		a->have_bin = 1;
-		a->bin = b;
-	} else if (b > a->bin) {
-		close_bin(a, b);
-	}
-	a->bin_end = (a->bin + 1) * a->o.bin_ns;   /* wraps: only divides again */
-}
-
 static void outstanding_set(struct ft_an *a, struct stream *s, uint64_t done)
 {
 	if (done > s->seq)
 		done = s->seq;
 	if (done > s->done) {
-		a->out_total -= done - s->done;
+		a->ctr.out_total -= done - s->done;
 		s->done = done;
 	}
 }
@@ -767,7 +636,7 @@ static void on_submit(struct ft_an *a, struct thread *t, const struct ft_event *
 	if (end > t->last_sub_end)
 		t->last_sub_end = end;
 	s->seq++;
-	a->out_total++;
+	a->ctr.out_total++;
 	a->m.submissions++;
 }
 
@@ -794,7 +663,7 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 	if (in->launch) {
 		a->m.launches++;
 		t->launches++;
-		a->ctr[FT_CTR_LAUNCHES]++;
+		a->ctr.v[FT_CTR_LAUNCHES]++;
 	}
 	if (in->launch && !a->first_launch)
 		a->first_launch = ev->ts_ns;
@@ -808,7 +677,7 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 		if (in->sync != FT_SYNC_POLL && end > t->last_sync_end)
 			t->last_sync_end = end;
 		if ((r->kind == FT_EV_CU_EVENT_SYNC || r->kind == FT_EV_CU_EVENT_QUERY) && f->handle) {
-			long e = map_get(&a->evmap, ft_field_raw(r, f->handle));
+			long e = ft_map_get(&a->evmap, ft_field_raw(r, f->handle));
 			if (e >= 0) {
 				struct stream *s = &a->st[a->ev[e].stream];
 				if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
@@ -847,149 +716,17 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 	} else if (r->kind == FT_EV_CU_EVENT_RECORD && f->handle) {
 		struct stream *s = stream_of(a, stream_key(in->stream, ev->tid));
 		uint64_t h = ft_field_raw(r, f->handle);
-		long e = map_get(&a->evmap, h);
+		long e = ft_map_get(&a->evmap, h);
 		if (e < 0) {
 			GROW(a->ev, a->nev, a->capev);
 			e = a->nev++;
-			map_put(&a->evmap, h, (uint32_t)e);
+			ft_map_put(&a->evmap, h, (uint32_t)e);
 		}
 		a->ev[e].stream = (int)(s - a->st);
 		a->ev[e].seq = s->seq;
 	}
-	if (a->out_total > a->out_max)
-		a->out_max = a->out_total;
-}
-
-/* ---- small-read storms ---- */
-
-static int hist_bucket(uint64_t n)
-{
-	static const uint64_t lim[] = { 512, 1024, 4096, 16384, 65536, 262144, 1048576 };
-	for (int i = 0; i < 7; i++)
-		if (n < lim[i])
-			return i;
-	return 7;
-}
-
-static void close_burst(struct ft_an *a)
-{
-	struct ft_finding *f = &a->burst;
-	if (a->in_burst && (a->qualified || f->reads >= FT_STORM_CANDIDATE)) {
-		f->candidate = !a->qualified;
-		f->files = (uint64_t)a->nfiles;
-		f->reads_needed = 0;
-		for (int i = 0; i < a->nfiles; i++) {
-			struct file_acc *x = &a->files[i];
-			/* each pass over the file (an epoch opens it again) needs
-			 * its own whole reads */
-			uint64_t passes = 1 + x->opens, per = (x->bytes + passes - 1) / passes;
-			f->reads_needed += passes * ((per + a->o.storm_ref_read - 1) / a->o.storm_ref_read);
-			/* top files by reads (insertion into a short sorted list) */
-			int j = f->ntop < FT_STORM_TOP ? f->ntop++ : FT_STORM_TOP;
-			while (j > 0 && f->top_reads[j - 1] < x->reads) {
-				if (j < FT_STORM_TOP) {
-					f->top_reads[j] = f->top_reads[j - 1];
-					f->top_file[j] = f->top_file[j - 1];
-				}
-				j--;
-			}
-			if (j < FT_STORM_TOP) {
-				const char *path = ft_string(a->p, x->path);
-				f->top_reads[j] = x->reads;
-				f->top_file[j] = path ? path : "(unknown file)";
-			}
-		}
-		for (int k = 0; k < a->nopener; k++)
-			if (a->opener[k].reads > f->opener_reads) {
-				f->opener_reads = a->opener[k].reads;
-				f->opener = ft_string(a->p, a->opener[k].site);
-			}
-		f->bins = a->sbin;
-		f->nbins = a->nsbin;
-		f->bin0 = a->sbin0;
-		a->m.storms += !f->candidate;
-		if (a->sink.finding)
-			a->sink.finding(a->sink.arg, f);
-	}
-	a->in_burst = a->qualified = 0;
-	a->nfiles = 0;
-	a->nopener = 0;
-	a->nsbin = 0;
-	map_clear(&a->filemap);
-}
-
-static void on_small_read(struct ft_an *a, const struct ft_event *ev, uint32_t path,
-			  int32_t fd, uint64_t got)
-{
-	struct ft_finding *f = &a->burst;
-	uint64_t end = ev->ts_ns + ev->dur_ns;
-	if (a->in_burst && ev->ts_ns >= a->burst_last_start + a->o.storm_window_ns)
-		close_burst(a);
-	if (!a->in_burst) {
-		memset(f, 0, sizeof *f);
-		f->kind = FT_FK_STORM;
-		f->pid = a->p->hdr.pid;
-		f->start = ev->ts_ns;
-		f->tid = ev->tid;
-		a->in_burst = 1;
-	}
-	if (ev->ts_ns > a->burst_last_start)
-		a->burst_last_start = ev->ts_ns;
-	if (ev->ts_ns < f->start)
-		f->start = ev->ts_ns;
-	if (end > f->end)
-		f->end = end;
-	f->reads++;
-	f->bytes += got;
-	f->lost_ns += ev->dur_ns;
-	/* per 100 ms from the burst's first bin (reads come in start order) */
-	if (!a->nsbin)
-		a->sbin0 = ev->ts_ns - ev->ts_ns % FT_STORM_BIN_NS;
-	uint64_t b = ev->ts_ns > a->sbin0 ? (ev->ts_ns - a->sbin0) / FT_STORM_BIN_NS : 0;
-	if (b < 1u << 20) {
-		while ((uint64_t)a->nsbin <= b) {
-			GROW(a->sbin, a->nsbin, a->capsbin);
-			a->sbin[a->nsbin++] = 0;
-		}
-		a->sbin[b]++;
-	}
-	f->hist[hist_bucket(got)]++;
-	uint64_t key = path ? path : (uint64_t)1 << 40 | (uint32_t)fd;
-	/* files[] holds each key once per burst: an index whose entry has
-	 * this key is the key's (a stale one fails the check) */
-	uint32_t *fc = &a->filecache[(key * 0x9e3779b97f4a7c15ull) >> 58];
-	long i = *fc < (uint32_t)a->nfiles && a->files[*fc].key == key ? (long)*fc : -1;
-	if (i < 0)
-		i = map_get(&a->filemap, key);
-	if (i < 0) {
-		GROW(a->files, a->nfiles, a->capfiles);
-		i = a->nfiles++;
-		a->files[i] = (struct file_acc){ key, path, fd, 0, 0, 0 };
-		map_put(&a->filemap, key, (uint32_t)i);
-	}
-	*fc = (uint32_t)i;
-	a->files[i].reads++;
-	a->files[i].bytes += got;
-	/* who opened it: the Python site of its fd's open, when taken */
-	uint32_t site = fd >= 0 && fd < a->nfdsite ? a->fdsite[fd] : 0;
-	if (site) {
-		int k = 0;
-		while (k < a->nopener && a->opener[k].site != site)
-			k++;
-		if (k == a->nopener && k < 8)
-			a->opener[a->nopener++].site = site, a->opener[k].reads = 0;
-		if (k < 8)
-			a->opener[k].reads++;
-	}
-	/* N small reads within one window? */
-	uint32_t n = a->o.storm_reads;
-	a->ring[a->ring_pos] = ev->ts_ns;
-	if (++a->ring_pos == n)                 /* no division per read */
-		a->ring_pos = 0;
-	if (a->ring_n < n)
-		a->ring_n++;
-	if (a->ring_n == n && ev->ts_ns - a->ring[a->ring_pos] < a->o.storm_window_ns)
-		a->qualified = 1;   /* ring[ring_pos] is the read n-1 before this one */
+	if (a->ctr.out_total > a->ctr.out_max)
+		a->ctr.out_max = a->ctr.out_total;
 }
 
 /* ---- the event ---- */
@@ -1050,7 +787,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		a->first_ts = ev->ts_ns;
 	if (end > a->last_end)
 		a->last_end = end;
-	counters_at(a, ev->ts_ns);
+	ft_counters_at(&a->ctr, ev->ts_ns);
 	if (!t->events)
 		t->first = ev->ts_ns;
 	t->events++;
@@ -1082,40 +819,27 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	}
 	if (in.cuda)
 		on_cuda(a, t, ev, &in);
-	if (f->open && f->py && f->fd) {
-		int32_t fd = (int32_t)ft_field_signed(r, f->fd);
-		if (fd >= 0 && fd < 1 << 20) {
-			if (fd >= a->nfdsite) {
-				int n = fd + 64;
-				a->fdsite = ft_xrealloc(a->fdsite, (size_t)n * sizeof *a->fdsite);
-				memset(a->fdsite + a->nfdsite, 0, (size_t)(n - a->nfdsite) * sizeof *a->fdsite);
-				a->nfdsite = n;
-			}
-			a->fdsite[fd] = (uint32_t)ft_field_raw(r, f->py);
-		}
-	}
-	if (f->open && a->in_burst && f->path) {
-		/* a file of the burst opened again: another pass over it */
-		long i = map_get(&a->filemap, (uint32_t)ft_field_raw(r, f->path));
-		if (i >= 0)
-			a->files[i].opens++;
-	}
+	if (f->open && f->py && f->fd)
+		ft_storm_opener(a->storm, (int32_t)ft_field_signed(r, f->fd),
+				(uint32_t)ft_field_raw(r, f->py));
+	if (f->open && f->path)
+		ft_storm_opened(a->storm, (uint32_t)ft_field_raw(r, f->path));
 	if (in.read) {
 		int64_t ret = ft_field_signed(r, f->ret);
 		uint64_t req = ft_field_raw(r, f->req);
 		uint64_t got = ret > 0 ? (uint64_t)ret : 0;
 		a->m.reads++;
 		a->m.read_bytes += got;
-		a->ctr[FT_CTR_READS]++;
-		a->ctr[FT_CTR_READ_BYTES] += (int64_t)got;
+		a->ctr.v[FT_CTR_READS]++;
+		a->ctr.v[FT_CTR_READ_BYTES] += (int64_t)got;
 		uint32_t path = f->path ? (uint32_t)ft_field_raw(r, f->path) : 0;
 		if (req < a->o.small_read && path && module_path(a, path)) {
 			a->m.module_reads++;
 		} else if (req < a->o.small_read) {
 			a->m.small_reads++;
 			a->m.small_read_bytes += got;
-			on_small_read(a, ev, path, f->fd ? (int32_t)ft_field_signed(r, f->fd) : -1,
-				      got);
+			ft_storm_read(a->storm, ev, path,
+				      f->fd ? (int32_t)ft_field_signed(r, f->fd) : -1, got);
 		}
 	}
 	if (f->mutex) {
@@ -1381,7 +1105,7 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 	for (int i = 0; i < a->nlk; i++) {
 		int n = 0;
 		for (int k = 0; k < a->lk[i].ntids; k++) {
-			long x = map_get(&a->thmap, (uint64_t)(uint32_t)a->lk[i].tids[k]);
+			long x = ft_map_get(&a->thmap, (uint64_t)(uint32_t)a->lk[i].tids[k]);
 			n += x >= 0 && a->th[x].launches > 0;
 		}
 		shared |= n >= 2;
@@ -1458,9 +1182,8 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 
 void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 {
-	close_burst(a);
-	if (a->have_bin)
-		close_bin(a, a->bin + 2);        /* the last bin, then rates back to 0 */
+	a->m.storms += ft_storm_finish(a->storm);
+	ft_counters_finish(&a->ctr);
 	emit_groups(a, a->hid, a->nhid, FT_FK_HIDDEN);
 	emit_groups(a, a->lk, a->nlk, FT_FK_LOCK);
 	const struct ft_process *p = a->p;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "json.h"
 #include "problems.h"
 #include "report.h"
 #include "cli.h"
@@ -498,23 +499,26 @@ static void wrap(FILE *out, const char *s, int indent)
  * What the recorder counted but could not record (reader.h's ft_loss),
  * summed over the processes: in the text, one line per kind with what to
  * change (not wrapped: one line each); in JSON, "losses" with every kind (0 when none). */
-static void report_losses(const struct ft_report *r, FILE *out, int json)
+/* what the run lost of kind k, summed over its processes; *procs: how
+ * many processes lost some */
+static uint64_t run_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 {
-	if (json)
-		fputs(",\"losses\":{", out);
+	uint64_t n = 0;
+	for (int i = 0; i < r->tr.nprocs; i++) {
+		uint64_t x = ft_process_loss(r->tr.procs[i], k);
+		n += x;
+		if (procs)
+			*procs += x != 0;
+	}
+	return n;
+}
+
+/* a LOST line per kind of loss the run had */
+static void report_losses(const struct ft_report *r, FILE *out)
+{
 	for (int k = 0; k < FT_LOSS_N; k++) {
-		uint64_t n = 0;
 		int procs = 0;
-		for (int i = 0; i < r->tr.nprocs; i++) {
-			uint64_t x = ft_process_loss(r->tr.procs[i], (enum ft_loss)k);
-			n += x;
-			procs += x != 0;
-		}
-		if (json) {
-			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_loss_info[k].key,
-				(unsigned long long)n);
-			continue;
-		}
+		uint64_t n = run_loss(r, (enum ft_loss)k, &procs);
 		if (!n)
 			continue;
 		fprintf(out, "  LOST %llu %s", (unsigned long long)n, ft_loss_info[k].what);
@@ -522,8 +526,6 @@ static void report_losses(const struct ft_report *r, FILE *out, int json)
 			fprintf(out, " (%d of %d processes)", procs, r->tr.nprocs);
 		fprintf(out, ": %s\n", ft_loss_info[k].fix);
 	}
-	if (json)
-		fputc('}', out);
 }
 
 /* ---- text ---- */
@@ -587,7 +589,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (r->tr.errors)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
-	report_losses(r, out, 0);
+	report_losses(r, out);
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
@@ -763,227 +765,246 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x)
 }
 
 /* "steps" and what goes with it: null when no step was marked */
-static void json_steps(FILE *out, const struct ft_metrics *m)
+/* a text field: "" when there is none (null is written only where the
+ * schema says a field may be null) */
+static const char *txt(const char *s)
 {
-	if (!m->steps) {
-		fputs("\"steps\":null,\"steps_from\":null,\"step_ns\":null,\"step_mean_ns\":null,\"step_median_ns\":null,"
-		      "\"launches_per_step\":null,\"hidden_syncs_per_step\":null,"
-		      "\"reads_per_step\":null", out);
-		return;
-	}
-	fprintf(out, "\"steps\":%llu,\"steps_from\":\"%s\",\"step_ns\":%llu,\"step_mean_ns\":%llu,"
-		"\"step_median_ns\":%llu,"
-		"\"launches_per_step\":%.4f,\"hidden_syncs_per_step\":%.4f,\"reads_per_step\":%.4f",
-		(unsigned long long)m->steps, m->steps_from_batches ? "batches" : "ranges",
-		(unsigned long long)m->step_ns,
-		(unsigned long long)(m->step_ns / m->steps), (unsigned long long)m->step_median_ns,
-		ft_per_step(m, m->step_launches), ft_per_step(m, m->step_hidden),
-		ft_per_step(m, m->step_reads));
+	return s ? s : "";
 }
 
-static void json_metrics(FILE *out, const struct ft_metrics *m)
+static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 {
-	fputc('{', out);
-#define METRIC(field, key, label, ns) \
-	fprintf(out, "\"%s\":%llu,", key, (unsigned long long)m->field);
+	static const char *const keys[] = { "steps", "steps_from", "step_ns", "step_mean_ns",
+		"step_median_ns", "launches_per_step", "hidden_syncs_per_step", "reads_per_step" };
+	if (!m->steps) {
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			ft_json_null(j, keys[k]);
+		return;
+	}
+	ft_json_u64(j, "steps", m->steps);
+	ft_json_str(j, "steps_from", m->steps_from_batches ? "batches" : "ranges");
+	ft_json_u64(j, "step_ns", m->step_ns);
+	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
+	ft_json_u64(j, "step_median_ns", m->step_median_ns);
+	ft_json_real(j, "launches_per_step", ft_per_step(m, m->step_launches));
+	ft_json_real(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden));
+	ft_json_real(j, "reads_per_step", ft_per_step(m, m->step_reads));
+}
+
+static void json_metrics(struct ft_json *j, const struct ft_metrics *m)
+{
+	ft_json_obj(j, "metrics");
+#define METRIC(field, key, label, ns) ft_json_u64(j, key, m->field);
 #include "metrics.def"
 #undef METRIC
-	json_steps(out, m);
-	fputc('}', out);
+	json_steps(j, m);
+	ft_json_end(j);
 }
 
-static void json_verdict(FILE *out, const struct ft_rep_proc *p, const struct ft_run_verdict *rv)
+/* one value per feed category, under key */
+static void json_by_cat(struct ft_json *j, const char *key, const uint64_t *v)
+{
+	ft_json_obj(j, key);
+	for (int k = 0; k < FT_CAT_N; k++)
+		ft_json_u64(j, ft_cat_name[k], v[k]);
+	ft_json_end(j);
+}
+
+static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
+			 const struct ft_run_verdict *rv)
 {
 	const struct ft_verdict *v = &p->v;
-	fprintf(out, "{\"pid\":%d,\"feeding_threads\":[", p->pid);
+	ft_json_obj(j, "verdict");
+	ft_json_int(j, "pid", p->pid);
+	ft_json_arr(j, "feeding_threads");
 	for (int i = 0; i < v->nfeeders && i < 8; i++)
-		fprintf(out, "%s%d", i ? "," : "", v->feeder[i]);
-	fprintf(out, "],\"feeders_launch_kernels\":%s,\"wall_ns\":%llu,\"time_ns\":{",
-		v->by_launch ? "true" : "false", (unsigned long long)v->wall_ns);
+		ft_json_int(j, NULL, v->feeder[i]);
+	ft_json_end(j);
+	ft_json_bool(j, "feeders_launch_kernels", v->by_launch);
+	ft_json_u64(j, "wall_ns", v->wall_ns);
+	json_by_cat(j, "time_ns", v->t);
+	ft_json_obj(j, "share");
 	for (int k = 0; k < FT_CAT_N; k++)
-		fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k], (unsigned long long)v->t[k]);
-	fputs("},\"share\":{", out);
-	for (int k = 0; k < FT_CAT_N; k++)
-		fprintf(out, "%s\"%s\":%.4f", k ? "," : "", ft_cat_name[k],
-			v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0);
-	fprintf(out, "},\"limit\":\"%s\",\"sentence\":", v->limit ? v->limit : "none");
-	ft_json_string(out, v->sentence);
-	fprintf(out, ",\"role\":\"%s\",\"basis\":\"%s\",\"lock_wait_union_ns\":%llu",
-		p->role ? p->role : "helper", v->basis ? v->basis : "thread_time",
-		(unsigned long long)v->lock_union);
-	if (!rv) {
-		fputc('}', out);
-		return;
+		ft_json_real(j, ft_cat_name[k], v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0);
+	ft_json_end(j);
+	ft_json_str(j, "limit", v->limit ? v->limit : "none");
+	ft_json_str(j, "sentence", txt(v->sentence));
+	ft_json_str(j, "role", p->role ? p->role : "helper");
+	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
+	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
+	if (rv) {
+		ft_json_str(j, "process", txt(rv->process));
+		ft_json_str(j, "data_cause", rv->data_cause);
+		ft_json_str(j, "detail", txt(rv->detail));
+		ft_json_obj(j, "window");
+		ft_json_u64(j, "start_ns", rv->w0);
+		ft_json_u64(j, "end_ns", rv->w1);
+		ft_json_str(j, "from", rv->from);
+		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
+		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
+		ft_json_end(j);
+		ft_json_u64(j, "startup_ns", rv->startup_ns);
+		json_by_cat(j, "startup_time_ns", rv->startup);
+		if (v->by_launch) {
+			ft_json_obj(j, "gpu");
+			ft_json_u64(j, "busy_ns", v->busy_ns);
+			ft_json_u64(j, "idle_ns", v->idle_ns);
+			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
+			ft_json_end(j);
+		} else {
+			ft_json_null(j, "gpu");
+		}
+		ft_json_arr(j, "producers");
+		for (int i = 0; i < rv->nprod; i++) {
+			const struct ft_producer *q = &rv->prod[i];
+			ft_json_obj(j, NULL);
+			ft_json_int(j, "pid", q->pid);
+			ft_json_int(j, "tid", q->tid);
+			ft_json_str(j, "role", q->role);
+			ft_json_u64(j, "wall_ns", q->wall);
+			ft_json_u64(j, "io_ns", q->io);
+			ft_json_u64(j, "cpu_ns", q->cpu);
+			ft_json_u64(j, "lock_ns", q->lock);
+			ft_json_u64(j, "idle_ns", q->idle);
+			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
+			ft_json_end(j);
+		}
+		ft_json_end(j);
 	}
-	fputs(",\"process\":", out);
-	ft_json_string(out, rv->process);
-	fputs(",\"data_cause\":", out);
-	if (rv->data_cause)
-		ft_json_string(out, rv->data_cause);
-	else
-		fputs("null", out);
-	fputs(",\"detail\":", out);
-	ft_json_string(out, rv->detail);
-	fprintf(out, ",\"window\":{\"start_ns\":%llu,\"end_ns\":%llu,\"from\":\"%s\","
-		"\"warmup_steps\":%llu,\"warmup_ns\":%llu},"
-		"\"startup_ns\":%llu,\"startup_time_ns\":{", (unsigned long long)rv->w0,
-		(unsigned long long)rv->w1, rv->from, (unsigned long long)rv->warmup_steps,
-		(unsigned long long)rv->warmup_ns, (unsigned long long)rv->startup_ns);
-	for (int k = 0; k < FT_CAT_N; k++)
-		fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
-			(unsigned long long)rv->startup[k]);
-	fputs("},\"gpu\":", out);
-	if (v->by_launch) {
-		fprintf(out, "{\"busy_ns\":%llu,\"idle_ns\":%llu,\"idle_by_feed\":{",
-			(unsigned long long)v->busy_ns, (unsigned long long)v->idle_ns);
-		for (int k = 0; k < FT_CAT_N; k++)
-			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
-				(unsigned long long)v->idle_by_feed[k]);
-		fputs("}}", out);
-	} else {
-		fputs("null", out);
-	}
-	fputs(",\"producers\":[", out);
-	for (int i = 0; i < rv->nprod; i++) {
-		const struct ft_producer *q = &rv->prod[i];
-		fprintf(out, "%s{\"pid\":%d,\"tid\":%d,\"role\":\"%s\",\"wall_ns\":%llu,"
-			"\"io_ns\":%llu,\"cpu_ns\":%llu,\"lock_ns\":%llu,\"idle_ns\":%llu,"
-			"\"cpu_from\":\"%s\"}", i ? "," : "", q->pid, q->tid, q->role,
-			(unsigned long long)q->wall, (unsigned long long)q->io,
-			(unsigned long long)q->cpu, (unsigned long long)q->lock,
-			(unsigned long long)q->idle, q->cpu_sampled ? "samples" : "untraced time");
-	}
-	fputs("]}", out);
+	ft_json_end(j);
 }
 
-static void json_finding(FILE *out, const struct ft_finding *f)
+static void json_finding(struct ft_json *j, const struct ft_finding *f)
 {
-	fprintf(out, "{\"kind\":\"%s\",\"pid\":%d,\"start_ns\":%llu,\"end_ns\":%llu,\"lost_ns\":%llu",
-		ft_fkind_key[f->kind], f->pid, (unsigned long long)f->start,
-		(unsigned long long)f->end, (unsigned long long)f->lost_ns);
+	ft_json_obj(j, NULL);
+	ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+	ft_json_int(j, "pid", f->pid);
+	ft_json_u64(j, "start_ns", f->start);
+	ft_json_u64(j, "end_ns", f->end);
+	ft_json_u64(j, "lost_ns", f->lost_ns);
 	switch (f->kind) {
 	case FT_FK_GAP:
-		fprintf(out, ",\"scope\":\"%s\",\"stream\":\"0x%llx\",\"tid\":%d,\"after_sync\":%s,"
-			"\"cause\":\"%s\",\"next_call\":\"%s\",\"attribution_ns\":{",
-			f->scope ? "thread" : "stream", (unsigned long long)f->stream, f->tid,
-			f->after_sync ? "true" : "false", ft_cat_name[f->cause], f->next_call);
-		for (int k = 0; k < FT_CAT_N; k++)
-			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_cat_name[k],
-				(unsigned long long)f->attr[k]);
-		fputc('}', out);
+		ft_json_str(j, "scope", f->scope ? "thread" : "stream");
+		ft_json_hex(j, "stream", f->stream);
+		ft_json_int(j, "tid", f->tid);
+		ft_json_bool(j, "after_sync", f->after_sync);
+		ft_json_str(j, "cause", ft_cat_name[f->cause]);
+		ft_json_str(j, "next_call", f->next_call);
+		json_by_cat(j, "attribution_ns", f->attr);
 		break;
 	case FT_FK_HIDDEN:
 	case FT_FK_LOCK:
-		fputs(f->kind == FT_FK_LOCK ? ",\"call\":" : ",\"symbol\":", out);
-		ft_json_string(out, f->symbol);
-		fputs(",\"site\":", out);
-		ft_json_string(out, f->site);
+		ft_json_str(j, f->kind == FT_FK_LOCK ? "call" : "symbol", txt(f->symbol));
+		ft_json_str(j, "site", txt(f->site));
 		if (f->kind == FT_FK_LOCK) {
-			fprintf(out, ",\"lock\":\"0x%llx\",\"lock_name\":", (unsigned long long)f->addr);
-			if (f->lock_name)
-				ft_json_string(out, f->lock_name);
-			else
-				fputs("null", out);
+			ft_json_hex(j, "lock", f->addr);
+			ft_json_str(j, "lock_name", f->lock_name);
 		}
-		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu,\"threads\":%d",
-			f->tid, (unsigned long long)f->count, (unsigned long long)f->total_ns,
-			(unsigned long long)f->max_ns, f->threads);
+		ft_json_int(j, "tid", f->tid);
+		ft_json_u64(j, "count", f->count);
+		ft_json_u64(j, "total_ns", f->total_ns);
+		ft_json_u64(j, "max_ns", f->max_ns);
+		ft_json_int(j, "threads", f->threads);
 		break;
 	case FT_FK_STORM:
-		fprintf(out, ",\"reads\":%llu,\"bytes\":%llu,\"files\":%llu,\"time_ns\":%llu,"
-			"\"reads_needed_1MiB\":%llu,\"read_sizes\":{",
-			(unsigned long long)f->reads, (unsigned long long)f->bytes,
-			(unsigned long long)f->files, (unsigned long long)f->lost_ns,
-			(unsigned long long)f->reads_needed);
+		ft_json_u64(j, "reads", f->reads);
+		ft_json_u64(j, "bytes", f->bytes);
+		ft_json_u64(j, "files", f->files);
+		ft_json_u64(j, "time_ns", f->lost_ns);
+		ft_json_u64(j, "reads_needed_1MiB", f->reads_needed);
+		ft_json_obj(j, "read_sizes");
 		for (int k = 0; k < FT_STORM_HIST; k++)
-			fprintf(out, "%s\"%s\":%llu", k ? "," : "", ft_storm_hist_label[k],
-				(unsigned long long)f->hist[k]);
-		fputs("},\"top_files\":[", out);
+			ft_json_u64(j, ft_storm_hist_label[k], f->hist[k]);
+		ft_json_end(j);
+		ft_json_arr(j, "top_files");
 		for (int k = 0; k < f->ntop; k++) {
-			fprintf(out, "%s{\"path\":", k ? "," : "");
-			ft_json_string(out, f->top_file[k]);
-			fprintf(out, ",\"reads\":%llu}", (unsigned long long)f->top_reads[k]);
+			ft_json_obj(j, NULL);
+			ft_json_str(j, "path", txt(f->top_file[k]));
+			ft_json_u64(j, "reads", f->top_reads[k]);
+			ft_json_end(j);
 		}
-		fputc(']', out);
+		ft_json_end(j);
 		break;
 	}
-	fputs(",\"suggestion\":", out);
-	ft_json_string(out, ft_finding_suggestion(f));
-	fputc('}', out);
+	ft_json_str(j, "suggestion", ft_finding_suggestion(f));
+	ft_json_end(j);
 }
 
 void ft_report_json(const struct ft_report *r, FILE *out)
 {
-	fputs("{\"schema\":\"feedtrace-report/1\",\"dir\":", out);
-	ft_json_string(out, r->dir);
-	fprintf(out, ",\"damaged\":%llu", (unsigned long long)r->tr.errors);
-	report_losses(r, out, 1);
-	fputs(",\"metrics\":", out);
-	json_metrics(out, &r->total);
-	fputs(",\"verdict\":", out);
-	json_verdict(out, &r->procs[r->main], &r->rv);
-	fputs(",\"processes\":[", out);
+	struct ft_json jw, *j = &jw;
+	ft_json_begin(j, out);
+	ft_json_obj(j, NULL);
+	ft_json_str(j, "schema", "feedtrace-report/1");
+	ft_json_str(j, "dir", txt(r->dir));
+	ft_json_u64(j, "damaged", (uint64_t)r->tr.errors);
+	ft_json_obj(j, "losses");
+	for (int k = 0; k < FT_LOSS_N; k++)
+		ft_json_u64(j, ft_loss_info[k].key, run_loss(r, (enum ft_loss)k, NULL));
+	ft_json_end(j);
+	json_metrics(j, &r->total);
+	json_verdict(j, &r->procs[r->main], &r->rv);
+	ft_json_arr(j, "processes");
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *p = &r->procs[i];
-		fprintf(out, "%s{\"pid\":%d,\"ppid\":%d,\"role\":\"%s\",\"cmdline\":", i ? "," : "",
-			p->pid, p->ppid, p->role ? p->role : "helper");
-		ft_json_string(out, p->cmdline);
-		fputs(",\"metrics\":", out);
-		json_metrics(out, &p->m);
-		fputs(",\"verdict\":", out);
-		json_verdict(out, p, NULL);
-		fputc('}', out);
+		ft_json_obj(j, NULL);
+		ft_json_int(j, "pid", p->pid);
+		ft_json_int(j, "ppid", p->ppid);
+		ft_json_str(j, "role", p->role ? p->role : "helper");
+		ft_json_str(j, "cmdline", txt(p->cmdline));
+		json_metrics(j, &p->m);
+		json_verdict(j, p, NULL);
+		ft_json_end(j);
 	}
-	fprintf(out, "],\"launch_gaps_left_out\":%llu,\"findings\":[",
-		(unsigned long long)r->gaps_left_out);
-	for (int i = 0; i < r->nf; i++) {
-		if (i)
-			fputc(',', out);
-		json_finding(out, &r->f[i]);
-	}
-	fputs("],\"problems\":[", out);
+	ft_json_end(j);
+	ft_json_u64(j, "launch_gaps_left_out", r->gaps_left_out);
+	ft_json_arr(j, "findings");
+	for (int i = 0; i < r->nf; i++)
+		json_finding(j, &r->f[i]);
+	ft_json_end(j);
+	ft_json_arr(j, "problems");
 	struct ft_problem *pb;
 	int npb = ft_problems(r, &pb);
 	for (int i = 0; i < npb; i++) {
-		fprintf(out, "%s{\"kind\":\"%s\",\"pid\":%d,\"processes\":%d,\"count\":%llu,"
-			"\"lost_ns\":%llu,\"first_finding\":%d,\"what\":", i ? "," : "", pb[i].kind,
-			pb[i].pid, pb[i].nprocs, (unsigned long long)pb[i].count,
-			(unsigned long long)pb[i].lost_ns, pb[i].first);
-		ft_json_string(out, pb[i].what);
-		fputs(",\"suggestion\":", out);
-		ft_json_string(out, pb[i].suggestion ? pb[i].suggestion : "");
-		fputs(",\"opener\":", out);
-		if (pb[i].opener)
-			ft_json_string(out, pb[i].opener);
-		else
-			fputs("null", out);
-		fputc('}', out);
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "kind", pb[i].kind);
+		ft_json_int(j, "pid", pb[i].pid);
+		ft_json_int(j, "processes", pb[i].nprocs);
+		ft_json_u64(j, "count", pb[i].count);
+		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
+		ft_json_int(j, "first_finding", pb[i].first);
+		ft_json_str(j, "what", txt(pb[i].what));
+		ft_json_str(j, "suggestion", pb[i].suggestion ? pb[i].suggestion : "");
+		ft_json_str(j, "opener", pb[i].opener);
+		ft_json_end(j);
 	}
 	free(pb);
-	fputs("],\"call_sites\":[", out);
-	int n = 0;
+	ft_json_end(j);
+	ft_json_arr(j, "call_sites");
 	for (int i = 0; i < r->nf; i++) {
 		const struct ft_finding *f = &r->f[i];
 		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
 			continue;
-		fprintf(out, "%s{\"kind\":\"%s\",\"pid\":%d,\"site\":", n++ ? "," : "",
-			ft_fkind_key[f->kind], f->pid);
-		ft_json_string(out, f->site);
-		fputs(",\"symbol\":", out);
-		ft_json_string(out, f->symbol);
-		fprintf(out, ",\"tid\":%d,\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu}", f->tid,
-			(unsigned long long)f->count, (unsigned long long)f->total_ns,
-			(unsigned long long)f->max_ns);
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+		ft_json_int(j, "pid", f->pid);
+		ft_json_str(j, "site", txt(f->site));
+		ft_json_str(j, "symbol", txt(f->symbol));
+		ft_json_int(j, "tid", f->tid);
+		ft_json_u64(j, "count", f->count);
+		ft_json_u64(j, "total_ns", f->total_ns);
+		ft_json_u64(j, "max_ns", f->max_ns);
+		ft_json_end(j);
 	}
-	fputs("],\"symbol_notes\":[", out);
+	ft_json_end(j);
+	ft_json_arr(j, "symbol_notes");
 	const char **notes;
 	int nn = ft_symbols_notes(&notes);
-	for (int i = 0; i < nn; i++) {
-		if (i)
-			fputc(',', out);
-		ft_json_string(out, notes[i]);
-	}
-	fputs("]}\n", out);
+	for (int i = 0; i < nn; i++)
+		ft_json_str(j, NULL, txt(notes[i]));
+	ft_json_end(j);
+	ft_json_end(j);
+	fputc('\n', out);
 }
 
 struct stepfeed { struct ft_steps *s; };

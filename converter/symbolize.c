@@ -24,6 +24,7 @@
 #include <libiberty/demangle.h>
 
 #include "symbolize.h"
+#include "util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **dirs;
@@ -534,14 +535,6 @@ static struct cached *cache_slot(struct sym *s, uint32_t id)
 	return &s->c[i];
 }
 
-static uint64_t text_hash(const char *t)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *t; t++)
-		h = (h ^ (unsigned char)*t) * 1099511628211ull;
-	return h | 1;
-}
-
 /* the first stack id whose frames read as text (an unrolled loop calls
  * from several addresses of one line: one site) */
 static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
@@ -561,7 +554,7 @@ static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
 		}
 		free(old);
 	}
-	uint64_t h = text_hash(text);
+	uint64_t h = ft_hash_str(text) | 1;      /* 0: an empty slot */
 	size_t j = (h >> 1) & (s->capt - 1);       /* (bit 0 is always set) */
 	for (; s->t[j].hash; j = (j + 1) & (s->capt - 1))
 		if (s->t[j].hash == h && !strcmp(cache_slot(s, s->t[j].id)->text, text))

@@ -1,5 +1,5 @@
 /*
- * util.c: the converter's allocation helpers (util.h).
+ * util.c: the converter's shared helpers (util.h).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -112,4 +112,83 @@ void ft_json_string(FILE *out, const char *s)
 			fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+/* FNV-1a, 64 bits */
+uint64_t ft_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* ---- a small u64 -> index map (open addressing) ---- */
+
+static uint32_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+/* Returns the slot of key; *found says whether it is in use. */
+static uint32_t map_slot(const struct ft_map *m, uint64_t key, int *found)
+{
+	uint32_t i = hash64(key) & (m->cap - 1);
+	while (m->val[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	*found = m->val[i] != 0;
+	return i;
+}
+
+long ft_map_get(const struct ft_map *m, uint64_t key)
+{
+	int found;
+	if (!m->cap)
+		return -1;
+	uint32_t i = map_slot(m, key, &found);
+	return found ? (long)m->val[i] - 1 : -1;
+}
+
+void ft_map_put(struct ft_map *m, uint64_t key, uint32_t idx)
+{
+	int found;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct ft_map g = { 0 };
+		g.cap = m->cap ? m->cap * 2 : 64;
+		g.key = ft_xcalloc(g.cap, sizeof *g.key);
+		g.val = ft_xcalloc(g.cap, sizeof *g.val);
+		for (uint32_t i = 0; i < m->cap; i++)
+			if (m->val[i]) {
+				uint32_t j = map_slot(&g, m->key[i], &found);
+				g.key[j] = m->key[i];
+				g.val[j] = m->val[i];
+			}
+		g.n = m->n;
+		free(m->key);
+		free(m->val);
+		*m = g;
+	}
+	uint32_t i = map_slot(m, key, &found);
+	if (!found)
+		m->n++;
+	m->key[i] = key;
+	m->val[i] = idx + 1;
+}
+
+void ft_map_clear(struct ft_map *m)
+{
+	if (m->cap) {
+		memset(m->val, 0, m->cap * sizeof *m->val);
+		m->n = 0;
+	}
+}
+
+void ft_map_free(struct ft_map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
 }

@@ -25,4 +25,17 @@ void ft_fmt_bytes(char *buf, size_t cap, uint64_t b);    /* "2.0 MiB" */
 const char *ft_fit(const char *s, int width);
 void ft_json_string(FILE *out, const char *s);              /* quoted, escaped */
 
+uint64_t ft_hash_str(const char *s);                     /* FNV-1a, 64 bits */
+
+/* a u64 -> index map (open addressing, linear probing) */
+struct ft_map {
+	uint64_t *key;
+	uint32_t *val;             /* index + 1; 0 = empty */
+	uint32_t cap, n;
+};
+long ft_map_get(const struct ft_map *m, uint64_t key);     /* -1 when absent */
+void ft_map_put(struct ft_map *m, uint64_t key, uint32_t idx);
+void ft_map_clear(struct ft_map *m);                       /* empty, memory kept */
+void ft_map_free(struct ft_map *m);
+
 #endif
