@@ -19,6 +19,7 @@
 #include "outfile.h"
 #include "diff.h"
 #include "gate.h"
+#include "json.h"
 #include "merge.h"
 #include "problems.h"
 #include "report.h"
@@ -297,17 +298,28 @@ static void row(const char *name, int time, int hx, double x, int hy, double y)
 	printf("%-22s %13s %13s %13s %8s\n", name, bx, by, bc, br);
 }
 
-static void json_pair(const char *key, int hx, double x, int hy, double y, int first)
+/* a metric before and after: each null when absent, then the change and
+ * the relative change (null when either is absent or before is 0) */
+static void json_pair(struct ft_json *j, const char *key, int hx, double x, int hy, double y)
 {
-	printf("%s\"%s\":{\"before\":", first ? "" : ",", key);
-	hx ? printf("%.0f", x) : printf("null");
-	printf(",\"after\":");
-	hy ? printf("%.0f", y) : printf("null");
-	if (hx && hy) {
-		printf(",\"change\":%.0f,\"relative\":", y - x);
-		x ? printf("%.4f}", (y - x) / x) : printf("null}");
-	} else
-		printf(",\"change\":null,\"relative\":null}");
+	ft_json_obj(j, key);
+	if (hx)
+		ft_json_fixed(j, "before", x, 0);
+	else
+		ft_json_null(j, "before");
+	if (hy)
+		ft_json_fixed(j, "after", y, 0);
+	else
+		ft_json_null(j, "after");
+	if (hx && hy)
+		ft_json_fixed(j, "change", y - x, 0);
+	else
+		ft_json_null(j, "change");
+	if (hx && hy && x)
+		ft_json_real(j, "relative", (y - x) / x);
+	else
+		ft_json_null(j, "relative");
+	ft_json_end(j);
 }
 
 static void wrap78(const char *s)
@@ -561,78 +573,97 @@ int ft_diff(const struct ft_diff_args *args)
 	if (rc == 2)
 		;
 	else if (json) {
-		printf("{\"schema\":\"feedtrace-diff/1\",\"before\":");
-		ft_json_string(stdout, a->dir[0]);
-		printf(",\"after\":");
-		ft_json_string(stdout, b->dir[0]);
-		for (int j = 0; j < 2; j++) {
-			printf(",\"%s_runs\":[", j ? "after" : "before");
-			for (int i = 0; i < s[j].n; i++) {
-				if (i)
-					putchar(',');
-				ft_json_string(stdout, s[j].dir[i]);
-			}
-			putchar(']');
+		struct ft_json jw, *j = &jw;
+		ft_json_begin(j, stdout);
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "schema", "feedtrace-diff/1");
+		ft_json_str(j, "before", a->dir[0]);
+		ft_json_str(j, "after", b->dir[0]);
+		for (int k = 0; k < 2; k++) {
+			ft_json_arr(j, k ? "after_runs" : "before_runs");
+			for (int i = 0; i < s[k].n; i++)
+				ft_json_str(j, NULL, s[k].dir[i]);
+			ft_json_end(j);
 		}
-		printf(",\"metrics\":{");
+		ft_json_obj(j, "metrics");
 		for (size_t i = 0; i < NMETRICS; i++)
 			if (metrics[i].name)
-				json_pair(metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])), 1,
-					  (double)mean(b, get(&b->sum, &metrics[i])), i == 0);
-		json_pair("steps", a->sum.steps > 0, (double)mean(a, a->sum.steps),
-			  b->sum.steps > 0, (double)mean(b, b->sum.steps), 0);
-		json_pair("step_mean_ns", a->sum.steps > 0,
+				json_pair(j, metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])),
+					  1, (double)mean(b, get(&b->sum, &metrics[i])));
+		json_pair(j, "steps", a->sum.steps > 0, (double)mean(a, a->sum.steps),
+			  b->sum.steps > 0, (double)mean(b, b->sum.steps));
+		json_pair(j, "step_mean_ns", a->sum.steps > 0,
 			  a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0, b->sum.steps > 0,
-			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0, 0);
-		json_pair("step_median_ns", by_step && have_ci, have_ci ? ch.before : 0,
-			  by_step && have_ci, have_ci ? ch.after : 0, 0);
-		printf("},\"change\":");
-		if (have_ci)
-			printf("{\"of\":\"%s\",\"before_ns\":%.0f,\"after_ns\":%.0f,\"lo_ns\":%.0f,"
-			       "\"hi_ns\":%.0f,\"confidence\":0.95,\"method\":\"bootstrap\","
-			       "\"resamples\":%d,\"verdict\":\"%s\"}", by_step ? "step_median" : "wall_time",
-			       ch.before, ch.after, ch.lo, ch.hi, FT_BOOT_N, ft_change_word[ch.verdict]);
-		else
-			printf("null");
-		printf(",\"unit\":\"%s\",\"feeds_window\":\"%s\",\"feeds\":{", by_step ? "step" : "run",
-		       a->whole || b->whole ? "whole run" : "steps");
+			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0);
+		json_pair(j, "step_median_ns", by_step && have_ci, have_ci ? ch.before : 0,
+			  by_step && have_ci, have_ci ? ch.after : 0);
+		ft_json_end(j);
+		if (have_ci) {
+			ft_json_obj(j, "change");
+			ft_json_str(j, "of", by_step ? "step_median" : "wall_time");
+			ft_json_fixed(j, "before_ns", ch.before, 0);
+			ft_json_fixed(j, "after_ns", ch.after, 0);
+			ft_json_fixed(j, "lo_ns", ch.lo, 0);
+			ft_json_fixed(j, "hi_ns", ch.hi, 0);
+			ft_json_fixed(j, "confidence", 0.95, 2);
+			ft_json_str(j, "method", "bootstrap");
+			ft_json_int(j, "resamples", FT_BOOT_N);
+			ft_json_str(j, "verdict", ft_change_word[ch.verdict]);
+			ft_json_end(j);
+		} else {
+			ft_json_null(j, "change");
+		}
+		ft_json_str(j, "unit", by_step ? "step" : "run");
+		ft_json_str(j, "feeds_window", a->whole || b->whole ? "whole run" : "steps");
+		ft_json_obj(j, "feeds");
 		for (int c = 0; c < FT_CAT_N; c++)
-			json_pair(ft_cat_name[c], 1, per(a, a->feed[c]), 1, per(b, b->feed[c]), c == 0);
-		printf("},\"findings\":[");
+			json_pair(j, ft_cat_name[c], 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
+		ft_json_end(j);
+		ft_json_arr(j, "findings");
 		for (int i = 0; i < nl; i++) {
-			printf("%s{\"kind\":\"%s\",\"what\":", i ? "," : "", ft_fkind_key[l[i].kind]);
-			ft_json_string(stdout, l[i].text);
-			printf(",\"status\":\"%s\",\"count\":{\"before\":%llu,\"after\":%llu},"
-			       "\"reads\":{\"before\":%llu,\"after\":%llu},"
-			       "\"lost_ns_per_unit\":{\"before\":%.0f,\"after\":%.0f}}", status(&l[i]),
-			       (unsigned long long)mean(a, l[i].n[0]), (unsigned long long)mean(b, l[i].n[1]),
-			       (unsigned long long)mean(a, l[i].reads[0]),
-			       (unsigned long long)mean(b, l[i].reads[1]),
-			       per(a, l[i].lost[0]), per(b, l[i].lost[1]));
+			ft_json_obj(j, NULL);
+			ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
+			ft_json_str(j, "what", l[i].text);
+			ft_json_str(j, "status", status(&l[i]));
+			ft_json_obj(j, "count");
+			ft_json_u64(j, "before", mean(a, l[i].n[0]));
+			ft_json_u64(j, "after", mean(b, l[i].n[1]));
+			ft_json_end(j);
+			ft_json_obj(j, "reads");
+			ft_json_u64(j, "before", mean(a, l[i].reads[0]));
+			ft_json_u64(j, "after", mean(b, l[i].reads[1]));
+			ft_json_end(j);
+			ft_json_obj(j, "lost_ns_per_unit");
+			ft_json_fixed(j, "before", per(a, l[i].lost[0]), 0);
+			ft_json_fixed(j, "after", per(b, l[i].lost[1]), 0);
+			ft_json_end(j);
+			ft_json_end(j);
 		}
+		ft_json_end(j);
 		const char *names[2] = { "disappeared", "appeared" };
-		for (int j = 0; j < 2; j++) {
-			printf("],\"%s\":[", names[j]);
-			int n = 0;
+		for (int k = 0; k < 2; k++) {
+			ft_json_arr(j, names[k]);
 			for (int i = 0; i < nl; i++)
-				if (!strcmp(status(&l[i]), j ? "new" : "gone")) {
-					printf("%s{\"kind\":\"%s\",\"what\":", n++ ? "," : "",
-					       ft_fkind_key[l[i].kind]);
-					ft_json_string(stdout, l[i].text);
-					printf(",\"count\":%llu,\"lost_ns\":%llu}",
-					       (unsigned long long)mean(&s[j], l[i].n[j]),
-					       (unsigned long long)mean(&s[j], l[i].lost[j]));
+				if (!strcmp(status(&l[i]), k ? "new" : "gone")) {
+					ft_json_obj(j, NULL);
+					ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
+					ft_json_str(j, "what", l[i].text);
+					ft_json_u64(j, "count", mean(&s[k], l[i].n[k]));
+					ft_json_u64(j, "lost_ns", mean(&s[k], l[i].lost[k]));
+					ft_json_end(j);
 				}
+			ft_json_end(j);
 		}
-		printf("],\"verdict\":{\"before\":");
-		ft_json_string(stdout, a->r[0].procs[a->r[0].main].v.limit);
-		printf(",\"after\":");
-		ft_json_string(stdout, b->r[0].procs[b->r[0].main].v.limit);
-		printf("},\"gate\":");
-		ft_gate_json(gates, ng, stdout);
-		printf(",\"conclusion\":");
-		ft_json_string(stdout, concl);
-		printf("}\n");
+		ft_json_obj(j, "verdict");
+		const char *la = a->r[0].procs[a->r[0].main].v.limit;
+		const char *lb = b->r[0].procs[b->r[0].main].v.limit;
+		ft_json_str(j, "before", la ? la : "");
+		ft_json_str(j, "after", lb ? lb : "");
+		ft_json_end(j);
+		ft_gate_json(gates, ng, j, "gate");
+		ft_json_str(j, "conclusion", concl);
+		ft_json_end(j);
+		putchar('\n');
 	} else {
 		printf("feedtrace diff: before %s%s\n                after  %s%s\n\n",
 		       ft_fit(a->dir[0], 50), a->n > 1 ? " ..." : "", ft_fit(b->dir[0], 50),

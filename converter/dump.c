@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "util.h"
 #include "cli.h"
 #include "cmds.h"
@@ -37,10 +38,16 @@ static void text_string(FILE *out, const char *s)
 		ft_json_string(out, s);
 }
 
-static void print_field(struct dump_ctx *c, const struct ft_process *p,
-			const struct ft_rec *r, const struct ft_field *f)
+static const char *str_field(const struct ft_process *p, const struct ft_field *f, uint64_t v)
 {
-	FILE *out = c->out;
+	const char *s = strcmp(f->name, "site") == 0 ? ft_site_text(p, (uint32_t)v)
+						     : ft_string(p, (uint32_t)v);
+	return s ? s : "";
+}
+
+static void print_field(FILE *out, const struct ft_process *p, const struct ft_rec *r,
+			const struct ft_field *f)
+{
 	uint64_t v = ft_field_raw(r, f);
 	switch (f->type) {
 	case FT_F_I32:
@@ -53,17 +60,34 @@ static void print_field(struct dump_ctx *c, const struct ft_process *p,
 		break;
 	case FT_F_X32:
 	case FT_F_PTR:
-		fprintf(out, c->json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v);
+		fprintf(out, "0x%llx", (unsigned long long)v);
 		break;
-	case FT_F_STR: {
-		const char *s = strcmp(f->name, "site") == 0 ? ft_site_text(p, (uint32_t)v)
-							      : ft_string(p, (uint32_t)v);
-		if (c->json)
-			ft_json_string(out, s ? s : "");
-		else
-			text_string(out, s ? s : "");
+	case FT_F_STR:
+		text_string(out, str_field(p, f, v));
 		break;
 	}
+}
+
+static void json_field(struct ft_json *j, const struct ft_process *p, const struct ft_rec *r,
+		       const struct ft_field *f)
+{
+	uint64_t v = ft_field_raw(r, f);
+	switch (f->type) {
+	case FT_F_I32:
+	case FT_F_I64:
+		ft_json_int(j, f->name, ft_field_signed(r, f));
+		break;
+	case FT_F_U32:
+	case FT_F_U64:
+		ft_json_u64(j, f->name, v);
+		break;
+	case FT_F_X32:
+	case FT_F_PTR:
+		ft_json_hex(j, f->name, v);
+		break;
+	case FT_F_STR:
+		ft_json_str(j, f->name, str_field(p, f, v));
+		break;
 	}
 }
 
@@ -85,18 +109,21 @@ static int dump_event(const struct ft_event *ev, void *arg)
 	if (c->summary)
 		return 0;
 	if (c->json) {
-		fprintf(out, "{\"pid\":%d,\"tid\":%d,\"ts_ns\":%llu,\"dur_ns\":%llu,\"call\":\"%s\",\"args\":{",
-			ev->proc->hdr.pid, ev->tid, (unsigned long long)(ev->ts_ns - c->t0),
-			(unsigned long long)ev->dur_ns, k->name);
-		int first = 1;
-		for (int i = 0; i < k->nfields; i++) {
-			if (!k->f[i].name)
-				continue;
-			fprintf(out, "%s\"%s\":", first ? "" : ",", k->f[i].name);
-			print_field(c, ev->proc, r, &k->f[i]);
-			first = 0;
-		}
-		fputs("}}\n", out);
+		struct ft_json jw, *j = &jw;
+		ft_json_begin(j, out);
+		ft_json_obj(j, NULL);
+		ft_json_int(j, "pid", ev->proc->hdr.pid);
+		ft_json_int(j, "tid", ev->tid);
+		ft_json_u64(j, "ts_ns", ev->ts_ns - c->t0);
+		ft_json_u64(j, "dur_ns", ev->dur_ns);
+		ft_json_str(j, "call", k->name);
+		ft_json_obj(j, "args");
+		for (int i = 0; i < k->nfields; i++)
+			if (k->f[i].name)
+				json_field(j, ev->proc, r, &k->f[i]);
+		ft_json_end(j);
+		ft_json_end(j);
+		fputc('\n', out);
 	} else {
 		uint64_t rel = ev->ts_ns - c->t0;
 		fprintf(out, "%7d %7d %4llu.%09llu %-22s", ev->proc->hdr.pid, ev->tid,
@@ -106,7 +133,7 @@ static int dump_event(const struct ft_event *ev, void *arg)
 			if (!k->f[i].name)
 				continue;
 			fprintf(out, " %s=", k->f[i].name);
-			print_field(c, ev->proc, r, &k->f[i]);
+			print_field(out, ev->proc, r, &k->f[i]);
 		}
 		fprintf(out, " dur=%lluns\n", (unsigned long long)ev->dur_ns);
 	}
@@ -149,52 +176,58 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	FILE *out = c->out;
 	uint64_t lost = ft_process_loss(p, FT_LOSS_RECORDS);
 	if (c->json) {
-		fprintf(out, "{\"process\":{\"pid\":%d,\"ppid\":%d,\"exec_seq\":%u,"
-			"\"run_id\":\"%016llx\",\"host\":", p->hdr.pid, p->hdr.ppid, p->hdr.exec_seq,
-			(unsigned long long)p->hdr.run_id);
-		ft_json_string(out, p->hdr.host);
-		fputs(",\"cmdline\":", out);
-		ft_json_string(out, p->cmdline);
-		fputs(",\"exe\":", out);
-		ft_json_string(out, p->exe);
-		fprintf(out, ",\"file\":");
-		ft_json_string(out, p->path);
-		fprintf(out, ",\"end\":\"%s\",\"status\":%d,\"threads\":%d,\"records\":%llu,"
-			"\"damaged_chunks\":%llu,\"duplicate_slots\":%llu,",
-			end_reason(c, p), p->has_end ? p->end.status : 0, ft_traced_threads(p),
-			(unsigned long long)p->records,
-			(unsigned long long)p->bad_chunks, (unsigned long long)p->dup_slots);
+		struct ft_json jw, *j = &jw;
+		char key[16], run[24];
+		ft_json_begin(j, out);
+		ft_json_obj(j, NULL);
+		ft_json_obj(j, "process");
+		ft_json_int(j, "pid", p->hdr.pid);
+		ft_json_int(j, "ppid", p->hdr.ppid);
+		ft_json_u64(j, "exec_seq", p->hdr.exec_seq);
+		snprintf(run, sizeof run, "%016llx", (unsigned long long)p->hdr.run_id);
+		ft_json_str(j, "run_id", run);
+		ft_json_str(j, "host", p->hdr.host);
+		ft_json_str(j, "cmdline", p->cmdline ? p->cmdline : "");
+		ft_json_str(j, "exe", p->exe);
+		ft_json_str(j, "file", p->path ? p->path : "");
+		ft_json_str(j, "end", end_reason(c, p));
+		ft_json_int(j, "status", p->has_end ? p->end.status : 0);
+		ft_json_int(j, "threads", ft_traced_threads(p));
+		ft_json_u64(j, "records", p->records);
+		ft_json_u64(j, "damaged_chunks", p->bad_chunks);
+		ft_json_u64(j, "duplicate_slots", p->dup_slots);
 		for (int k = 0; k < FT_LOSS_N; k++)
-			fprintf(out, "\"%s\":%llu,", ft_loss_info[k].key,
-				(unsigned long long)ft_process_loss(p, (enum ft_loss)k));
-		fprintf(out, "\"strings\":%u,\"thread_names\":{", ft_string_count(p));
-		for (int i = 0, k = 0; i < p->nthreads; i++) {
+			ft_json_u64(j, ft_loss_info[k].key, ft_process_loss(p, (enum ft_loss)k));
+		ft_json_u64(j, "strings", ft_string_count(p));
+		ft_json_obj(j, "thread_names");
+		for (int i = 0; i < p->nthreads; i++) {
 			if (!ft_thread_traced(&p->threads[i]))
 				continue;
-			fprintf(out, "%s\"%d\":", k++ ? "," : "", p->threads[i].tid);
-			ft_json_string(out, ft_thread_name(p, p->threads[i].tid));
+			snprintf(key, sizeof key, "%d", p->threads[i].tid);
+			ft_json_str(j, key, ft_thread_name(p, p->threads[i].tid));
 		}
+		ft_json_end(j);
 		/* CPU samples per thread: how many, the last CPU time (ns) */
-		fputs("},\"cpu\":{", out);
-		int any = 0;
+		ft_json_obj(j, "cpu");
 		for (int i = 0; i < p->nthreads; i++) {
 			const struct ft_thread_rec *t = &p->threads[i];
 			if (!t->ncpu)
 				continue;
-			fprintf(out, "%s\"%d\":{\"samples\":%d,\"last_ns\":%llu}", any ? "," : "",
-				t->tid, t->ncpu, (unsigned long long)t->cpu[t->ncpu - 1].cpu_ns);
-			any = 1;
+			snprintf(key, sizeof key, "%d", t->tid);
+			ft_json_obj(j, key);
+			ft_json_int(j, "samples", t->ncpu);
+			ft_json_u64(j, "last_ns", t->cpu[t->ncpu - 1].cpu_ns);
+			ft_json_end(j);
 		}
-		fputs("},\"calls\":{", out);
-		int first = 1;
-		for (unsigned k = 1; k < FT_EV_COUNT; k++) {
-			if (!c->counts[k])
-				continue;
-			fprintf(out, "%s\"%s\":%llu", first ? "" : ",", ft_kind(k)->name,
-				(unsigned long long)c->counts[k]);
-			first = 0;
-		}
-		fputs("}}}\n", out);
+		ft_json_end(j);
+		ft_json_obj(j, "calls");
+		for (unsigned k = 1; k < FT_EV_COUNT; k++)
+			if (c->counts[k])
+				ft_json_u64(j, ft_kind(k)->name, c->counts[k]);
+		ft_json_end(j);
+		ft_json_end(j);
+		ft_json_end(j);
+		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "== process %d (%s) on %s, parent %d, run %016llx\n", p->hdr.pid, p->cmdline,

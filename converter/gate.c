@@ -14,6 +14,7 @@
 
 #include "util.h"
 #include "gate.h"
+#include "json.h"
 
 static const struct { const char *text; int op; } ops[] = {
 	{ ">=", 'G' }, { "<=", 'L' }, { ">", '>' }, { "<", '<' },
@@ -170,25 +171,31 @@ void ft_gate_print(const struct ft_gate *g, int n, FILE *out)
 	}
 }
 
-void ft_gate_json(const struct ft_gate *g, int n, FILE *out)
+void ft_gate_json(const struct ft_gate *g, int n, struct ft_json *j, const char *key)
 {
-	fputc('[', out);
+	ft_json_arr(j, key);
 	for (int i = 0; i < n; i++) {
-		fputs(i ? ",{\"condition\":" : "{\"condition\":", out);
-		ft_json_string(out, g[i].text);
-		fprintf(out, ",\"metric\":\"%s\",\"relative\":%s,\"evaluated\":%s,\"holds\":%s,"
-			"\"value\":", g[i].metric, g[i].relative ? "true" : "false",
-			g[i].evaluated ? "true" : "false", g[i].holds ? "true" : "false");
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "condition", g[i].text);
+		ft_json_str(j, "metric", g[i].metric);
+		ft_json_bool(j, "relative", g[i].relative);
+		ft_json_bool(j, "evaluated", g[i].evaluated);
+		ft_json_bool(j, "holds", g[i].holds);
 		if (g[i].evaluated && isfinite(g[i].seen))
-			fprintf(out, "%.6g", g[i].seen);
+			ft_json_g(j, "value", g[i].seen);
 		else
-			fputs("null", out);
-		if (g[i].interval)
-			fprintf(out, ",\"interval\":[%.6g,%.6g]}", g[i].seen_lo, g[i].seen_hi);
-		else
-			fputs(",\"interval\":null}", out);
+			ft_json_null(j, "value");
+		if (g[i].interval) {
+			ft_json_arr(j, "interval");
+			ft_json_g(j, NULL, g[i].seen_lo);
+			ft_json_g(j, NULL, g[i].seen_hi);
+			ft_json_end(j);
+		} else {
+			ft_json_null(j, "interval");
+		}
+		ft_json_end(j);
 	}
-	fputc(']', out);
+	ft_json_end(j);
 }
 
 static void xml_text(FILE *f, const char *s)

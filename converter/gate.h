@@ -40,6 +40,8 @@ int ft_gate_eval(struct ft_gate *g, struct ft_report *const *a, int na,
 void ft_gate_print(const struct ft_gate *g, int n, FILE *out);
 /* 0, or -1 (message on stderr) */
 int ft_gate_junit(const struct ft_gate *g, int n, const char *suite, const char *path);
-void ft_gate_json(const struct ft_gate *g, int n, FILE *out);
+struct ft_json;
+/* the conditions under key, as a JSON array */
+void ft_gate_json(const struct ft_gate *g, int n, struct ft_json *j, const char *key);
 
 #endif

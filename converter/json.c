@@ -69,6 +69,18 @@ void ft_json_real(struct ft_json *j, const char *key, double v)
 	fprintf(j->out, "%.4f", v);
 }
 
+void ft_json_fixed(struct ft_json *j, const char *key, double v, int places)
+{
+	item(j, key);
+	fprintf(j->out, "%.*f", places, v);
+}
+
+void ft_json_g(struct ft_json *j, const char *key, double v)
+{
+	item(j, key);
+	fprintf(j->out, "%.6g", v);
+}
+
 void ft_json_hex(struct ft_json *j, const char *key, uint64_t v)
 {
 	item(j, key);
