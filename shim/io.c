@@ -97,105 +97,63 @@ static inline __attribute__((always_inline)) void record_read(struct ft_thread *
 		   (uint32_t)result32(r));
 }
 
+#define COMMA ,              /* a comma inside a shape's argument */
+
 static inline mode_t open_mode(int flags, va_list ap)
 {
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ?
 		(mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = open_mode(flags, ap);
-	va_end(ap);
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(open)(path, flags, mode);
-	uint64_t t0 = ft_now();
-	int fd = REAL(open)(path, flags, mode);
-	int e = errno;
-	record_open(t, FT_EV_OPEN, t0, fd, path, flags, 0, 1);
-	errno = e;
-	return fd;
-}
+/* The wrappers of this file come in shapes, each written once and then
+ * listed one line per call (its kind and arguments), as cuda.tsv lists
+ * the driver's calls for one generator. */
 
-int open64(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = open_mode(flags, ap);
-	va_end(ap);
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(open64)(path, flags, mode);
-	uint64_t t0 = ft_now();
-	int fd = REAL(open64)(path, flags, mode);
-	int e = errno;
-	record_open(t, FT_EV_OPEN64, t0, fd, path, flags, 0, 1);
-	errno = e;
-	return fd;
-}
+/* open, open64, openat, openat64: the mode is read from the variadic tail
+ * when the flags make one (O_CREAT, O_TMPFILE). dirp/dirv: the directory
+ * parameter and argument, or nothing; dirfd: what the record's last field
+ * holds, unless site is 1: then that field is the Python site of the open
+ * (record_open; openat's kinds keep the directory there instead). */
+#define OPEN_VA(name, kind, dirp, dirv, dirfd, site)                     \
+	int name(dirp const char *path, int flags, ...)                 \
+	{                                                               \
+		va_list ap;                                             \
+		va_start(ap, flags);                                    \
+		mode_t mode = open_mode(flags, ap);                     \
+		va_end(ap);                                             \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)(dirv path, flags, mode);      \
+		uint64_t t0 = ft_now();                                 \
+		int fd = REAL(name)(dirv path, flags, mode);            \
+		int e = errno;                                          \
+		record_open(t, kind, t0, fd, path, flags, dirfd, site); \
+		errno = e;                                              \
+		return fd;                                              \
+	}
 
-int openat(int dirfd, const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = open_mode(flags, ap);
-	va_end(ap);
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(openat)(dirfd, path, flags, mode);
-	uint64_t t0 = ft_now();
-	int fd = REAL(openat)(dirfd, path, flags, mode);
-	int e = errno;
-	record_open(t, FT_EV_OPENAT, t0, fd, path, flags, dirfd, 0);
-	errno = e;
-	return fd;
-}
+OPEN_VA(open, FT_EV_OPEN, , , 0, 1)
+OPEN_VA(open64, FT_EV_OPEN64, , , 0, 1)
+OPEN_VA(openat, FT_EV_OPENAT, int dirfd COMMA, dirfd COMMA, dirfd, 0)
+OPEN_VA(openat64, FT_EV_OPENAT64, int dirfd COMMA, dirfd COMMA, dirfd, 0)
 
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = open_mode(flags, ap);
-	va_end(ap);
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(openat64)(dirfd, path, flags, mode);
-	uint64_t t0 = ft_now();
-	int fd = REAL(openat64)(dirfd, path, flags, mode);
-	int e = errno;
-	record_open(t, FT_EV_OPENAT64, t0, fd, path, flags, dirfd, 0);
-	errno = e;
-	return fd;
-}
+/* __open_2, __open64_2 (_FORTIFY_SOURCE's checked opens: no mode) */
+#define OPEN_2(name, kind)                                              \
+	int name(const char *path, int flags)                           \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)(path, flags);                 \
+		uint64_t t0 = ft_now();                                 \
+		int fd = REAL(name)(path, flags);                       \
+		int e = errno;                                          \
+		record_open(t, kind, t0, fd, path, flags, 0, 1);        \
+		errno = e;                                              \
+		return fd;                                              \
+	}
 
-int __open_2(const char *path, int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(__open_2)(path, flags);
-	uint64_t t0 = ft_now();
-	int fd = REAL(__open_2)(path, flags);
-	int e = errno;
-	record_open(t, FT_EV_OPEN_2, t0, fd, path, flags, 0, 1);
-	errno = e;
-	return fd;
-}
-
-int __open64_2(const char *path, int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(__open64_2)(path, flags);
-	uint64_t t0 = ft_now();
-	int fd = REAL(__open64_2)(path, flags);
-	int e = errno;
-	record_open(t, FT_EV_OPEN64_2, t0, fd, path, flags, 0, 1);
-	errno = e;
-	return fd;
-}
+OPEN_2(__open_2, FT_EV_OPEN_2)
+OPEN_2(__open64_2, FT_EV_OPEN64_2)
 
 int creat(const char *path, mode_t mode)
 {
@@ -232,16 +190,20 @@ int close(int fd)
 	return r;
 }
 
-ssize_t read(int fd, void *buf, size_t n)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(read)(fd, buf, n);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(read)(fd, buf, n);
-	record_read(t, FT_EV_READ, t0, fd, n, r);
-	return r;
-}
+/* read and its positioned and checked variants: n bytes asked for */
+#define READ_N(name, kind, params, args)                                \
+	ssize_t name params                                             \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		uint64_t t0 = ft_now();                                 \
+		ssize_t r = REAL(name) args;                            \
+		record_read(t, kind, t0, fd, n, r);                     \
+		return r;                                               \
+	}
+
+READ_N(read, FT_EV_READ, (int fd, void *buf, size_t n), (fd, buf, n))
 
 /* A write is recorded only to a pipe or socket the tracer knows (made by
  * pipe, socketpair, socket..., or read before): the producer's side of a
@@ -262,38 +224,10 @@ ssize_t write(int fd, const void *buf, size_t n)
 	return r;
 }
 
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(__read_chk)(fd, buf, n, buflen);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(__read_chk)(fd, buf, n, buflen);
-	record_read(t, FT_EV_READ_CHK, t0, fd, n, r);
-	return r;
-}
-
-ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(pread)(fd, buf, n, off);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(pread)(fd, buf, n, off);
-	record_read(t, FT_EV_PREAD, t0, fd, n, r);
-	return r;
-}
-
-ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(pread64)(fd, buf, n, off);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(pread64)(fd, buf, n, off);
-	record_read(t, FT_EV_PREAD64, t0, fd, n, r);
-	return r;
-}
+READ_N(__read_chk, FT_EV_READ_CHK, (int fd, void *buf, size_t n, size_t buflen),
+       (fd, buf, n, buflen))
+READ_N(pread, FT_EV_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+READ_N(pread64, FT_EV_PREAD64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
 
 /* bytes asked for; an iov array the kernel could not read (EFAULT) is not
  * read here either */
@@ -307,44 +241,26 @@ static uint64_t iov_bytes(const struct iovec *iov, int n, ssize_t r, int e)
 	return sum;
 }
 
-ssize_t readv(int fd, const struct iovec *iov, int n)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(readv)(fd, iov, n);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(readv)(fd, iov, n);
-	int e = errno;
-	record_read(t, FT_EV_READV, t0, fd, iov_bytes(iov, n, r, e), r);
-	errno = e;
-	return r;
-}
+/* readv and its positioned variants: the bytes of n iovecs asked for */
+#define READ_IOV(name, kind, params, args)                              \
+	ssize_t name params                                             \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		uint64_t t0 = ft_now();                                 \
+		ssize_t r = REAL(name) args;                            \
+		int e = errno;                                          \
+		record_read(t, kind, t0, fd, iov_bytes(iov, n, r, e), r); \
+		errno = e;                                              \
+		return r;                                               \
+	}
 
-ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(preadv)(fd, iov, n, off);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(preadv)(fd, iov, n, off);
-	int e = errno;
-	record_read(t, FT_EV_PREADV, t0, fd, iov_bytes(iov, n, r, e), r);
-	errno = e;
-	return r;
-}
-
-ssize_t preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(preadv2)(fd, iov, n, off, flags);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(preadv2)(fd, iov, n, off, flags);
-	int e = errno;
-	record_read(t, FT_EV_PREADV2, t0, fd, iov_bytes(iov, n, r, e), r);
-	errno = e;
-	return r;
-}
+READ_IOV(readv, FT_EV_READV, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+READ_IOV(preadv, FT_EV_PREADV, (int fd, const struct iovec *iov, int n, off_t off),
+	 (fd, iov, n, off))
+READ_IOV(preadv2, FT_EV_PREADV2, (int fd, const struct iovec *iov, int n, off_t off, int flags),
+	 (fd, iov, n, off, flags))
 
 static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
 				FILE *f, const char *path)
@@ -353,31 +269,22 @@ static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
 	record_open(t, kind, t0, fd, path, 0, 0, 1);
 }
 
-FILE *fopen(const char *path, const char *mode)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(fopen)(path, mode);
-	uint64_t t0 = ft_now();
-	FILE *f = REAL(fopen)(path, mode);
-	int e = errno;
-	record_fopen(t, FT_EV_FOPEN, t0, f, path);
-	errno = e;
-	return f;
-}
+#define FOPEN(name, kind)                                               \
+	FILE *name(const char *path, const char *mode)                  \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)(path, mode);                  \
+		uint64_t t0 = ft_now();                                 \
+		FILE *f = REAL(name)(path, mode);                       \
+		int e = errno;                                          \
+		record_fopen(t, kind, t0, f, path);                     \
+		errno = e;                                              \
+		return f;                                               \
+	}
 
-FILE *fopen64(const char *path, const char *mode)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(fopen64)(path, mode);
-	uint64_t t0 = ft_now();
-	FILE *f = REAL(fopen64)(path, mode);
-	int e = errno;
-	record_fopen(t, FT_EV_FOPEN64, t0, f, path);
-	errno = e;
-	return f;
-}
+FOPEN(fopen, FT_EV_FOPEN)
+FOPEN(fopen64, FT_EV_FOPEN64)
 
 int fclose(FILE *f)
 {

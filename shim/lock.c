@@ -48,145 +48,66 @@ static inline void record_lock_site(struct ft_thread *t, unsigned kind, uint64_t
 }
 
 
-int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_mutex_lock)(m);
-	int r = REAL(pthread_mutex_trylock)(m);
-	if (r != EBUSY)
-		return r;               /* taken (or EOWNERDEAD: taken too), or an error */
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_mutex_lock)(m);
-	record_lock_site(t, FT_EV_MUTEX_LOCK, t0, m, r, s);
-	return r;
-}
+/* The wrappers come in three shapes, each written once below and then
+ * listed one line per call (its kind, parameters and the arguments passed
+ * on), as cuda.tsv lists the driver's calls for one generator. */
 
-int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_mutex_timedlock)(m, abst);
-	int r = REAL(pthread_mutex_trylock)(m);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_mutex_timedlock)(m, abst);
-	record_lock_site(t, FT_EV_MUTEX_TIMEDLOCK, t0, m, r, s);
-	return r;
-}
+/* A mutex or rwlock: tried first (one trylock for a free lock); a wait
+ * that blocks is timed and recorded with the waiter's call site. A try
+ * that does not say EBUSY decides: taken (or EOWNERDEAD: taken too), or
+ * an error. */
+#define TRY_FIRST(name, try, kind, params, args, lock)                  \
+	int name params                                                 \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		int r = REAL(try)(lock);                                \
+		if (r != EBUSY)                                         \
+			return r;                                       \
+		struct site s = waiter_site(t);                         \
+		uint64_t t0 = ft_now();                                 \
+		r = REAL(name) args;                                    \
+		record_lock_site(t, kind, t0, lock, r, s);              \
+		return r;                                               \
+	}
 
-int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_mutex_clocklock)(m, c, abst);
-	int r = REAL(pthread_mutex_trylock)(m);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_mutex_clocklock)(m, c, abst);
-	record_lock_site(t, FT_EV_MUTEX_CLOCKLOCK, t0, m, r, s);
-	return r;
-}
+TRY_FIRST(pthread_mutex_lock, pthread_mutex_trylock, FT_EV_MUTEX_LOCK,
+	  (pthread_mutex_t *m), (m), m)
+TRY_FIRST(pthread_mutex_timedlock, pthread_mutex_trylock, FT_EV_MUTEX_TIMEDLOCK,
+	  (pthread_mutex_t *m, const struct timespec *abst), (m, abst), m)
+TRY_FIRST(pthread_mutex_clocklock, pthread_mutex_trylock, FT_EV_MUTEX_CLOCKLOCK,
+	  (pthread_mutex_t *m, clockid_t c, const struct timespec *abst), (m, c, abst), m)
+TRY_FIRST(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, FT_EV_RWLOCK_RDLOCK,
+	  (pthread_rwlock_t *l), (l), l)
+TRY_FIRST(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, FT_EV_RWLOCK_WRLOCK,
+	  (pthread_rwlock_t *l), (l), l)
+TRY_FIRST(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, FT_EV_RWLOCK_TIMEDRD,
+	  (pthread_rwlock_t *l, const struct timespec *abst), (l, abst), l)
+TRY_FIRST(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, FT_EV_RWLOCK_TIMEDWR,
+	  (pthread_rwlock_t *l, const struct timespec *abst), (l, abst), l)
 
-int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_rwlock_rdlock)(l);
-	int r = REAL(pthread_rwlock_tryrdlock)(l);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_rwlock_rdlock)(l);
-	record_lock_site(t, FT_EV_RWLOCK_RDLOCK, t0, l, r, s);
-	return r;
-}
+/* A condition wait always blocks: every one is recorded, with its mutex's
+ * low 32 bits. */
+#define COND_WAIT(name, kind, params, args)                             \
+	int name params                                                 \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name) args;                                \
+		ft_record_p(t, kind, t0, ft_now(), c, (uint32_t)(uintptr_t)m, (uint32_t)r); \
+		return r;                                               \
+	}
 
-int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_rwlock_wrlock)(l);
-	int r = REAL(pthread_rwlock_trywrlock)(l);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_rwlock_wrlock)(l);
-	record_lock_site(t, FT_EV_RWLOCK_WRLOCK, t0, l, r, s);
-	return r;
-}
-
-int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_rwlock_timedrdlock)(l, abst);
-	int r = REAL(pthread_rwlock_tryrdlock)(l);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_rwlock_timedrdlock)(l, abst);
-	record_lock_site(t, FT_EV_RWLOCK_TIMEDRD, t0, l, r, s);
-	return r;
-}
-
-int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_rwlock_timedwrlock)(l, abst);
-	int r = REAL(pthread_rwlock_trywrlock)(l);
-	if (r != EBUSY)
-		return r;
-	struct site s = waiter_site(t);
-	uint64_t t0 = ft_now();
-	r = REAL(pthread_rwlock_timedwrlock)(l, abst);
-	record_lock_site(t, FT_EV_RWLOCK_TIMEDWR, t0, l, r, s);
-	return r;
-}
-
-/* Condition waits always block: every one is recorded. */
-int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_cond_wait)(c, m);
-	uint64_t t0 = ft_now();
-	int r = REAL(pthread_cond_wait)(c, m);
-	ft_record_p(t, FT_EV_COND_WAIT, t0, ft_now(), c, (uint32_t)(uintptr_t)m, (uint32_t)r);
-	return r;
-}
-
-int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_cond_timedwait)(c, m, abst);
-	uint64_t t0 = ft_now();
-	int r = REAL(pthread_cond_timedwait)(c, m, abst);
-	ft_record_p(t, FT_EV_COND_TIMEDWAIT, t0, ft_now(), c, (uint32_t)(uintptr_t)m, (uint32_t)r);
-	return r;
-}
-
-int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-			   const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(pthread_cond_clockwait)(c, m, clk, abst);
-	uint64_t t0 = ft_now();
-	int r = REAL(pthread_cond_clockwait)(c, m, clk, abst);
-	ft_record_p(t, FT_EV_COND_CLOCKWAIT, t0, ft_now(), c, (uint32_t)(uintptr_t)m, (uint32_t)r);
-	return r;
-}
+COND_WAIT(pthread_cond_wait, FT_EV_COND_WAIT,
+	  (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+COND_WAIT(pthread_cond_timedwait, FT_EV_COND_TIMEDWAIT,
+	  (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abst), (c, m, abst))
+COND_WAIT(pthread_cond_clockwait, FT_EV_COND_CLOCKWAIT,
+	  (pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *abst),
+	  (c, m, clk, abst))
 
 /* Semaphores report through errno: a failed trywait must not leave its
  * EAGAIN behind when the real wait then succeeds. */
@@ -198,55 +119,29 @@ static inline void record_sem(struct ft_thread *t, unsigned kind, uint64_t t0,
 	errno = e;
 }
 
-int sem_wait(sem_t *s)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(sem_wait)(s);
-	int saved = errno;
-	if (REAL(sem_trywait)(s) == 0)
-		return 0;
-	if (errno != EAGAIN)
-		return -1;              /* EINVAL: the same error sem_wait gives */
-	errno = saved;
-	uint64_t t0 = ft_now();
-	int r = REAL(sem_wait)(s);
-	record_sem(t, FT_EV_SEM_WAIT, t0, s, r);
-	return r;
-}
+/* A semaphore: tried first too; a trywait that fails otherwise than with
+ * EAGAIN (EINVAL) gives the same error the wait would. */
+#define SEM_WAIT(name, kind, params, args)                              \
+	int name params                                                 \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		int saved = errno;                                      \
+		if (REAL(sem_trywait)(s) == 0)                          \
+			return 0;                                       \
+		if (errno != EAGAIN)                                    \
+			return -1;                                      \
+		errno = saved;                                          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name) args;                                \
+		record_sem(t, kind, t0, s, r);                          \
+		return r;                                               \
+	}
 
-int sem_timedwait(sem_t *s, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(sem_timedwait)(s, abst);
-	int saved = errno;
-	if (REAL(sem_trywait)(s) == 0)
-		return 0;
-	if (errno != EAGAIN)
-		return -1;
-	errno = saved;
-	uint64_t t0 = ft_now();
-	int r = REAL(sem_timedwait)(s, abst);
-	record_sem(t, FT_EV_SEM_TIMEDWAIT, t0, s, r);
-	return r;
-}
-
-int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abst)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(sem_clockwait)(s, clk, abst);
-	int saved = errno;
-	if (REAL(sem_trywait)(s) == 0)
-		return 0;
-	if (errno != EAGAIN)
-		return -1;
-	errno = saved;
-	uint64_t t0 = ft_now();
-	int r = REAL(sem_clockwait)(s, clk, abst);
-	record_sem(t, FT_EV_SEM_CLOCKWAIT, t0, s, r);
-	return r;
-}
+SEM_WAIT(sem_wait, FT_EV_SEM_WAIT, (sem_t *s), (s))
+SEM_WAIT(sem_timedwait, FT_EV_SEM_TIMEDWAIT, (sem_t *s, const struct timespec *abst), (s, abst))
+SEM_WAIT(sem_clockwait, FT_EV_SEM_CLOCKWAIT,
+	 (sem_t *s, clockid_t clk, const struct timespec *abst), (s, clk, abst))
 
 #pragma GCC visibility pop

@@ -288,59 +288,31 @@ static inline void record_recv(struct ft_thread *t, unsigned kind, uint64_t t0, 
 		   (uint32_t)res32(r, e));
 }
 
-ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(recv)(fd, buf, n, flags);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(recv)(fd, buf, n, flags);
-	int e = errno;
-	record_recv(t, FT_EV_RECV, t0, fd, n, r, e);
-	errno = e;
-	return r;
-}
+/* recv, recvfrom and their checked variants: n bytes asked for */
+#define RECV_N(name, kind, params, args)                                \
+	ssize_t name params                                             \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		uint64_t t0 = ft_now();                                 \
+		ssize_t r = REAL(name) args;                            \
+		int e = errno;                                          \
+		record_recv(t, kind, t0, fd, n, r, e);                  \
+		errno = e;                                              \
+		return r;                                               \
+	}
 
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(__recv_chk)(fd, buf, n, buflen, flags);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(__recv_chk)(fd, buf, n, buflen, flags);
-	int e = errno;
-	record_recv(t, FT_EV_RECV, t0, fd, n, r, e);
-	errno = e;
-	return r;
-}
-
-ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
-		 socklen_t *addrlen)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(recvfrom)(fd, buf, n, flags, addr, addrlen);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(recvfrom)(fd, buf, n, flags, addr, addrlen);
-	int e = errno;
-	record_recv(t, FT_EV_RECVFROM, t0, fd, n, r, e);
-	errno = e;
-	return r;
-}
-
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-		       struct sockaddr *addr, socklen_t *addrlen)
-{
-	struct ft_thread *t = ft_enter(FT_G_LOCK);
-	if (!t)
-		return REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, addrlen);
-	uint64_t t0 = ft_now();
-	ssize_t r = REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, addrlen);
-	int e = errno;
-	record_recv(t, FT_EV_RECVFROM, t0, fd, n, r, e);
-	errno = e;
-	return r;
-}
+RECV_N(recv, FT_EV_RECV, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+RECV_N(__recv_chk, FT_EV_RECV, (int fd, void *buf, size_t n, size_t buflen, int flags),
+       (fd, buf, n, buflen, flags))
+RECV_N(recvfrom, FT_EV_RECVFROM,
+       (int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *addrlen),
+       (fd, buf, n, flags, addr, addrlen))
+RECV_N(__recvfrom_chk, FT_EV_RECVFROM,
+       (int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
+	socklen_t *addrlen),
+       (fd, buf, n, buflen, flags, addr, addrlen))
 
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
@@ -376,44 +348,25 @@ static void made(struct ft_thread *t, uint64_t t0, int fd0, int fd1, unsigned ki
 		   (uint32_t)(r >= 0 ? fd1 : -1), kind, (uint32_t)(r < 0 ? -e : 0));
 }
 
-int pipe(int fds[2])
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(pipe)(fds);
-	uint64_t t0 = ft_now();
-	int r = REAL(pipe)(fds);
-	int e = errno;
-	made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, FT_FDK_PIPE, r, e);
-	errno = e;
-	return r;
-}
+/* two new descriptors of a known kind, in fds[0] and fds[1] */
+#define MADE_TWO(name, kind, params, args, fds)                         \
+	int name params                                                 \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name) args;                                \
+		int e = errno;                                          \
+		made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, kind, r, e); \
+		errno = e;                                              \
+		return r;                                               \
+	}
 
-int pipe2(int fds[2], int flags)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(pipe2)(fds, flags);
-	uint64_t t0 = ft_now();
-	int r = REAL(pipe2)(fds, flags);
-	int e = errno;
-	made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, FT_FDK_PIPE, r, e);
-	errno = e;
-	return r;
-}
-
-int socketpair(int domain, int type, int proto, int sv[2])
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(socketpair)(domain, type, proto, sv);
-	uint64_t t0 = ft_now();
-	int r = REAL(socketpair)(domain, type, proto, sv);
-	int e = errno;
-	made(t, t0, r == 0 ? sv[0] : -1, r == 0 ? sv[1] : -1, FT_FDK_SOCKET, r, e);
-	errno = e;
-	return r;
-}
+MADE_TWO(pipe, FT_FDK_PIPE, (int fds[2]), (fds), fds)
+MADE_TWO(pipe2, FT_FDK_PIPE, (int fds[2], int flags), (fds, flags), fds)
+MADE_TWO(socketpair, FT_FDK_SOCKET, (int domain, int type, int proto, int sv[2]),
+	 (domain, type, proto, sv), sv)
 
 /* one new descriptor of a known kind: fd is the call's result */
 #define MADE_ONE(kind, call)                                   \
