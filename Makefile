@@ -44,7 +44,7 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
-              converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
+              converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \

@@ -15,6 +15,7 @@
 #include "../libfeedtrace/modpath.h"
 #include "counters.h"
 #include "events.h"
+#include "groups.h"
 #include "steps.h"
 #include "storm.h"
 #include "symbolize.h"
@@ -230,19 +231,6 @@ struct stream {
 
 struct busy { uint64_t start, end; int hidden; };
 
-struct group {                      /* hidden sync (site or sym+tid) or lock (addr) */
-	uint64_t key;
-	uint32_t sym, site;                 /* site: a py or native site string id */
-	int py;
-	int32_t tid;
-	unsigned kind;
-	uint64_t count, total, max, first, last_end;
-	int32_t tids[8];
-	int ntids, more_tids;
-	struct { uint32_t site; int py; uint64_t total; } sites[8];   /* lock: its waiters' sites */
-	int nsites;
-	struct ft_burst *bu; int nbu, capbu;   /* its occurrences in bursts */
-};
 
 
 struct ft_an {
@@ -254,8 +242,7 @@ struct ft_an {
 	struct thread *th; int nth, capth; struct ft_map thmap; long last_th;
 	int32_t th_tid[8];       /* tids of th[0..7] */
 	struct stream *st; int nst, capst; struct ft_map stmap;
-	struct group *hid; int nhid, caphid; struct ft_map hidmap;
-	struct group *lk; int nlk, caplk; struct ft_map lkmap;
+	struct ft_group_set hid, lk;   /* hidden syncs, lock waits (groups.c) */
 	struct evrec { int stream; uint64_t seq; } *ev;  /* cuEventRecord: where, when */
 	int nev, capev; struct ft_map evmap;
 	struct ft_storm *storm;  /* small-read storms (storm.c) */
@@ -300,12 +287,8 @@ void ft_an_free(struct ft_an *a)
 		return;
 	free(a->th); ft_map_free(&a->thmap);
 	free(a->st); ft_map_free(&a->stmap);
-	for (int i = 0; i < a->nhid; i++)
-		free(a->hid[i].bu);
-	for (int i = 0; i < a->nlk; i++)
-		free(a->lk[i].bu);
-	free(a->hid); ft_map_free(&a->hidmap);
-	free(a->lk); ft_map_free(&a->lkmap);
+	ft_groups_free(&a->hid);
+	ft_groups_free(&a->lk);
 	free(a->ev); ft_map_free(&a->evmap);
 	ft_steps_free(a->steps);
 	ft_storm_free(a->storm);
@@ -351,69 +334,14 @@ static struct stream *stream_of(struct ft_an *a, uint64_t id)
 	return &a->st[i];
 }
 
-static struct group *group_of(struct group **arr, int *n, int *cap, struct ft_map *m,
-			      uint64_t key)
-{
-	long i = ft_map_get(m, key);
-	if (i < 0) {
-		GROW(*arr, *n, *cap);
-		i = (*n)++;
-		memset(&(*arr)[i], 0, sizeof (*arr)[i]);
-		(*arr)[i].key = key;
-		ft_map_put(m, key, (uint32_t)i);
-	}
-	return &(*arr)[i];
-}
-
-static void group_add(struct group *g, int32_t tid, uint64_t ts, uint64_t end, uint64_t dur)
-{
-	if (!g->count || ts < g->first)
-		g->first = ts;
-	if (end > g->last_end)
-		g->last_end = end;
-	g->count++;
-	g->total += dur;
-	if (dur > g->max)
-		g->max = dur;
-	struct ft_burst *b = g->nbu ? &g->bu[g->nbu - 1] : NULL;
-	if (!b || ts > b->end + FT_BURST_GAP_NS) {
-		GROW(g->bu, g->nbu, g->capbu);
-		b = &g->bu[g->nbu++];
-		*b = (struct ft_burst){ ts, end, 0, 0 };
-	}
-	if (end > b->end)
-		b->end = end;
-	b->count++;
-	b->total_ns += dur;
-	for (int i = 0; i < g->ntids; i++)
-		if (g->tids[i] == tid)
-			return;
-	if (g->ntids < 8)
-		g->tids[g->ntids++] = tid;
-	else
-		g->more_tids++;
-}
-
-/* A lock wait's call site (Python's, else the native stack's), summed per
- * site: the lock's finding shows the one that waited longest. */
-static void lock_site(struct ft_an *a, struct group *g, const struct ft_rec *r, uint64_t dur)
+/* A lock wait's call site: Python's, else the native stack's (groups.c
+ * sums them per site) */
+static void lock_site(struct ft_an *a, struct ft_group *g, const struct ft_rec *r, uint64_t dur)
 {
 	const struct kfacts *f = &kf[r->kind];
 	uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
 	uint32_t site = py ? py : f->site ? ft_site_key(a->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
-	if (!site)
-		return;
-	int i = 0;
-	while (i < g->nsites && (g->sites[i].site != site || g->sites[i].py != (py != 0)))
-		i++;
-	if (i == g->nsites) {
-		if (i == 8)
-			return;                 /* the first 8 sites of a lock */
-		g->sites[g->nsites++].site = site;
-		g->sites[i].py = py != 0;
-		g->sites[i].total = 0;
-	}
-	g->sites[i].total += dur;
+	ft_group_site(g, site, py != 0, dur);
 }
 
 static void outstanding_set(struct ft_an *a, struct stream *s, uint64_t done)
@@ -700,13 +628,13 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 			/* by call site when recorded, else by (symbol, thread) */
 			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
 					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;
-			struct group *g = group_of(&a->hid, &a->nhid, &a->caphid, &a->hidmap, key);
+			struct ft_group *g = ft_group_of(&a->hid, key);
 			g->sym = sym;
 			g->site = site;
 			g->py = py != 0;
 			g->tid = ev->tid;
 			g->kind = r->kind;
-			group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+			ft_group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
 			a->m.hidden++;
 			a->m.hidden_ns += ev->dur_ns;
 		} else {
@@ -730,17 +658,6 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 }
 
 /* ---- the event ---- */
-
-/* CPython's GIL: a pthread mutex and condition variable inside the
- * interpreter's `_PyRuntime` (CPython 3.11 and 3.12, the main interpreter
- * being part of it); the symbol table that owns the address says so. A
- * thread waiting on it waits for the interpreter, not for data: its
- * condition-variable waits are lock time (and never a batch received),
- * its mutex waits a lock named "Python GIL". */
-int ft_is_gil_name(const char *sym)
-{
-	return sym && strncmp(sym, "_PyRuntime", 10) == 0 && (sym[10] == 0 || sym[10] == '+');
-}
 
 static int is_gil(struct ft_an *a, uint64_t addr)
 {
@@ -844,10 +761,10 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	}
 	if (f->mutex) {
 		uint64_t addr = ft_field_raw(r, f->lock);
-		struct group *g = group_of(&a->lk, &a->nlk, &a->caplk, &a->lkmap, addr);
+		struct ft_group *g = ft_group_of(&a->lk, addr);
 		if (!g->count)
 			g->kind = r->kind;
-		group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
+		ft_group_add(g, ev->tid, ev->ts_ns, end, ev->dur_ns);
 		lock_site(a, g, r, ev->dur_ns);
 		a->m.lock_waits++;
 		a->m.lock_ns += ev->dur_ns;
@@ -879,68 +796,6 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 }
 
 /* ---- the end ---- */
-
-static int group_cmp(const void *x, const void *y)
-{
-	const struct group *a = x, *b = y;
-	return a->first < b->first ? -1 : a->first > b->first;
-}
-
-static void emit_groups(struct ft_an *a, struct group *g, int n, int kind)
-{
-	if (n > 1)                      /* g is NULL when there are none */
-		qsort(g, (size_t)n, sizeof *g, group_cmp);
-	for (int i = 0; i < n; i++) {
-		if (kind == FT_FK_LOCK && g[i].total < a->o.lock_min_ns)
-			continue;
-		struct ft_finding f;
-		memset(&f, 0, sizeof f);
-		f.kind = kind;
-		f.pid = a->p->hdr.pid;
-		f.start = g[i].first;
-		f.end = g[i].last_end;
-		f.lost_ns = g[i].total;
-		f.tid = g[i].tid;
-		f.count = g[i].count;
-		f.total_ns = g[i].total;
-		f.max_ns = g[i].max;
-		f.threads = g[i].ntids + g[i].more_tids;
-		f.bursts = g[i].bu;
-		f.nbursts = g[i].nbu;
-		f.site = "";
-		if (kind == FT_FK_HIDDEN && g[i].site) {
-			const char *st = g[i].py ? ft_string(a->p, g[i].site)
-						 : ft_site_text(a->p, g[i].site);
-			f.site = st ? st : "";
-		}
-		if (kind == FT_FK_HIDDEN) {
-			const char *s = ft_string(a->p, g[i].sym);
-			const struct ft_kind_info *k = ft_kind(g[i].kind);
-			f.symbol = s ? s : k ? k->name : "";
-		} else {
-			const struct ft_kind_info *k = ft_kind(g[i].kind);
-			f.symbol = k ? k->name : "";
-			f.addr = g[i].key;
-			f.tid = g[i].tids[0];
-			int best = -1;
-			for (int j = 0; j < g[i].nsites; j++)
-				if (best < 0 || g[i].sites[j].total > g[i].sites[best].total)
-					best = j;
-			if (best >= 0) {
-				uint32_t id = g[i].sites[best].site;
-				const char *st = g[i].sites[best].py ? ft_string(a->p, id)
-								     : ft_site_text(a->p, id);
-				f.site = st ? st : "";
-			}
-			f.lock_name = ft_data_symbol(a->p, f.addr);
-			if (ft_is_gil_name(f.lock_name))
-				f.lock_name = "Python GIL";
-			a->m.locks++;
-		}
-		if (a->sink.finding)
-			a->sink.finding(a->sink.arg, &f);
-	}
-}
 
 /* The device's busy time in [w0, w1): the union of the streams' busy
  * intervals (never above the window); also the last moment the GPU had work. */
@@ -1102,10 +957,10 @@ static void verdict(struct ft_an *a, struct ft_verdict *v, const struct ft_steps
 	 * threads take turns on it, whatever the GPU does meanwhile */
 	double held = (double)v->lock_union / win;
 	int shared = 0;                 /* a lock that two launching threads waited for */
-	for (int i = 0; i < a->nlk; i++) {
+	for (int i = 0; i < a->lk.n; i++) {
 		int n = 0;
-		for (int k = 0; k < a->lk[i].ntids; k++) {
-			long x = ft_map_get(&a->thmap, (uint64_t)(uint32_t)a->lk[i].tids[k]);
+		for (int k = 0; k < a->lk.g[i].ntids; k++) {
+			long x = ft_map_get(&a->thmap, (uint64_t)(uint32_t)a->lk.g[i].tids[k]);
 			n += x >= 0 && a->th[x].launches > 0;
 		}
 		shared |= n >= 2;
@@ -1184,8 +1039,8 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 {
 	a->m.storms += ft_storm_finish(a->storm);
 	ft_counters_finish(&a->ctr);
-	emit_groups(a, a->hid, a->nhid, FT_FK_HIDDEN);
-	emit_groups(a, a->lk, a->nlk, FT_FK_LOCK);
+	ft_groups_emit(&a->hid, FT_FK_HIDDEN, a->p, 0, &a->sink);
+	a->m.locks += ft_groups_emit(&a->lk, FT_FK_LOCK, a->p, a->o.lock_min_ns, &a->sink);
 	const struct ft_process *p = a->p;
 	uint64_t lost = 0;
 	for (int i = 0; i < p->nthreads; i++)

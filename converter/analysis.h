@@ -46,7 +46,6 @@ void ft_an_default_opts(struct ft_an_opts *o);
 /* a module import (.py, .pyc, .so, a Python library prefix) or a /proc,
  * /sys, /dev file: its reads are never a small-read storm */
 /* a data symbol of CPython's GIL ("_PyRuntime+0x1b8") */
-int ft_is_gil_name(const char *sym);
 /* Parses one analysis option at argv[*i] (advancing *i past its value).
  * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
 extern const char ft_an_opts_help[];
