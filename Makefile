@@ -125,6 +125,11 @@ test: deps
 test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
 	$(PYTHON) -m pytest -q tests
 
+# the unit tests alone: no program traced (tests/conftest.py marks the rest)
+.PHONY: test-unit
+test-unit: all $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
+	$(PYTHON) -m pytest -q -m "not integration" tests
+
 demo: deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
 	@scripts/demo.sh

@@ -183,3 +183,32 @@ def chromium_dom(page, tmp_path):
                            page.as_uri()], capture_output=True, timeout=120)
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return dom.stdout
+
+
+# ---- unit and integration tests ----
+# A test file that runs a program under the tracer anywhere (the `traced`
+# fixture, LD_PRELOAD set by the test itself, `feedtrace run`) holds
+# integration tests; the other files are unit tests: the documents, the
+# layers, the Perfetto writer, the converter on synthetic traces alone.
+# `make test-unit` runs those (seconds, nothing traced); `make test` runs
+# everything.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: runs a program under the tracer")
+
+
+def _traces_programs(module):
+    src = getattr(module, "__file__", None)
+    if not src:
+        return False
+    text = open(src).read()
+    return "preload(" in text or "LD_PRELOAD" in text or '"run"' in text
+
+
+def pytest_collection_modifyitems(config, items):
+    seen = {}
+    for item in items:
+        mod = item.module
+        if mod not in seen:
+            seen[mod] = _traces_programs(mod)
+        if seen[mod] or "traced" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
