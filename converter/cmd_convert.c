@@ -117,7 +117,7 @@ int ft_cmd_convert(int argc, char **argv)
 		ft_trace_close(&tr);
 		return 1;
 	}
-	pf_writer *w = pf_open(ft_out_path(&of));
+	struct pf_writer *w = pf_open(ft_out_path(&of));
 	if (!w) {
 		fprintf(stderr, "feedtrace convert: %s: %s\n", out, strerror(errno));
 		ft_out_close(&of, 0);
@@ -128,7 +128,7 @@ int ft_cmd_convert(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	ft_conv_clock(w, &tr);
 	ft_conv_trace(w, &tr, &o, stderr, &st);
-	pf_stats ps;
+	struct pf_stats ps;
 	pf_get_stats(w, &ps);
 	int rc = pf_close(w) ? 1 : 0;
 	if (rc)

@@ -146,9 +146,9 @@ static const struct kplan *kplan_of(unsigned kind)
 
 /* The record's fields as arguments: names are the field table's, string
  * values the reader's string table (read-only while events stream) or
- * literals, all of which outlive the writer (pf_event.stable). */
+ * literals, all of which outlive the writer (struct pf_event.stable). */
 static int call_args(const struct ft_process *p, const struct ft_rec *r,
-		     const struct kplan *k, pf_arg *a)
+		     const struct kplan *k, struct pf_arg *a)
 {
 	if (!k)
 		return 0;
@@ -164,7 +164,7 @@ static int call_args(const struct ft_process *p, const struct ft_rec *r,
 			memcpy(&u, b + f->off, 4);
 			v = u;
 		}
-		pf_arg *o = &a[i];
+		struct pf_arg *o = &a[i];
 		o->name = f->name;
 		switch (f->how) {
 		case AP_SYNC:
@@ -211,13 +211,13 @@ static const char *call_name(const struct ft_rec *r, const struct kplan *k,
 /* Stage 2 (pipeline.c): a call as one complete slice, its fields as
  * arguments. Runs on the pipeline's thread: it touches only the writer,
  * the command (its own copy of the record) and the read-only string tables. */
-static void draw_call(pf_writer *w, const struct ft_pipe_call *pc)
+static void draw_call(struct pf_writer *w, const struct ft_pipe_call *pc)
 {
-	pf_arg args[FT_MAX_FIELDS];
+	struct pf_arg args[FT_MAX_FIELDS];
 	char nb[32];
 	const struct ft_rec *r = pc->rec;
 	const struct kplan *k = kplan_of(r->kind);
-	pf_event ev = {
+	struct pf_event ev = {
 		.type = PF_SLICE_BEGIN,
 		.track = pc->track,
 		.ts = pc->ts,
@@ -460,7 +460,7 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	if (f->candidate)
 		return;                 /* under the per-process threshold */
 	struct conv *c = arg;
-	pf_arg a[48];
+	struct pf_arg a[48];
 	int n = 0;
 	char key[FT_STORM_TOP][2][32];
 	switch (f->kind) {
@@ -610,7 +610,7 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 		progress(c, 1);
 }
 
-void ft_conv_clock(pf_writer *w, const struct ft_trace *tr)
+void ft_conv_clock(struct pf_writer *w, const struct ft_trace *tr)
 {
 	uint64_t t0 = tr->start_ns, real = 0;
 	for (int i = 0; i < tr->nprocs; i++)
@@ -669,8 +669,8 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
  * name from the first word of its first argument there, after the track
  * descriptor's name, so the role name goes there with no-break spaces
  * (U+00A0) between its words; the command line follows as the second. */
-static void process_tree(pf_writer *w, const struct ft_trace *tr, const struct ft_role_proc *rl,
-			 const struct ft_conv_opts *o)
+static void process_tree(struct pf_writer *w, const struct ft_trace *tr,
+			 const struct ft_role_proc *rl, const struct ft_conv_opts *o)
 {
 	int n = tr->nprocs;
 	int32_t *pid = calloc((size_t)n + 1, sizeof *pid), *ppid = calloc((size_t)n + 1, sizeof *ppid);
@@ -708,7 +708,7 @@ static void process_tree(pf_writer *w, const struct ft_trace *tr, const struct f
 	free(argv);
 }
 
-void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
+void ft_conv_trace(struct pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
 		   FILE *err, struct ft_conv_stats *st)
 {
 	struct ft_xflows *xf = ft_xflows_new(tr->nprocs);

@@ -34,9 +34,9 @@ struct ft_conv_stats {
 };
 
 /* Writes the clock snapshot for tr (once per output, before any event). */
-void ft_conv_clock(pf_writer *w, const struct ft_trace *tr);
+void ft_conv_clock(struct pf_writer *w, const struct ft_trace *tr);
 /* Converts every process of tr into w. */
-void ft_conv_trace(pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
+void ft_conv_trace(struct pf_writer *w, struct ft_trace *tr, const struct ft_conv_opts *o,
 		   FILE *err, struct ft_conv_stats *st);
 
 #endif

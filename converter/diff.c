@@ -369,7 +369,7 @@ static int describe(char *b, size_t cap, const struct label *l, const struct sid
  * at the before run's start + i x the before run's median step. */
 #define STEPS_PID (3 << 22)       /* above the after run's pids */
 
-static void step_counters(pf_writer *w, const struct side *s)
+static void step_counters(struct pf_writer *w, const struct side *s)
 {
 	const struct side *a = &s[0];
 	if (!a->nlen[0] || !s[1].nlen[0])
@@ -395,7 +395,7 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	struct ft_outfile of;
 	if (ft_out_open(&of, out, "diff") != 0)
 		return 1;
-	pf_writer *w = pf_open(ft_out_path(&of));
+	struct pf_writer *w = pf_open(ft_out_path(&of));
 	if (!w) {
 		perror(out);
 		ft_out_close(&of, 0);

@@ -56,25 +56,25 @@
 #define PCACHE 1024          /* entries: event and argument names */
 #define PCACHE_STRINGS 16384 /* string values: > a typical run's paths */
 
-typedef struct pcache_ent {
+struct pcache_ent {
 	const char *ptr; /* the caller's pointer */
 	const char *key; /* our copy */
 	uint64_t iid;
 	uint32_t gen; /* the table's gen when cached */
-	int stable;   /* cached by a stable lookup (pf_event.stable) */
-} pcache_ent;
+	int stable;   /* cached by a stable lookup (struct pf_event.stable) */
+};
 
-typedef struct intern_table {
+struct intern_table {
 	char **keys;
 	uint64_t *iids;
 	uint64_t *hashes; /* each key's hash_str: growth never rehashes */
 	uint32_t cap;     /* power of two, or 0 */
 	uint32_t count;
 	uint64_t next_iid;
-	uint32_t gen;     /* bumped by every clear: stale cache entries */
-	pcache_ent *pc;   /* pc_mask + 1 entries, or NULL */
-	uint32_t pc_mask; /* PCACHE or PCACHE_STRINGS, less 1 (< 2^24) */
-} intern_table;
+	uint32_t gen;          /* bumped by every clear: stale cache entries */
+	struct pcache_ent *pc; /* pc_mask + 1 entries, or NULL */
+	uint32_t pc_mask;      /* PCACHE or PCACHE_STRINGS, less 1 (< 2^24) */
+};
 
 static uint64_t hash_str(const char *s)
 {
@@ -86,7 +86,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static void intern_clear(intern_table *t)
+static void intern_clear(struct intern_table *t)
 {
 	for (uint32_t i = 0; i < t->cap; i++)
 		free(t->keys[i]);
@@ -101,14 +101,14 @@ static void intern_clear(intern_table *t)
 	t->gen++;
 }
 
-static void intern_free(intern_table *t)
+static void intern_free(struct intern_table *t)
 {
 	intern_clear(t);
 	free(t->pc);
 	t->pc = NULL;
 }
 
-static int intern_grow(intern_table *t)
+static int intern_grow(struct intern_table *t)
 {
 	uint32_t ncap = t->cap ? t->cap * 2 : 64;
 	char **keys = calloc(ncap, sizeof(*keys));
@@ -142,7 +142,8 @@ static int intern_grow(intern_table *t)
 
 /* Returns the iid of s, adding it if absent (then *key is set to the stored
  * copy, else to NULL). Returns 0 when out of memory. */
-static uint64_t intern_slow(intern_table *t, const char *s, const char **key, const char **stored)
+static uint64_t intern_slow(struct intern_table *t, const char *s, const char **key,
+			    const char **stored)
 {
 	*key = NULL;
 	if ((t->count + 1) * 2 > t->cap && intern_grow(t) < 0)
@@ -169,20 +170,21 @@ static uint64_t intern_slow(intern_table *t, const char *s, const char **key, co
 
 /* The cache entry of a caller's pointer (multiplicative hashing: the
  * pointers of a string table spread over the whole cache). */
-static inline pcache_ent *pcache_slot(intern_table *t, const char *s)
+static inline struct pcache_ent *pcache_slot(struct intern_table *t, const char *s)
 {
 	uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
 	return &t->pc[(h >> 40) & t->pc_mask];
 }
 
 /* Whether cache entry e holds s (stable: trusted by address, see intern). */
-static inline int pcache_is(const intern_table *t, const pcache_ent *e, const char *s, int stable)
+static inline int pcache_is(const struct intern_table *t, const struct pcache_ent *e, const char *s,
+			    int stable)
 {
 	return e->ptr == s && e->gen == t->gen && ((stable && e->stable) || strcmp(e->key, s) == 0);
 }
 
-static uint64_t intern_miss(intern_table *t, const char *s, const char **key, int stable,
-			    pcache_ent *e)
+static uint64_t intern_miss(struct intern_table *t, const char *s, const char **key, int stable,
+			    struct pcache_ent *e)
 {
 	const char *stored = NULL;
 	uint64_t iid = intern_slow(t, s, key, &stored);
@@ -200,9 +202,9 @@ static uint64_t intern_miss(intern_table *t, const char *s, const char **key, in
  * by such a lookup is then trusted without comparing (an entry cached from
  * a buffer that was later freed and reused is never trusted so). The
  * cache hit is inline: it runs several times per event. */
-static inline uint64_t intern(intern_table *t, const char *s, const char **key, int stable)
+static inline uint64_t intern(struct intern_table *t, const char *s, const char **key, int stable)
 {
-	pcache_ent *e = NULL;
+	struct pcache_ent *e = NULL;
 	if (t->pc || (t->pc = calloc((size_t)t->pc_mask + 1, sizeof(*t->pc)))) {
 		e = pcache_slot(t, s);
 		if (pcache_is(t, e, s, stable)) {
@@ -245,13 +247,13 @@ static inline uint8_t *put_fixed64(uint8_t *p, uint64_t v)
 }
 
 /* A field's key (number << 3 | wire type), varint-encoded. */
-typedef struct ftag {
+struct ftag {
 	uint8_t b[8]; /* the key's bytes (at most 5), zero-padded */
 	uint8_t n;
 	uint32_t id;
-} ftag;
+};
 
-static inline uint8_t *put_tag(uint8_t *p, const ftag *t)
+static inline uint8_t *put_tag(uint8_t *p, const struct ftag *t)
 {
 	memcpy(p, t->b, 8); /* the buffer always has room for 8 */
 	return p + t->n;
@@ -260,10 +262,10 @@ static inline uint8_t *put_tag(uint8_t *p, const ftag *t)
 /* Keys of the fields encode_event writes, from the protoc-c descriptors. */
 static struct fast_tags {
 	int ok; /* 1 usable, -1 refused, 0 not yet */
-	ftag pkt_ts, pkt_seq, pkt_te, pkt_id, pkt_flags, pkt_clock, pkt_defaults, pkt_first,
+	struct ftag pkt_ts, pkt_seq, pkt_te, pkt_id, pkt_flags, pkt_clock, pkt_defaults, pkt_first,
 		def_clock;
-	ftag te_ann, te_type, te_name_iid, te_track, te_cval, te_dval, te_flow, te_tflow;
-	ftag da_name_iid, da_bool, da_uint, da_int, da_double, da_ptr, da_siid;
+	struct ftag te_ann, te_type, te_name_iid, te_track, te_cval, te_dval, te_flow, te_tflow;
+	struct ftag da_name_iid, da_bool, da_uint, da_int, da_double, da_ptr, da_siid;
 	/* Non-zero where te_ann's and da_name_iid's keys take one byte each (on
 	 * a little-endian machine): those keys with a 0 length byte between,
 	 * as the low three bytes of a 32-bit store (emit_fast). */
@@ -274,7 +276,8 @@ enum wire { W_VARINT = 0, W_FIXED64 = 1, W_LEN = 2 };
 
 /* Looks name up in d: it must be a singular (or, with rep, an unpacked
  * repeated) field of wire type w. Returns 0 and fills t, or -1. */
-static int fast_tag(const ProtobufCMessageDescriptor *d, const char *name, int w, int rep, ftag *t)
+static int fast_tag(const ProtobufCMessageDescriptor *d, const char *name, int w, int rep,
+		    struct ftag *t)
 {
 	const ProtobufCFieldDescriptor *f =
 		protobuf_c_message_descriptor_get_field_by_name(d, name);
@@ -310,7 +313,7 @@ static int fast_tag(const ProtobufCMessageDescriptor *d, const char *name, int w
 
 /* Fields must ascend in the order encode_event writes them, as protobuf-c
  * orders them, for the output to be identical to protobuf-c's. */
-static int ascending(const ftag *const *t, int n)
+static int ascending(const struct ftag *const *t, int n)
 {
 	for (int i = 1; i < n; i++)
 		if (t[i]->id <= t[i - 1]->id)
@@ -349,12 +352,14 @@ static void fast_init(void)
 		  fast_tag(ad, "double_value", W_FIXED64, 0, &t->da_double) |
 		  fast_tag(ad, "pointer_value", W_VARINT, 0, &t->da_ptr) |
 		  fast_tag(ad, "string_value_iid", W_VARINT, 0, &t->da_siid);
-	const ftag *pkt[] = { &t->pkt_ts,    &t->pkt_seq,   &t->pkt_te,       &t->pkt_id,
-			      &t->pkt_flags, &t->pkt_clock, &t->pkt_defaults, &t->pkt_first };
-	const ftag *te[] = { &t->te_ann,  &t->te_type, &t->te_name_iid, &t->te_track,
-			     &t->te_cval, &t->te_dval, &t->te_flow,     &t->te_tflow };
-	const ftag *da[] = { &t->da_name_iid, &t->da_bool, &t->da_uint, &t->da_int,
-			     &t->da_double,   &t->da_ptr,  &t->da_siid };
+	const struct ftag *pkt[] = {
+		&t->pkt_ts,    &t->pkt_seq,   &t->pkt_te,       &t->pkt_id,
+		&t->pkt_flags, &t->pkt_clock, &t->pkt_defaults, &t->pkt_first
+	};
+	const struct ftag *te[] = { &t->te_ann,  &t->te_type, &t->te_name_iid, &t->te_track,
+				    &t->te_cval, &t->te_dval, &t->te_flow,     &t->te_tflow };
+	const struct ftag *da[] = { &t->da_name_iid, &t->da_bool, &t->da_uint, &t->da_int,
+				    &t->da_double,   &t->da_ptr,  &t->da_siid };
 	if (bad || !ascending(pkt, 8) || !ascending(te, 8) || !ascending(da, 7))
 		t->ok = -1;
 	else
@@ -371,7 +376,7 @@ static void fast_init(void)
 
 enum { TK_PROCESS = 1, TK_THREAD, TK_CHILD, TK_COUNTER };
 
-typedef struct track {
+struct track {
 	unsigned char kind;
 	uint32_t depth; /* open slices */
 	/* The bytes of this track's SLICE_END packets after the timestamp,
@@ -380,7 +385,7 @@ typedef struct track {
 	uint8_t end_len;
 	uint32_t end_clock;
 	uint8_t end_sfx[48];
-} track;
+};
 
 struct pf_writer {
 	FILE *fp;
@@ -392,8 +397,8 @@ struct pf_writer {
 	uint32_t clock_id; /* the sequence's default clock after a clear */
 	Perfetto__Protos__TracePacketDefaults defaults; /* set_seq_fields' */
 	uint32_t intern_limit;
-	intern_table names, arg_names, strings;
-	track *tracks; /* tracks[uuid - 1] */
+	struct intern_table names, arg_names, strings;
+	struct track *tracks; /* tracks[uuid - 1] */
 	uint64_t ntracks, tracks_cap;
 	uint64_t last_flow;
 	uint8_t *out; /* packets not yet written to fp */
@@ -409,12 +414,12 @@ struct pf_writer {
 	Perfetto__Protos__InternedString *istr;
 	Perfetto__Protos__InternedString **istr_p;
 	uint64_t *arg_iid, *str_iid; /* per arg: name iid, string value iid */
-	pf_stats st;
+	struct pf_stats st;
 };
 
-pf_writer *pf_open(const char *path)
+struct pf_writer *pf_open(const char *path)
 {
-	pf_writer *w = calloc(1, sizeof(*w));
+	struct pf_writer *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
 	if (!(w->out = malloc(OUT_CAP))) {
@@ -442,7 +447,7 @@ pf_writer *pf_open(const char *path)
 }
 
 /* Writes out the buffered packets. */
-static int flush_out(pf_writer *w)
+static int flush_out(struct pf_writer *w)
 {
 	if (w->out_len && !w->err && fwrite(w->out, 1, w->out_len, w->fp) != w->out_len)
 		w->err = 1;
@@ -452,7 +457,7 @@ static int flush_out(pf_writer *w)
 
 /* Room for n more bytes in w->out (plus slack for put_tag): the buffer
  * is full (written out, or grown for a packet larger than it). */
-static int reserve_slow(pf_writer *w, size_t n)
+static int reserve_slow(struct pf_writer *w, size_t n)
 {
 	if (flush_out(w) < 0)
 		return -1;
@@ -469,7 +474,7 @@ static int reserve_slow(pf_writer *w, size_t n)
 }
 
 /* Room for n more bytes in w->out (plus slack for put_tag). */
-static inline int reserve(pf_writer *w, size_t n)
+static inline int reserve(struct pf_writer *w, size_t n)
 {
 	n += 16;
 	if (w->out_len + n <= w->out_cap)
@@ -477,7 +482,7 @@ static inline int reserve(pf_writer *w, size_t n)
 	return reserve_slow(w, n);
 }
 
-int pf_close(pf_writer *w)
+int pf_close(struct pf_writer *w)
 {
 	if (!w)
 		return -1;
@@ -505,7 +510,7 @@ int pf_close(pf_writer *w)
 	return err ? -1 : 0;
 }
 
-void pf_set_clock(pf_writer *w, uint32_t clock_id)
+void pf_set_clock(struct pf_writer *w, uint32_t clock_id)
 {
 	if (clock_id == w->clock_id)
 		return;
@@ -519,18 +524,18 @@ void pf_set_clock(pf_writer *w, uint32_t clock_id)
 	w->need_clear = 1;
 }
 
-void pf_set_intern_limit(pf_writer *w, uint32_t n)
+void pf_set_intern_limit(struct pf_writer *w, uint32_t n)
 {
 	w->intern_limit = n ? n : PF_INTERN_LIMIT_DEFAULT;
 }
 
-void pf_get_stats(const pf_writer *w, pf_stats *st)
+void pf_get_stats(const struct pf_writer *w, struct pf_stats *st)
 {
 	*st = w->st;
 }
 
 /* The sequence fields of the next packet; advances the sequence state. */
-static void next_seq_fields(pf_writer *w, uint32_t *flags, int *first)
+static void next_seq_fields(struct pf_writer *w, uint32_t *flags, int *first)
 {
 	*flags = FLAG_NEEDS;
 	if (w->need_clear) {
@@ -545,12 +550,12 @@ static void next_seq_fields(pf_writer *w, uint32_t *flags, int *first)
  * the sequence's default (TracePacketDefaults: only where the incremental
  * state is cleared; BOOTTIME is Perfetto's default already). Event packets
  * name their clock only there; every later one takes the default. */
-static inline int sends_defaults(const pf_writer *w, uint32_t flags)
+static inline int sends_defaults(const struct pf_writer *w, uint32_t flags)
 {
 	return (flags & FLAG_CLEARED) && w->clock_id != PF_CLOCK_BOOTTIME;
 }
 
-static void set_seq_fields(pf_writer *w, Perfetto__Protos__TracePacket *p, uint32_t flags,
+static void set_seq_fields(struct pf_writer *w, Perfetto__Protos__TracePacket *p, uint32_t flags,
 			   int first)
 {
 	p->has_trusted_packet_sequence_id = 1;
@@ -581,7 +586,7 @@ static size_t pack_generic(const Perfetto__Protos__TracePacket *p, size_t len, u
 }
 
 /* Sets the sequence fields, packs p with protobuf-c and appends it. */
-static int write_packet(pf_writer *w, Perfetto__Protos__TracePacket *p)
+static int write_packet(struct pf_writer *w, Perfetto__Protos__TracePacket *p)
 {
 	if (w->err)
 		return -1;
@@ -605,7 +610,7 @@ static int write_packet(pf_writer *w, Perfetto__Protos__TracePacket *p)
 	return 0;
 }
 
-int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
+int pf_clock_snapshot(struct pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
 		      uint64_t monotonic_ns)
 {
 	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -634,8 +639,8 @@ int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
 	return write_packet(w, &p);
 }
 
-int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid, const int32_t *ppid,
-		    const char *const *argv, int argc)
+int pf_process_tree(struct pf_writer *w, uint64_t ts, int n, const int32_t *pid,
+		    const int32_t *ppid, const char *const *argv, int argc)
 {
 	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Perfetto__Protos__ProcessTree pt = PERFETTO__PROTOS__PROCESS_TREE__INIT;
@@ -673,19 +678,19 @@ int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid, const 
  * Tracks.
  * ---------------------------------------------------------------------- */
 
-static track *get_track(pf_writer *w, uint64_t uuid)
+static struct track *get_track(struct pf_writer *w, uint64_t uuid)
 {
 	return (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
 }
 
 /* Reserves the next uuid for a track of the given kind; 0 on error. */
-static uint64_t new_track(pf_writer *w, int kind)
+static uint64_t new_track(struct pf_writer *w, int kind)
 {
 	if (w->err)
 		return 0;
 	if (w->ntracks == w->tracks_cap) {
 		uint64_t cap = w->tracks_cap ? w->tracks_cap * 2 : 16;
-		track *t = realloc(w->tracks, cap * sizeof(*t));
+		struct track *t = realloc(w->tracks, cap * sizeof(*t));
 		if (!t)
 			return 0;
 		w->tracks = t;
@@ -698,7 +703,7 @@ static uint64_t new_track(pf_writer *w, int kind)
 
 /* Writes td for a track reserved by new_track; on failure the uuid stays
  * reserved but unusable, and 0 is returned. */
-static uint64_t declare(pf_writer *w, uint64_t uuid, Perfetto__Protos__TrackDescriptor *td)
+static uint64_t declare(struct pf_writer *w, uint64_t uuid, Perfetto__Protos__TrackDescriptor *td)
 {
 	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	td->has_uuid = 1;
@@ -711,23 +716,24 @@ static uint64_t declare(pf_writer *w, uint64_t uuid, Perfetto__Protos__TrackDesc
 	return uuid;
 }
 
-uint64_t pf_track_count(const pf_writer *w)
+uint64_t pf_track_count(const struct pf_writer *w)
 {
 	return w->ntracks;
 }
 
-int pf_track_can_parent(const pf_writer *w, uint64_t uuid)
+int pf_track_can_parent(const struct pf_writer *w, uint64_t uuid)
 {
-	const track *t = (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
+	const struct track *t = (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
 	return t && t->kind && t->kind != TK_COUNTER;
 }
 
-uint64_t pf_last_flow_id(const pf_writer *w)
+uint64_t pf_last_flow_id(const struct pf_writer *w)
 {
 	return w->last_flow;
 }
 
-uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name, const char *const *cmdline)
+uint64_t pf_process_track(struct pf_writer *w, int32_t pid, const char *name,
+			  const char *const *cmdline)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
@@ -748,7 +754,7 @@ uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name, const cha
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid, const char *name)
+uint64_t pf_thread_track(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
@@ -766,10 +772,10 @@ uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid, const char *nam
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_child_track(pf_writer *w, uint64_t parent_uuid, const char *name)
+uint64_t pf_child_track(struct pf_writer *w, uint64_t parent_uuid, const char *name)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	track *parent = get_track(w, parent_uuid);
+	struct track *parent = get_track(w, parent_uuid);
 	if (!parent || !parent->kind || parent->kind == TK_COUNTER)
 		return 0;
 	uint64_t uuid = new_track(w, TK_CHILD);
@@ -781,12 +787,12 @@ uint64_t pf_child_track(pf_writer *w, uint64_t parent_uuid, const char *name)
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid, const char *name, int unit)
+uint64_t pf_counter_track(struct pf_writer *w, uint64_t parent_uuid, const char *name, int unit)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	if (parent_uuid) {
-		track *parent = get_track(w, parent_uuid);
+		struct track *parent = get_track(w, parent_uuid);
 		if (!parent || !parent->kind || parent->kind == TK_COUNTER)
 			return 0;
 	}
@@ -810,7 +816,7 @@ uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid, const char *name, 
  * Events.
  * ---------------------------------------------------------------------- */
 
-static int grow_scratch(pf_writer *w, int n)
+static int grow_scratch(struct pf_writer *w, int n)
 {
 	if (n <= w->scratch_cap)
 		return 0;
@@ -835,7 +841,7 @@ static int grow_scratch(pf_writer *w, int n)
 	return 0;
 }
 
-static void reset_interning(pf_writer *w)
+static void reset_interning(struct pf_writer *w)
 {
 	intern_clear(&w->names);
 	intern_clear(&w->arg_names);
@@ -845,19 +851,20 @@ static void reset_interning(pf_writer *w)
 }
 
 /* The iids of one event and the intern entries it introduces. */
-typedef struct ev_iids {
+struct ev_iids {
 	uint64_t name_iid;                 /* 0: none */
 	Perfetto__Protos__InternedData id; /* new entries (may be none) */
 	Perfetto__Protos__EventName en;
 	Perfetto__Protos__EventName *en_p;
 	int has_id;
-} ev_iids;
+};
 
 /* The event as a protobuf-c TracePacket in p and te (annotations in
  * w->ann): the writer's reference form, packed by protobuf-c when the
  * encoder is refused and compared with it under FEEDTRACE_PFTRACE_VERIFY. */
-static void build_ref(pf_writer *w, const pf_event *ev, int nargs, ev_iids *ii, uint32_t flags,
-		      int first, Perfetto__Protos__TracePacket *p, Perfetto__Protos__TrackEvent *te)
+static void build_ref(struct pf_writer *w, const struct pf_event *ev, int nargs, struct ev_iids *ii,
+		      uint32_t flags, int first, Perfetto__Protos__TracePacket *p,
+		      Perfetto__Protos__TrackEvent *te)
 {
 	perfetto__protos__trace_packet__init(p);
 	perfetto__protos__track_event__init(te);
@@ -879,7 +886,7 @@ static void build_ref(pf_writer *w, const pf_event *ev, int nargs, ev_iids *ii, 
 		}
 	}
 	for (int i = 0; i < nargs; i++) {
-		const pf_arg *a = &ev->args[i];
+		const struct pf_arg *a = &ev->args[i];
 		Perfetto__Protos__DebugAnnotation *d = &w->ann[i];
 		perfetto__protos__debug_annotation__init(d);
 		w->ann_p[i] = d;
@@ -932,19 +939,19 @@ static void build_ref(pf_writer *w, const pf_event *ev, int nargs, ev_iids *ii, 
 }
 
 /* Room encode_te may need for ev (its TrackEvent body). */
-static size_t te_bound(const pf_event *ev, int nargs)
+static size_t te_bound(const struct pf_event *ev, int nargs)
 {
 	return 32 * (size_t)nargs + 16 * (size_t)(ev->nflow_ids + ev->nterm_flow_ids) + 80;
 }
 
 /* Encodes the TrackEvent of ev at p (room for te_bound() bytes): what
  * protobuf-c would write for build_ref()'s te. Returns the end. */
-static inline ALWAYS_INLINE uint8_t *encode_te(uint8_t *p, const pf_event *ev, int nargs,
+static inline ALWAYS_INLINE uint8_t *encode_te(uint8_t *p, const struct pf_event *ev, int nargs,
 					       uint64_t name_iid, const uint64_t *arg_iid,
 					       const uint64_t *str_iid)
 {
 	for (int i = 0; i < nargs; i++) {
-		const pf_arg *a = &ev->args[i];
+		const struct pf_arg *a = &ev->args[i];
 		p = put_tag(p, &FT.te_ann);
 		uint8_t *len = p++; /* < 31 bytes follow: one length byte */
 		p = put_tag(p, &FT.da_name_iid);
@@ -1005,10 +1012,10 @@ static inline uint8_t *fix_len(uint8_t *body, size_t n)
  * first_packet_on_sequence), the InternedData packed by protobuf-c.
  * Encodes in place in w->out (lengths are assumed to take one byte and
  * fixed up after). Returns the bytes written, or 0. */
-static inline ALWAYS_INLINE size_t encode_event(pf_writer *w, const pf_event *ev, int nargs,
-						ev_iids *ii, const uint64_t *arg_iid,
-						const uint64_t *str_iid, uint32_t flags, int first,
-						size_t *at)
+static inline ALWAYS_INLINE size_t encode_event(struct pf_writer *w, const struct pf_event *ev,
+						int nargs, struct ev_iids *ii,
+						const uint64_t *arg_iid, const uint64_t *str_iid,
+						uint32_t flags, int first, size_t *at)
 {
 	size_t id_len = ii->has_id ? perfetto__protos__interned_data__get_packed_size(&ii->id) : 0;
 	/* everything but the TrackEvent body and interned data: < 64 bytes */
@@ -1044,8 +1051,8 @@ static inline ALWAYS_INLINE size_t encode_event(pf_writer *w, const pf_event *ev
 
 /* FEEDTRACE_PFTRACE_VERIFY: the n bytes just encoded at w->out + at must
  * be what protobuf-c packs for the same packet. */
-static void verify_event(pf_writer *w, const pf_event *ev, int nargs, ev_iids *ii, uint32_t flags,
-			 int first, size_t at, size_t n)
+static void verify_event(struct pf_writer *w, const struct pf_event *ev, int nargs,
+			 struct ev_iids *ii, uint32_t flags, int first, size_t at, size_t n)
 {
 	Perfetto__Protos__TracePacket p;
 	Perfetto__Protos__TrackEvent te;
@@ -1074,7 +1081,7 @@ static void verify_event(pf_writer *w, const pf_event *ev, int nargs, ev_iids *i
 }
 
 /* Whether a SLICE_END on t may take emit_end's constant suffix. */
-static inline int end_fast(const pf_writer *w, const track *t)
+static inline int end_fast(const struct pf_writer *w, const struct track *t)
 {
 	return t->depth && w->fast && !w->need_clear && !w->first &&
 	       w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit;
@@ -1082,16 +1089,16 @@ static inline int end_fast(const pf_writer *w, const track *t)
 
 /* A SLICE_END without flows, past the first packet and any clear: the
  * timestamp, then the track's constant suffix (made by the same encoder). */
-static int emit_end(pf_writer *w, track *t, uint64_t uuid, uint64_t ts)
+static int emit_end(struct pf_writer *w, struct track *t, uint64_t uuid, uint64_t ts)
 {
 	/* the whole event, for the suffix and verify only: no clearing of a
-	 * pf_event on the way of every END */
+	 * struct pf_event on the way of every END */
 #define END_EVENT                                             \
 	{                                                     \
 		.type = PF_SLICE_END, .track = uuid, .ts = ts \
 	}
 	if (t->end_len == 0 || t->end_clock != w->clock_id) {
-		const pf_event e = END_EVENT, *ev = &e;
+		const struct pf_event e = END_EVENT, *ev = &e;
 		uint8_t te[96]; /* te_bound() of an END: 80 */
 		size_t te_len = (size_t)(encode_te(te, ev, 0, 0, NULL, NULL) - te);
 		uint8_t *p = t->end_sfx;
@@ -1118,8 +1125,8 @@ static int emit_end(pf_writer *w, track *t, uint64_t uuid, uint64_t ts)
 	start[1] = (uint8_t)(p - start - 2);
 	size_t n = (size_t)(p - start);
 	if (w->verify) {
-		const pf_event e = END_EVENT;
-		ev_iids none = { .name_iid = 0, .has_id = 0 };
+		const struct pf_event e = END_EVENT;
+		struct ev_iids none = { .name_iid = 0, .has_id = 0 };
 		verify_event(w, &e, 0, &none, FLAG_NEEDS, 0, at, n);
 	}
 #undef END_EVENT
@@ -1133,9 +1140,9 @@ static int emit_end(pf_writer *w, track *t, uint64_t uuid, uint64_t ts)
 }
 
 /* The iid of a stable string when the pointer cache knows it, else 0. */
-static inline uint64_t intern_hit(intern_table *t, const char *s)
+static inline uint64_t intern_hit(struct intern_table *t, const char *s)
 {
-	const pcache_ent *e = pcache_slot(t, s);
+	const struct pcache_ent *e = pcache_slot(t, s);
 	return e->ptr == s && e->gen == t->gen && e->stable ? e->iid : 0;
 }
 
@@ -1150,7 +1157,7 @@ static inline uint64_t intern_hit(intern_table *t, const char *s)
  * such an event (no interned data, flags NEEDS, not first, no defaults).
  * Returns 1 when written, 0 when the event needs the general path
  * (nothing changed then), -1 on a failed write. */
-static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs)
+static int emit_fast(struct pf_writer *w, struct track *t, const struct pf_event *ev, int nargs)
 {
 	uint64_t arg_iid[FAST_ARGS], str_iid[FAST_ARGS];
 	if (nargs > FAST_ARGS || !w->names.pc || !w->arg_names.pc || !w->strings.pc)
@@ -1172,7 +1179,7 @@ static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs)
 	uint8_t *te = ++p;
 	/* encode_te's annotations, each looked up as it is written */
 	for (int i = 0; i < nargs; i++) {
-		const pf_arg *a = &ev->args[i];
+		const struct pf_arg *a = &ev->args[i];
 		uint64_t aiid;
 		if (!a->name || !(aiid = intern_hit(&w->arg_names, a->name)))
 			return 0;
@@ -1220,7 +1227,7 @@ static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs)
 	p = fix_len(pkt, (size_t)(p - pkt));
 	size_t n = (size_t)(p - start);
 	if (w->verify) {
-		ev_iids ii; /* only these two are read */
+		struct ev_iids ii; /* only these two are read */
 		ii.has_id = 0;
 		ii.name_iid = name_iid;
 		if (grow_scratch(w, nargs) < 0)
@@ -1241,19 +1248,19 @@ static int emit_fast(pf_writer *w, track *t, const pf_event *ev, int nargs)
 }
 
 /* Whether a stable BEGIN or INSTANT may try emit_fast. */
-static inline int begin_fast(const pf_writer *w, const pf_event *ev)
+static inline int begin_fast(const struct pf_writer *w, const struct pf_event *ev)
 {
 	return (ev->type == PF_SLICE_BEGIN || ev->type == PF_INSTANT) && ev->name && ev->stable &&
 	       w->fast && !w->need_clear && !w->first &&
 	       w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit;
 }
 
-int pf_emit(pf_writer *w, const pf_event *ev)
+int pf_emit(struct pf_writer *w, const struct pf_event *ev)
 {
-	track *t = get_track(w, ev->track);
+	struct track *t = get_track(w, ev->track);
 	int nargs = ev->args ? ev->nargs : 0;
 	const char *key;
-	ev_iids ii;
+	struct ev_iids ii;
 
 	if (w->err || !t || !t->kind || nargs < 0)
 		return -1;
@@ -1310,7 +1317,7 @@ int pf_emit(pf_writer *w, const pf_event *ev)
 		}
 	}
 	for (int i = 0; i < nargs; i++) {
-		const pf_arg *a = &ev->args[i];
+		const struct pf_arg *a = &ev->args[i];
 		w->arg_iid[i] = intern(&w->arg_names, a->name ? a->name : "", &key, ev->stable);
 		if (!w->arg_iid[i])
 			goto undo;
@@ -1401,31 +1408,31 @@ undo:
 	return -1;
 }
 
-int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
-		   int nargs)
+int pf_slice_begin(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+		   const struct pf_arg *args, int nargs)
 {
-	pf_event ev = { .type = PF_SLICE_BEGIN,
-			.track = track,
-			.ts = ts,
-			.name = name,
-			.args = args,
-			.nargs = nargs };
+	struct pf_event ev = { .type = PF_SLICE_BEGIN,
+			       .track = track,
+			       .ts = ts,
+			       .name = name,
+			       .args = args,
+			       .nargs = nargs };
 	return pf_emit(w, &ev);
 }
 
-int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts)
+int pf_slice_end(struct pf_writer *w, uint64_t track, uint64_t ts)
 {
 	struct track *t = get_track(w, track);
-	/* pf_emit's checks for a plain END, without building a whole pf_event */
+	/* pf_emit's checks for a plain END, without building a whole struct pf_event */
 	if (!w->err && t && t->kind && t->kind != TK_COUNTER && end_fast(w, t))
 		return emit_end(w, t, track, ts);
-	pf_event ev = { .type = PF_SLICE_END, .track = track, .ts = ts };
+	struct pf_event ev = { .type = PF_SLICE_END, .track = track, .ts = ts };
 	return pf_emit(w, &ev);
 }
 
-int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end)
+int pf_slice_complete(struct pf_writer *w, const struct pf_event *ev, uint64_t end)
 {
-	track *t = get_track(w, ev->track);
+	struct track *t = get_track(w, ev->track);
 	int nargs = ev->args ? ev->nargs : 0;
 	/* pf_emit's checks, then its fast path; the END that follows a fast
 	 * BEGIN takes emit_end at once (end_fast holds: the BEGIN opened a
@@ -1443,55 +1450,55 @@ int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end)
 	return rb < 0 || re < 0 ? -1 : 0;
 }
 
-int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
-	     const pf_arg *args, int nargs)
+int pf_slice(struct pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
+	     const struct pf_arg *args, int nargs)
 {
 	if (pf_slice_begin(w, track, ts, name, args, nargs) < 0)
 		return -1;
 	return pf_slice_end(w, track, ts + dur);
 }
 
-int pf_instant(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
-	       int nargs)
+int pf_instant(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+	       const struct pf_arg *args, int nargs)
 {
-	pf_event ev = { .type = PF_INSTANT,
-			.track = track,
-			.ts = ts,
-			.name = name,
-			.args = args,
-			.nargs = nargs };
+	struct pf_event ev = { .type = PF_INSTANT,
+			       .track = track,
+			       .ts = ts,
+			       .name = name,
+			       .args = args,
+			       .nargs = nargs };
 	return pf_emit(w, &ev);
 }
 
-int pf_counter(pf_writer *w, uint64_t track, uint64_t ts, int64_t value)
+int pf_counter(struct pf_writer *w, uint64_t track, uint64_t ts, int64_t value)
 {
-	pf_event ev = { .type = PF_COUNTER, .track = track, .ts = ts, .ivalue = value };
+	struct pf_event ev = { .type = PF_COUNTER, .track = track, .ts = ts, .ivalue = value };
 	return pf_emit(w, &ev);
 }
 
-int pf_counter_double(pf_writer *w, uint64_t track, uint64_t ts, double value)
+int pf_counter_double(struct pf_writer *w, uint64_t track, uint64_t ts, double value)
 {
-	pf_event ev = {
+	struct pf_event ev = {
 		.type = PF_COUNTER, .track = track, .ts = ts, .is_double = 1, .dvalue = value
 	};
 	return pf_emit(w, &ev);
 }
 
-uint64_t pf_new_flow_id(pf_writer *w)
+uint64_t pf_new_flow_id(struct pf_writer *w)
 {
 	return ++w->last_flow;
 }
 
-int pf_slice_begin_flow(pf_writer *w, uint64_t track, uint64_t ts, const char *name,
-			const pf_arg *args, int nargs, const uint64_t *flow_ids, int nflow_ids,
-			int terminating)
+int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+			const struct pf_arg *args, int nargs, const uint64_t *flow_ids,
+			int nflow_ids, int terminating)
 {
-	pf_event ev = { .type = PF_SLICE_BEGIN,
-			.track = track,
-			.ts = ts,
-			.name = name,
-			.args = args,
-			.nargs = nargs };
+	struct pf_event ev = { .type = PF_SLICE_BEGIN,
+			       .track = track,
+			       .ts = ts,
+			       .name = name,
+			       .args = args,
+			       .nargs = nargs };
 	if (terminating) {
 		ev.term_flow_ids = flow_ids;
 		ev.nterm_flow_ids = nflow_ids;

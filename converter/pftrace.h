@@ -16,13 +16,13 @@
  * Calls returning int give 0 on success and -1 on error (bad argument or
  * failed write). A failed write is sticky: pf_close() then returns -1. */
 
-typedef struct pf_writer pf_writer;
+struct pf_writer;
 
 enum pf_kind { PF_UINT, PF_INT, PF_DOUBLE, PF_STRING, PF_BOOL, PF_POINTER };
 
 /* A debug annotation ("arg") attached to an event. String names and
  * PF_STRING values are interned. */
-typedef struct pf_arg {
+struct pf_arg {
 	const char *name;
 	int kind; /* enum pf_kind */
 	union {
@@ -32,14 +32,14 @@ typedef struct pf_arg {
 		const char *s; /* PF_STRING (NULL is written as "") */
 		int b;         /* PF_BOOL */
 	} v;
-} pf_arg;
+};
 
-#define PF_ARG_UINT(n, x) ((pf_arg){ .name = (n), .kind = PF_UINT, .v.u = (x) })
-#define PF_ARG_INT(n, x) ((pf_arg){ .name = (n), .kind = PF_INT, .v.i = (x) })
-#define PF_ARG_DOUBLE(n, x) ((pf_arg){ .name = (n), .kind = PF_DOUBLE, .v.d = (x) })
-#define PF_ARG_STR(n, x) ((pf_arg){ .name = (n), .kind = PF_STRING, .v.s = (x) })
-#define PF_ARG_BOOL(n, x) ((pf_arg){ .name = (n), .kind = PF_BOOL, .v.b = (x) })
-#define PF_ARG_PTR(n, x) ((pf_arg){ .name = (n), .kind = PF_POINTER, .v.u = (x) })
+#define PF_ARG_UINT(n, x) ((struct pf_arg){ .name = (n), .kind = PF_UINT, .v.u = (x) })
+#define PF_ARG_INT(n, x) ((struct pf_arg){ .name = (n), .kind = PF_INT, .v.i = (x) })
+#define PF_ARG_DOUBLE(n, x) ((struct pf_arg){ .name = (n), .kind = PF_DOUBLE, .v.d = (x) })
+#define PF_ARG_STR(n, x) ((struct pf_arg){ .name = (n), .kind = PF_STRING, .v.s = (x) })
+#define PF_ARG_BOOL(n, x) ((struct pf_arg){ .name = (n), .kind = PF_BOOL, .v.b = (x) })
+#define PF_ARG_PTR(n, x) ((struct pf_arg){ .name = (n), .kind = PF_POINTER, .v.u = (x) })
 
 /* CounterDescriptor.Unit values. */
 enum pf_unit {
@@ -61,12 +61,12 @@ enum pf_clock {
 };
 
 /* The general event; the helpers below fill one in. Unused fields are 0. */
-typedef struct pf_event {
+struct pf_event {
 	int type; /* enum pf_event_type */
 	uint64_t track;
 	uint64_t ts;
 	const char *name; /* slices, instants; NULL for END */
-	const pf_arg *args;
+	const struct pf_arg *args;
 	int nargs;
 	const uint64_t *flow_ids; /* flows this event continues/starts */
 	int nflow_ids;
@@ -80,19 +80,19 @@ typedef struct pf_event {
 	 * table that outlives the writer), so interning finds them by address
 	 * alone. Otherwise each lookup also compares the text. */
 	int stable;
-} pf_event;
+};
 
-typedef struct pf_stats {
+struct pf_stats {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t events;
 	uint64_t interned;      /* intern entries emitted, all kinds */
 	uint64_t intern_resets; /* times the intern tables were emptied */
 	uint64_t open_slices;   /* BEGINs not yet ENDed, all tracks */
-} pf_stats;
+};
 
-pf_writer *pf_open(const char *path);
-int pf_close(pf_writer *w);
+struct pf_writer *pf_open(const char *path);
+int pf_close(struct pf_writer *w);
 
 /* Writes a ClockSnapshot relating BOOTTIME to REALTIME and MONOTONIC (a 0
  * value leaves that clock out). */
@@ -100,62 +100,63 @@ int pf_close(pf_writer *w);
  * and, when argv is not NULL, argc arguments each (process i's are
  * argv[i * argc ...]). Trace processor links a child to its parent's upid
  * and names a process after the first word of its first argument. */
-int pf_process_tree(pf_writer *w, uint64_t ts, int n, const int32_t *pid, const int32_t *ppid,
-		    const char *const *argv, int argc);
-int pf_clock_snapshot(pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
+int pf_process_tree(struct pf_writer *w, uint64_t ts, int n, const int32_t *pid,
+		    const int32_t *ppid, const char *const *argv, int argc);
+int pf_clock_snapshot(struct pf_writer *w, uint64_t boottime_ns, uint64_t realtime_ns,
 		      uint64_t monotonic_ns);
 /* Later event timestamps are on clock_id. It becomes the sequence's
  * default clock (TracePacketDefaults, sent again with every clear of the
  * incremental state, and the sequence is cleared for it now), so event
  * packets do not repeat it. The clock must be related to BOOTTIME by a
  * pf_clock_snapshot() first. */
-void pf_set_clock(pf_writer *w, uint32_t clock_id);
+void pf_set_clock(struct pf_writer *w, uint32_t clock_id);
 /* Empty the intern tables when they hold more than n entries (default
  * PF_INTERN_LIMIT_DEFAULT; 0 restores the default). */
-void pf_set_intern_limit(pf_writer *w, uint32_t n);
+void pf_set_intern_limit(struct pf_writer *w, uint32_t n);
 #define PF_INTERN_LIMIT_DEFAULT 100000
 
 /* Track declarations: each writes a TrackDescriptor and returns its uuid,
  * or 0 on error. cmdline is a NULL-terminated array or NULL. A child track
  * is a named slice track under parent (e.g. a process track). A counter
  * track's parent may be 0 (a global counter). */
-uint64_t pf_process_track(pf_writer *w, int32_t pid, const char *name, const char *const *cmdline);
-uint64_t pf_thread_track(pf_writer *w, int32_t pid, int64_t tid, const char *name);
-uint64_t pf_child_track(pf_writer *w, uint64_t parent_uuid, const char *name);
-uint64_t pf_counter_track(pf_writer *w, uint64_t parent_uuid, const char *name, int unit);
+uint64_t pf_process_track(struct pf_writer *w, int32_t pid, const char *name,
+			  const char *const *cmdline);
+uint64_t pf_thread_track(struct pf_writer *w, int32_t pid, int64_t tid, const char *name);
+uint64_t pf_child_track(struct pf_writer *w, uint64_t parent_uuid, const char *name);
+uint64_t pf_counter_track(struct pf_writer *w, uint64_t parent_uuid, const char *name, int unit);
 /* For a caller that numbers tracks and flows ahead of the writer: the
  * tracks declared so far (uuids 1..n), whether uuid may be the parent of
  * a child or counter track, and the last flow id handed out. */
-uint64_t pf_track_count(const pf_writer *w);
-int pf_track_can_parent(const pf_writer *w, uint64_t uuid);
-uint64_t pf_last_flow_id(const pf_writer *w);
+uint64_t pf_track_count(const struct pf_writer *w);
+int pf_track_can_parent(const struct pf_writer *w, uint64_t uuid);
+uint64_t pf_last_flow_id(const struct pf_writer *w);
 
 /* Events. Slices nest per track: an END closes the latest open BEGIN; an
  * END with none open is refused (-1). Counters go on counter tracks only,
  * slices and instants on the others. */
-int pf_emit(pf_writer *w, const pf_event *ev);
-int pf_slice_begin(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
-		   int nargs);
-int pf_slice_end(pf_writer *w, uint64_t track, uint64_t ts);
+int pf_emit(struct pf_writer *w, const struct pf_event *ev);
+int pf_slice_begin(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+		   const struct pf_arg *args, int nargs);
+int pf_slice_end(struct pf_writer *w, uint64_t track, uint64_t ts);
 /* A complete slice: ev (a SLICE_BEGIN) then its END at end on the same
  * track, exactly as pf_emit(w, ev) then pf_slice_end(w, ev->track, end),
  * the END written even if the BEGIN failed; -1 if either failed. */
-int pf_slice_complete(pf_writer *w, const pf_event *ev, uint64_t end);
-int pf_slice(pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
-	     const pf_arg *args, int nargs);
-int pf_instant(pf_writer *w, uint64_t track, uint64_t ts, const char *name, const pf_arg *args,
-	       int nargs);
-int pf_counter(pf_writer *w, uint64_t track, uint64_t ts, int64_t value);
-int pf_counter_double(pf_writer *w, uint64_t track, uint64_t ts, double value);
+int pf_slice_complete(struct pf_writer *w, const struct pf_event *ev, uint64_t end);
+int pf_slice(struct pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
+	     const struct pf_arg *args, int nargs);
+int pf_instant(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+	       const struct pf_arg *args, int nargs);
+int pf_counter(struct pf_writer *w, uint64_t track, uint64_t ts, int64_t value);
+int pf_counter_double(struct pf_writer *w, uint64_t track, uint64_t ts, double value);
 
 /* Flows link slices (across tracks): the earliest event of a flow id is its
  * source. Begin a slice carrying flow ids; terminating != 0 ends them there
  * (later events with the same id start a new flow). */
-uint64_t pf_new_flow_id(pf_writer *w);
-int pf_slice_begin_flow(pf_writer *w, uint64_t track, uint64_t ts, const char *name,
-			const pf_arg *args, int nargs, const uint64_t *flow_ids, int nflow_ids,
-			int terminating);
+uint64_t pf_new_flow_id(struct pf_writer *w);
+int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
+			const struct pf_arg *args, int nargs, const uint64_t *flow_ids,
+			int nflow_ids, int terminating);
 
-void pf_get_stats(const pf_writer *w, pf_stats *st);
+void pf_get_stats(const struct pf_writer *w, struct pf_stats *st);
 
 #endif

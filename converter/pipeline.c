@@ -62,7 +62,7 @@ struct cmd_event {                          /* OP_SLICE, OP_INSTANT */
 	uint64_t track, ts, dur;
 	const char *name;
 	int nargs;
-	pf_arg args[];                          /* then the strings */
+	struct pf_arg args[];                          /* then the strings */
 };
 
 struct batch {
@@ -72,7 +72,7 @@ struct batch {
 };
 
 struct ft_pipe {
-	pf_writer *w;
+	struct pf_writer *w;
 	ft_pipe_call_fn call_fn;
 	int threaded;
 	/* numbering (stage 1) */
@@ -345,11 +345,11 @@ static const char *str_copy(char **at, const char *s)
 }
 
 static void event(struct ft_pipe *pl, uint32_t op, uint64_t track, uint64_t ts, uint64_t dur,
-		  const char *name, const pf_arg *args, int nargs)
+		  const char *name, const struct pf_arg *args, int nargs)
 {
 	if (nargs < 0 || (nargs && !args))
 		nargs = 0;
-	size_t n = sizeof(struct cmd_event) + (size_t)nargs * sizeof(pf_arg) + str_room(name);
+	size_t n = sizeof(struct cmd_event) + (size_t)nargs * sizeof(struct pf_arg) + str_room(name);
 	for (int i = 0; i < nargs; i++) {
 		n += str_room(args[i].name);
 		if (args[i].kind == PF_STRING)
@@ -371,7 +371,7 @@ static void event(struct ft_pipe *pl, uint32_t op, uint64_t track, uint64_t ts, 
 }
 
 void ft_pipe_slice(struct ft_pipe *pl, uint64_t track, uint64_t ts, uint64_t dur,
-		   const char *name, const pf_arg *args, int nargs)
+		   const char *name, const struct pf_arg *args, int nargs)
 {
 	if (!pl->threaded) {
 		pf_slice(pl->w, track, ts, dur, name, args, nargs);
@@ -381,7 +381,7 @@ void ft_pipe_slice(struct ft_pipe *pl, uint64_t track, uint64_t ts, uint64_t dur
 }
 
 void ft_pipe_instant(struct ft_pipe *pl, uint64_t track, uint64_t ts,
-		     const char *name, const pf_arg *args, int nargs)
+		     const char *name, const struct pf_arg *args, int nargs)
 {
 	if (!pl->threaded) {
 		pf_instant(pl->w, track, ts, name, args, nargs);
@@ -412,7 +412,7 @@ void ft_pipe_call(struct ft_pipe *pl, const struct ft_pipe_call *c)
 
 /* ---- life ---- */
 
-struct ft_pipe *ft_pipe_new(pf_writer *w, int threads, ft_pipe_call_fn call_fn)
+struct ft_pipe *ft_pipe_new(struct pf_writer *w, int threads, ft_pipe_call_fn call_fn)
 {
 	struct ft_pipe *pl = ft_xmalloc(sizeof *pl);
 	memset(pl, 0, sizeof *pl);

@@ -28,12 +28,12 @@ struct ft_pipe_call {
 	const struct ft_rec *rec;
 };
 
-typedef void (*ft_pipe_call_fn)(pf_writer *w, const struct ft_pipe_call *c);
+typedef void (*ft_pipe_call_fn)(struct pf_writer *w, const struct ft_pipe_call *c);
 
 struct ft_pipe;
 
 /* threads: 1 runs everything on the caller's thread, 2 starts stage 2. */
-struct ft_pipe *ft_pipe_new(pf_writer *w, int threads, ft_pipe_call_fn call_fn);
+struct ft_pipe *ft_pipe_new(struct pf_writer *w, int threads, ft_pipe_call_fn call_fn);
 /* Waits for stage 2 to write everything, then frees the pipeline. */
 void ft_pipe_finish(struct ft_pipe *pl);
 /* The default number of threads: 2, or 1 when this process may run on a
@@ -50,9 +50,9 @@ uint64_t ft_pipe_counter_track(struct ft_pipe *pl, uint64_t parent, const char *
 uint64_t ft_pipe_new_flow_id(struct ft_pipe *pl);
 void ft_pipe_counter(struct ft_pipe *pl, uint64_t track, uint64_t ts, int64_t v);
 void ft_pipe_slice(struct ft_pipe *pl, uint64_t track, uint64_t ts, uint64_t dur,
-		   const char *name, const pf_arg *args, int nargs);
+		   const char *name, const struct pf_arg *args, int nargs);
 void ft_pipe_instant(struct ft_pipe *pl, uint64_t track, uint64_t ts,
-		     const char *name, const pf_arg *args, int nargs);
+		     const char *name, const struct pf_arg *args, int nargs);
 /* A call slice: c->rec (nslots slots, at most FT_PIPE_REC_MAX bytes) is copied. */
 void ft_pipe_call(struct ft_pipe *pl, const struct ft_pipe_call *c);
 

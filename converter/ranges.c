@@ -81,7 +81,7 @@ static const char *name_of(const struct ft_ranges *r, uint32_t id, const char *n
 static void slice(struct ft_ranges *r, uint64_t track, uint64_t ts, uint64_t end, uint32_t name,
 		  uint32_t api, int32_t level, int unclosed)
 {
-	pf_arg a[3];
+	struct pf_arg a[3];
 	int n = 0;
 	if (!track)
 		return;
@@ -162,7 +162,7 @@ void ft_ranges_event(struct ft_ranges *r, const struct ft_event *ev, uint64_t th
 		break;
 	case FT_EV_MARK: {
 		uint32_t api = rec->p.u32[1];
-		pf_arg a = PF_ARG_STR("api", api < 3 ? api_word[api] : "?");
+		struct pf_arg a = PF_ARG_STR("api", api < 3 ? api_word[api] : "?");
 		ft_pipe_instant(r->pl, thread_track, (uint64_t)((int64_t)ts + r->shift),
 				name_of(r, rec->p.u32[0], "(unnamed mark)"), &a, 1);
 		break;

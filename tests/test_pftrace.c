@@ -17,7 +17,7 @@ static const char *trace_path = "pftrace_test.pftrace";
 static const char *reset_path = "/dev/null";
 
 /* The main trace, built up by the tests below in order. */
-static pf_writer *W;
+static struct pf_writer *W;
 static uint64_t proc_a, proc_b, th_main, th_cuda, th_io;
 static uint64_t syncs, gaps, bytes_ctr, util_ctr;
 
@@ -51,17 +51,17 @@ static void test_open_and_tracks(void **state) {
 
 static void test_nested_slices_and_args(void **state) {
     (void)state;
-    pf_arg launch1[] = { PF_ARG_STR("kernel", "vecAdd"),
+    struct pf_arg launch1[] = { PF_ARG_STR("kernel", "vecAdd"),
                          PF_ARG_UINT("grid", 128) };
-    pf_arg launch2[] = { PF_ARG_STR("kernel", "vecAdd"),   /* reused */
+    struct pf_arg launch2[] = { PF_ARG_STR("kernel", "vecAdd"),   /* reused */
                          PF_ARG_UINT("grid", 256) };
-    pf_arg copy[] = { PF_ARG_UINT("bytes", 4096),
+    struct pf_arg copy[] = { PF_ARG_UINT("bytes", 4096),
                       PF_ARG_PTR("ptr", 0x7f0000001000ULL) };
-    pf_arg rd1[] = { PF_ARG_STR("path", "/data/a.bin"), PF_ARG_INT("fd", 3),
+    struct pf_arg rd1[] = { PF_ARG_STR("path", "/data/a.bin"), PF_ARG_INT("fd", 3),
                      PF_ARG_BOOL("ok", 1) };
-    pf_arg wr[] = { PF_ARG_STR("path", "/data/b.bin"),
+    struct pf_arg wr[] = { PF_ARG_STR("path", "/data/b.bin"),
                     PF_ARG_DOUBLE("delta", 0.5) };
-    pf_arg rd2[] = { PF_ARG_STR("path", "/data/a.bin"), PF_ARG_INT("fd", -1),
+    struct pf_arg rd2[] = { PF_ARG_STR("path", "/data/a.bin"), PF_ARG_INT("fd", -1),
                      PF_ARG_BOOL("ok", 0) };
 
     /* Thread main: a loop holding two launches and a sync holding a wait. */
@@ -112,8 +112,8 @@ static void test_flow(void **state) {
 
 static void test_refused_calls(void **state) {
     (void)state;
-    pf_arg bad[] = { { .name = "x", .kind = 99 } };
-    pf_stats before, after;
+    struct pf_arg bad[] = { { .name = "x", .kind = 99 } };
+    struct pf_stats before, after;
 
     pf_get_stats(W, &before);
     assert_int_equal(pf_slice_end(W, th_io, 9000), -1);        /* none open */
@@ -135,7 +135,7 @@ static void test_refused_calls(void **state) {
 
 static void test_stats_and_close(void **state) {
     (void)state;
-    pf_stats st;
+    struct pf_stats st;
 
     pf_get_stats(W, &st);
     assert_int_equal(st.open_slices, 0);
@@ -154,8 +154,8 @@ static void test_stats_and_close(void **state) {
  * tables and restart the sequence, and still balance every slice. */
 static void test_intern_reset(void **state) {
     (void)state;
-    pf_writer *w = pf_open(reset_path);
-    pf_stats st;
+    struct pf_writer *w = pf_open(reset_path);
+    struct pf_stats st;
     char name[32], val[32];
 
     assert_non_null(w);
@@ -164,7 +164,7 @@ static void test_intern_reset(void **state) {
     assert_true(t != 0);
     for (int i = 0; i < 100; i++) {
         uint64_t ts = 1000 + (uint64_t)i * 100;
-        pf_arg a[] = { PF_ARG_STR("value", val), PF_ARG_INT("i", i) };
+        struct pf_arg a[] = { PF_ARG_STR("value", val), PF_ARG_INT("i", i) };
         snprintf(name, sizeof(name), "outer-%d", i);
         snprintf(val, sizeof(val), "v-%d", i);
         assert_int_equal(pf_slice_begin(w, t, ts, name, a, 2), 0);
@@ -181,7 +181,7 @@ static void test_intern_reset(void **state) {
 static void test_write_error(void **state) {
     (void)state;
     if (access("/dev/full", W_OK) != 0) skip();
-    pf_writer *w = pf_open("/dev/full");
+    struct pf_writer *w = pf_open("/dev/full");
     assert_non_null(w);
     uint64_t t = pf_process_track(w, 1, "p", NULL);
     for (int i = 0; i < 1000; i++)
