@@ -32,7 +32,7 @@ PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/pytho
 LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
-           libfeedtrace/dlreal.c libfeedtrace/callsite.c \
+           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/thread.c shim/wait.c \
            shim/init.c

@@ -655,6 +655,8 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
 		rl[i].ppid = p->hdr.ppid;
 		rl[i].cmdline = *p->cmdline ? p->cmdline : p->exe;
 		rl[i].start = p->base_ns;
+		rl[i].rank = p->hdr.rank;
+		rl[i].world = p->hdr.world_size;
 		struct prepass pp = { &rl[i], xf, i };
 		if (tr->nprocs > 1)
 			ft_process_events(p, role_count, &pp, quiet ? quiet : err);

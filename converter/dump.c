@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "events.h"
 #include "reader.h"
+#include "roles.h"
 #include "symbolize.h"
 
 struct dump_ctx {
@@ -186,6 +187,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_u64(j, "exec_seq", p->hdr.exec_seq);
 		snprintf(run, sizeof run, "%016llx", (unsigned long long)p->hdr.run_id);
 		ft_json_str(j, "run_id", run);
+		ft_rank_json(j, p);
 		ft_json_str(j, "host", p->hdr.host);
 		ft_json_str(j, "cmdline", p->cmdline ? p->cmdline : "");
 		ft_json_str(j, "exe", p->exe);
@@ -230,8 +232,11 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fputc('\n', out);
 		return;
 	}
-	fprintf(out, "== process %d (%s) on %s, parent %d, run %016llx\n", p->hdr.pid, p->cmdline,
-		p->hdr.host, p->hdr.ppid, (unsigned long long)p->hdr.run_id);
+	char rk[40];
+	ft_rank_text(p, rk, sizeof rk);
+	fprintf(out, "== process %d (%s) on %s, parent %d, run %016llx%s%s\n", p->hdr.pid,
+		p->cmdline, p->hdr.host, p->hdr.ppid, (unsigned long long)p->hdr.run_id,
+		*rk ? ", " : "", rk);
 	fprintf(out, "   end: %s", end_reason(c, p));
 	if (p->has_end)
 		fprintf(out, " (status %d)", p->end.status);

@@ -554,14 +554,18 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 			ft_brief_command(r->procs[k].cmdline, from, sizeof from);
 			break;
 		}
+	char rk[40];                                   /* "rank 1/4 " */
+	int rkn = ft_rank_text(r->tr.procs[i], rk, sizeof rk - 1);
+	if (rkn)
+		strcat(rk, " "), rkn++;
 	int ind = 2 * (d < 8 ? d + 1 : 9);
-	int room = 78 - 2 - ind - snprintf(NULL, 0, "%d", r->procs[i].pid) - 8;
+	int room = 78 - 2 - ind - snprintf(NULL, 0, "%d", r->procs[i].pid) - 8 - rkn;
 	int fw = *from ? 12 : 0;                       /* "timeout 100 " */
 	int cw = room - (*from ? fw + 15 : 0);
 	if (cw > 48)
 		cw = 48;
-	fprintf(out, "  %*s%d %-6s %.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
-		r->procs[i].role, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
+	fprintf(out, "  %*s%d %-6s %s%.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
+		r->procs[i].role, rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
 		*from ? ")" : "");
 	for (int k = 0; k < r->nprocs && d < 16; k++)
 		if (r->procs[k].parent == i && exec_successor(r, k) < 0)
@@ -952,6 +956,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_int(j, "ppid", p->ppid);
 		ft_json_str(j, "role", p->role ? p->role : "helper");
 		ft_json_str(j, "cmdline", txt(p->cmdline));
+		ft_rank_json(j, r->tr.procs[i]);
 		json_metrics(j, &p->m);
 		json_verdict(j, p, NULL);
 		ft_json_end(j);

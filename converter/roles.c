@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "reader.h"
 #include "roles.h"
 
@@ -160,6 +161,11 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 {
 	char cmd[128];
 	ft_brief_command(p[i].cmdline, cmd, sizeof cmd);
+	if (p[i].world > 0 && p[i].rank >= 0 && p[i].rank < p[i].world) {
+		int k = snprintf(out, cap, "rank %d/%d ", p[i].rank, p[i].world);
+		if (k > 0 && (size_t)k < cap)
+			out += k, cap -= (size_t)k;
+	}
 	if (!strcmp(p[i].role, "worker")) {
 		int m = p[i].parent, py = m >= 0 && ft_is_python(p[m].cmdline);
 		for (int k = 0; k < n && py; k++)
@@ -170,4 +176,49 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 	} else {
 		snprintf(out, cap, "%s: %s", p[i].role, cmd);
 	}
+}
+
+/* ---- rank identity (libfeedtrace/rank.c writes it in the header) ---- */
+
+static const char *const launcher_name[] = {
+	[FT_LAUNCH_NONE] = "none", [FT_LAUNCH_TORCH] = "torchrun", [FT_LAUNCH_MPI] = "mpi",
+	[FT_LAUNCH_PMI] = "pmi", [FT_LAUNCH_SLURM] = "slurm",
+};
+
+static int has_rank(const struct ft_process *p)
+{
+	return p->hdr.world_size > 0 && p->hdr.rank >= 0 && p->hdr.rank < p->hdr.world_size;
+}
+
+int ft_rank_text(const struct ft_process *p, char *out, size_t cap)
+{
+	if (!has_rank(p)) {
+		if (cap)
+			*out = 0;
+		return 0;
+	}
+	return snprintf(out, cap, "rank %d/%d", p->hdr.rank, p->hdr.world_size);
+}
+
+void ft_rank_json(struct ft_json *j, const struct ft_process *p)
+{
+	if (!has_rank(p)) {
+		ft_json_null(j, "rank");
+		return;
+	}
+	uint32_t l = p->hdr.launcher;
+	char job[sizeof p->hdr.job + 1];
+	memcpy(job, p->hdr.job, sizeof p->hdr.job);
+	job[sizeof p->hdr.job] = 0;
+	ft_json_obj(j, "rank");
+	ft_json_int(j, "rank", p->hdr.rank);
+	if (p->hdr.local_rank >= 0)
+		ft_json_int(j, "local_rank", p->hdr.local_rank);
+	else
+		ft_json_null(j, "local_rank");
+	ft_json_int(j, "world_size", p->hdr.world_size);
+	ft_json_str(j, "launcher", l < sizeof launcher_name / sizeof launcher_name[0] &&
+			launcher_name[l] ? launcher_name[l] : "unknown");
+	ft_json_str(j, "job", job);
+	ft_json_end(j);
 }

@@ -15,6 +15,7 @@ struct ft_role_proc {
 	const char *cmdline;
 	uint64_t start;           /* its trace's start */
 	uint64_t launches, events, batches;
+	int32_t rank, world;      /* the launcher's rank of world; world 0: none */
 	int parent;               /* out: index of its parent, -1: none traced */
 	const char *role;         /* out: "main", "worker" or "helper" */
 	int worker_no;            /* out: a worker's number among the main's, by start */
@@ -29,7 +30,8 @@ int ft_is_python(const char *cmdline);
  * name: "python3 train.py --fixed" (60 characters at most) */
 void ft_brief_command(const char *cmdline, char *out, size_t cap);
 /* what a timeline calls process i: "main: python3 train.py",
- * "DataLoader worker 1 (pid 5562)", "helper: sh -c ..." */
+ * "DataLoader worker 1 (pid 5562)", "helper: sh -c ...", after "rank 1/4 "
+ * in a distributed job */
 void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap);
 
 struct ft_process;
@@ -38,5 +40,11 @@ struct ft_process;
  * main thread the program did not rename, else the kernel's name, else
  * "thread TID" */
 void ft_thread_label(const struct ft_process *p, int32_t tid, char *out, size_t cap);
+
+/* the launcher's rank identity of p: "rank 1/4" (its length; "" and 0
+ * without one), and as JSON under "rank" (null without one) */
+int ft_rank_text(const struct ft_process *p, char *out, size_t cap);
+struct ft_json;
+void ft_rank_json(struct ft_json *j, const struct ft_process *p);
 
 #endif

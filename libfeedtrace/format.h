@@ -63,7 +63,20 @@ struct ft_file_header {                  /* 256 bytes */
 	uint32_t reserved0;
 	char     host[64];               /* NUL-terminated host name */
 	uint64_t run_id;                 /* one per run, shared by its processes; 0: unknown */
-	char     reserved[112];
+	/* the launcher's rank identity (rank.c); world_size 0: none */
+	int32_t  rank, local_rank;
+	int32_t  world_size;
+	uint32_t launcher;               /* enum ft_launcher */
+	char     job[48];                /* the launcher's job id, NUL-terminated, or "" */
+	char     reserved[48];
+};
+
+enum ft_launcher {
+	FT_LAUNCH_NONE = 0,
+	FT_LAUNCH_TORCH = 1,    /* torchrun / torch.distributed.launch: RANK, WORLD_SIZE */
+	FT_LAUNCH_MPI = 2,      /* Open MPI's mpirun: OMPI_COMM_WORLD_* */
+	FT_LAUNCH_PMI = 3,      /* MPICH / Hydra: PMI_RANK, PMI_SIZE */
+	FT_LAUNCH_SLURM = 4,    /* srun: SLURM_PROCID, SLURM_NTASKS */
 };
 
 #define FT_CHUNK_MAGIC 0x4b435446u      /* "FTCK" */

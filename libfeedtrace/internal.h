@@ -71,6 +71,15 @@ int ft_flush_lock(long timeout_ms);           /* 0 when taken; -1 on timeout (ta
 void ft_flush_unlock(void);
 void ft_flush_lock_reset(void);               /* fork child */
 
+/* rank.c: the launcher's rank identity, read at start-up */
+struct ft_rank {
+	int32_t rank, local_rank, world_size;   /* world_size 0: none; local_rank -1: unknown */
+	uint32_t launcher;                      /* enum ft_launcher */
+	char job[48];
+};
+extern struct ft_rank ft_rank;
+void ft_rank_load(void);
+
 /* modules.c: the MODULES chunk (loaded objects, each once per file) */
 void ft_modules_write(void);
 void ft_modules_after_fork_child(void);

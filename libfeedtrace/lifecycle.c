@@ -367,6 +367,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 	if (ft_cfg.redact)
 		ft_redact_key = run_value("FEEDTRACE_REDACT_KEY", "key");
 	ft_run_id = run_value("FEEDTRACE_RUN_ID", "run id");
+	ft_rank_load();
 	ft_clock_init();
 	ft_strtab_init();
 	ft_pid = (int)syscall(SYS_getpid);

@@ -514,6 +514,11 @@ static int write_header(void)
 	h.ring_slots = ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE;
 	gethostname(h.host, sizeof h.host - 1);
 	h.run_id = ft_run_id;
+	h.rank = ft_rank.rank;
+	h.local_rank = ft_rank.local_rank;
+	h.world_size = ft_rank.world_size;
+	h.launcher = ft_rank.launcher;
+	memcpy(h.job, ft_rank.job, sizeof h.job);
 	struct iovec v = { &h, sizeof h };
 	if (guarded_write(ft_out_fd, &v, 1) < 0)
 		return -1;
