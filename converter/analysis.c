@@ -194,13 +194,6 @@ void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
 	}
 }
 
-/* growable arrays of structs */
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 16; \
-		(arr) = ft_xrealloc((arr), (size_t)(cap) * sizeof *(arr)); \
-	} } while (0)
-
 /* ---- state ---- */
 
 #define RECENT 256                 /* per-thread calls kept for gap attribution */
@@ -309,7 +302,8 @@ static struct thread *thread_of(struct ft_an *a, int32_t tid)
 		}
 	long i = ft_map_get(&a->thmap, (uint64_t)(uint32_t)tid);
 	if (i < 0) {
-		GROW(a->th, a->nth, a->capth);
+		if (a->nth == a->capth)
+			a->th = ft_grow(a->th, &a->capth, sizeof *a->th);
 		i = a->nth++;
 		memset(&a->th[i], 0, sizeof a->th[i]);
 		a->th[i].tid = tid;
@@ -325,7 +319,8 @@ static struct stream *stream_of(struct ft_an *a, uint64_t id)
 {
 	long i = ft_map_get(&a->stmap, id);
 	if (i < 0) {
-		GROW(a->st, a->nst, a->capst);
+		if (a->nst == a->capst)
+			a->st = ft_grow(a->st, &a->capst, sizeof *a->st);
 		i = a->nst++;
 		memset(&a->st[i], 0, sizeof a->st[i]);
 		a->st[i].id = id;
@@ -483,7 +478,8 @@ static void gpu_drained(struct ft_an *a, struct stream *s, uint64_t end, int hid
 				before = a->st[i].busy_since;
 		busy_compact(a, before);
 	}
-	GROW(a->busy, a->nbusy, a->capbusy);
+	if (a->nbusy == a->capbusy)
+		a->busy = ft_grow(a->busy, &a->capbusy, sizeof *a->busy);
 	if (end > a->busy_last)
 		a->busy_last = end;
 	a->busy[a->nbusy++] = (struct busy){ s->busy_since, end, hidden };
@@ -646,7 +642,8 @@ static void on_cuda(struct ft_an *a, struct thread *t, const struct ft_event *ev
 		uint64_t h = ft_field_raw(r, f->handle);
 		long e = ft_map_get(&a->evmap, h);
 		if (e < 0) {
-			GROW(a->ev, a->nev, a->capev);
+			if (a->nev == a->capev)
+				a->ev = ft_grow(a->ev, &a->capev, sizeof *a->ev);
 			e = a->nev++;
 			ft_map_put(&a->evmap, h, (uint32_t)e);
 		}
@@ -805,7 +802,8 @@ static uint64_t gpu_busy(struct ft_an *a, uint64_t w0, uint64_t w1, uint64_t *la
 		struct stream *s = &a->st[i];
 		if (s->busy) {
 			uint64_t e = s->last_sub_end > s->busy_since ? s->last_sub_end : s->busy_since;
-			GROW(a->busy, a->nbusy, a->capbusy);
+			if (a->nbusy == a->capbusy)
+				a->busy = ft_grow(a->busy, &a->capbusy, sizeof *a->busy);
 			a->busy[a->nbusy++] = (struct busy){ s->busy_since, e, 0 };
 			if (e > a->busy_last)
 				a->busy_last = e;

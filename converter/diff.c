@@ -316,7 +316,7 @@ static void json_pair(struct ft_json *j, const char *key, int hx, double x, int 
 	else
 		ft_json_null(j, "change");
 	if (hx && hy && x)
-		ft_json_real(j, "relative", (y - x) / x);
+		ft_json_fixed(j, "relative", (y - x) / x, 4);
 	else
 		ft_json_null(j, "relative");
 	ft_json_end(j);

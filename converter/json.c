@@ -63,12 +63,6 @@ void ft_json_int(struct ft_json *j, const char *key, int64_t v)
 	fprintf(j->out, "%" PRId64, v);
 }
 
-void ft_json_real(struct ft_json *j, const char *key, double v)
-{
-	item(j, key);
-	fprintf(j->out, "%.4f", v);
-}
-
 void ft_json_fixed(struct ft_json *j, const char *key, double v, int places)
 {
 	item(j, key);

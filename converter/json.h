@@ -24,8 +24,7 @@ void ft_json_arr(struct ft_json *j, const char *key);     /* [ */
 void ft_json_end(struct ft_json *j);                      /* } or ] */
 void ft_json_u64(struct ft_json *j, const char *key, uint64_t v);
 void ft_json_int(struct ft_json *j, const char *key, int64_t v);
-void ft_json_real(struct ft_json *j, const char *key, double v);   /* 4 decimals */
-void ft_json_fixed(struct ft_json *j, const char *key, double v, int places);
+void ft_json_fixed(struct ft_json *j, const char *key, double v, int places);  /* "%.*f" */
 void ft_json_g(struct ft_json *j, const char *key, double v);      /* 6 significant digits */
 void ft_json_hex(struct ft_json *j, const char *key, uint64_t v);  /* "0x1f": a string */
 void ft_json_str(struct ft_json *j, const char *key, const char *s);  /* NULL: null */

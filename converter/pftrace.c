@@ -1408,16 +1408,19 @@ undo:
 	return -1;
 }
 
+/* a named event of type on track at ts, with its args */
+static int emit_named(struct pf_writer *w, int type, uint64_t track, uint64_t ts,
+		      const char *name, const struct pf_arg *args, int nargs)
+{
+	struct pf_event ev = { .type = type, .track = track, .ts = ts, .name = name,
+			       .args = args, .nargs = nargs };
+	return pf_emit(w, &ev);
+}
+
 int pf_slice_begin(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
 		   const struct pf_arg *args, int nargs)
 {
-	struct pf_event ev = { .type = PF_SLICE_BEGIN,
-			       .track = track,
-			       .ts = ts,
-			       .name = name,
-			       .args = args,
-			       .nargs = nargs };
-	return pf_emit(w, &ev);
+	return emit_named(w, PF_SLICE_BEGIN, track, ts, name, args, nargs);
 }
 
 int pf_slice_end(struct pf_writer *w, uint64_t track, uint64_t ts)
@@ -1461,13 +1464,7 @@ int pf_slice(struct pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, con
 int pf_instant(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
 	       const struct pf_arg *args, int nargs)
 {
-	struct pf_event ev = { .type = PF_INSTANT,
-			       .track = track,
-			       .ts = ts,
-			       .name = name,
-			       .args = args,
-			       .nargs = nargs };
-	return pf_emit(w, &ev);
+	return emit_named(w, PF_INSTANT, track, ts, name, args, nargs);
 }
 
 int pf_counter(struct pf_writer *w, uint64_t track, uint64_t ts, int64_t value)

@@ -790,9 +790,9 @@ static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 	ft_json_u64(j, "step_ns", m->step_ns);
 	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
 	ft_json_u64(j, "step_median_ns", m->step_median_ns);
-	ft_json_real(j, "launches_per_step", ft_per_step(m, m->step_launches));
-	ft_json_real(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden));
-	ft_json_real(j, "reads_per_step", ft_per_step(m, m->step_reads));
+	ft_json_fixed(j, "launches_per_step", ft_per_step(m, m->step_launches), 4);
+	ft_json_fixed(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden), 4);
+	ft_json_fixed(j, "reads_per_step", ft_per_step(m, m->step_reads), 4);
 }
 
 static void json_metrics(struct ft_json *j, const struct ft_metrics *m)
@@ -829,7 +829,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	json_by_cat(j, "time_ns", v->t);
 	ft_json_obj(j, "share");
 	for (int k = 0; k < FT_CAT_N; k++)
-		ft_json_real(j, ft_cat_name[k], v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0);
+		ft_json_fixed(j, ft_cat_name[k],
+			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
 	ft_json_end(j);
 	ft_json_str(j, "limit", v->limit ? v->limit : "none");
 	ft_json_str(j, "sentence", txt(v->sentence));
@@ -979,7 +980,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
 		ft_json_int(j, "first_finding", pb[i].first);
 		ft_json_str(j, "what", txt(pb[i].what));
-		ft_json_str(j, "suggestion", pb[i].suggestion ? pb[i].suggestion : "");
+		ft_json_str(j, "suggestion", txt(pb[i].suggestion));
 		ft_json_str(j, "opener", pb[i].opener);
 		ft_json_end(j);
 	}

@@ -51,6 +51,18 @@ int ft_role_depth(const struct ft_role_proc *p, int n, int i)
 	return d;
 }
 
+/* "rank 1/4" (its length), or "" (0) when rank is not one of world */
+static int rank_words(int32_t rank, int32_t world, char *out, size_t cap)
+{
+	if (world <= 0 || rank < 0 || rank >= world) {
+		if (cap)
+			*out = 0;
+		return 0;
+	}
+	int k = snprintf(out, cap, "rank %d/%d", rank, world);
+	return k > 0 && (size_t)k < cap ? k : 0;
+}
+
 /* a parent pid may have several images (exec: `timeout 300 python3
  * train.py` is timeout, then python3, in one pid): the parent is the image
  * that had started last when the child started */
@@ -161,10 +173,10 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 {
 	char cmd[128];
 	ft_brief_command(p[i].cmdline, cmd, sizeof cmd);
-	if (p[i].world > 0 && p[i].rank >= 0 && p[i].rank < p[i].world) {
-		int k = snprintf(out, cap, "rank %d/%d ", p[i].rank, p[i].world);
-		if (k > 0 && (size_t)k < cap)
-			out += k, cap -= (size_t)k;
+	int rk = rank_words(p[i].rank, p[i].world, out, cap);    /* "rank 1/4 " first */
+	if (rk > 0 && (size_t)rk + 1 < cap) {
+		out[rk++] = ' ';
+		out += rk, cap -= (size_t)rk;
 	}
 	if (!strcmp(p[i].role, "worker")) {
 		int m = p[i].parent, py = m >= 0 && ft_is_python(p[m].cmdline);
@@ -185,24 +197,15 @@ static const char *const launcher_name[] = {
 	[FT_LAUNCH_PMI] = "pmi", [FT_LAUNCH_SLURM] = "slurm",
 };
 
-static int has_rank(const struct ft_process *p)
-{
-	return p->hdr.world_size > 0 && p->hdr.rank >= 0 && p->hdr.rank < p->hdr.world_size;
-}
-
 int ft_rank_text(const struct ft_process *p, char *out, size_t cap)
 {
-	if (!has_rank(p)) {
-		if (cap)
-			*out = 0;
-		return 0;
-	}
-	return snprintf(out, cap, "rank %d/%d", p->hdr.rank, p->hdr.world_size);
+	return rank_words(p->hdr.rank, p->hdr.world_size, out, cap);
 }
 
 void ft_rank_json(struct ft_json *j, const struct ft_process *p)
 {
-	if (!has_rank(p)) {
+	char t[32];
+	if (!ft_rank_text(p, t, sizeof t)) {
 		ft_json_null(j, "rank");
 		return;
 	}

@@ -9,6 +9,7 @@
 
 #include "../libfeedtrace/callsite.h"
 #include "real.h"
+#include "shape.h"
 #include "../libfeedtrace/modpath.h"
 #include "../libfeedtrace/internal.h"
 
@@ -139,34 +140,14 @@ OPEN_VA(openat64, FT_EV_OPENAT64, int dirfd COMMA, dirfd COMMA, dirfd, 0)
 
 /* __open_2, __open64_2 (_FORTIFY_SOURCE's checked opens: no mode) */
 #define OPEN_2(name, kind)                                              \
-	int name(const char *path, int flags)                           \
-	{                                                               \
-		struct ft_thread *t = ft_enter(FT_G_IO);                \
-		if (!t)                                                 \
-			return REAL(name)(path, flags);                 \
-		uint64_t t0 = ft_now();                                 \
-		int fd = REAL(name)(path, flags);                       \
-		int e = errno;                                          \
-		record_open(t, kind, t0, fd, path, flags, 0, 1);        \
-		errno = e;                                              \
-		return fd;                                              \
-	}
+	TIMED(int, name, FT_G_IO, (const char *path, int flags), (path, flags), \
+	      record_open(t, kind, t0, r, path, flags, 0, 1))
 
 OPEN_2(__open_2, FT_EV_OPEN_2)
 OPEN_2(__open64_2, FT_EV_OPEN64_2)
 
-int creat(const char *path, mode_t mode)
-{
-	struct ft_thread *t = ft_enter(FT_G_IO);
-	if (!t)
-		return REAL(creat)(path, mode);
-	uint64_t t0 = ft_now();
-	int fd = REAL(creat)(path, mode);
-	int e = errno;
-	record_open(t, FT_EV_CREAT, t0, fd, path, (int)mode, 0, 0);
-	errno = e;
-	return fd;
-}
+TIMED(int, creat, FT_G_IO, (const char *path, mode_t mode), (path, mode),
+      record_open(t, FT_EV_CREAT, t0, r, path, (int)mode, 0, 0))
 
 int close(int fd)
 {
@@ -243,18 +224,8 @@ static uint64_t iov_bytes(const struct iovec *iov, int n, ssize_t r, int e)
 
 /* readv and its positioned variants: the bytes of n iovecs asked for */
 #define READ_IOV(name, kind, params, args)                              \
-	ssize_t name params                                             \
-	{                                                               \
-		struct ft_thread *t = ft_enter(FT_G_IO);                \
-		if (!t)                                                 \
-			return REAL(name) args;                         \
-		uint64_t t0 = ft_now();                                 \
-		ssize_t r = REAL(name) args;                            \
-		int e = errno;                                          \
-		record_read(t, kind, t0, fd, iov_bytes(iov, n, r, e), r); \
-		errno = e;                                              \
-		return r;                                               \
-	}
+	TIMED(ssize_t, name, FT_G_IO, params, args,                      \
+	      record_read(t, kind, t0, fd, iov_bytes(iov, n, r, e), r))
 
 READ_IOV(readv, FT_EV_READV, (int fd, const struct iovec *iov, int n), (fd, iov, n))
 READ_IOV(preadv, FT_EV_PREADV, (int fd, const struct iovec *iov, int n, off_t off),
@@ -270,18 +241,8 @@ static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
 }
 
 #define FOPEN(name, kind)                                               \
-	FILE *name(const char *path, const char *mode)                  \
-	{                                                               \
-		struct ft_thread *t = ft_enter(FT_G_IO);                \
-		if (!t)                                                 \
-			return REAL(name)(path, mode);                  \
-		uint64_t t0 = ft_now();                                 \
-		FILE *f = REAL(name)(path, mode);                       \
-		int e = errno;                                          \
-		record_fopen(t, kind, t0, f, path);                     \
-		errno = e;                                              \
-		return f;                                               \
-	}
+	TIMED(FILE *, name, FT_G_IO, (const char *path, const char *mode), (path, mode), \
+	      record_fopen(t, kind, t0, r, path))
 
 FOPEN(fopen, FT_EV_FOPEN)
 FOPEN(fopen64, FT_EV_FOPEN64)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "real.h"
+#include "shape.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */
@@ -290,18 +291,7 @@ static inline void record_recv(struct ft_thread *t, unsigned kind, uint64_t t0, 
 
 /* recv, recvfrom and their checked variants: n bytes asked for */
 #define RECV_N(name, kind, params, args)                                \
-	ssize_t name params                                             \
-	{                                                               \
-		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
-		if (!t)                                                 \
-			return REAL(name) args;                         \
-		uint64_t t0 = ft_now();                                 \
-		ssize_t r = REAL(name) args;                            \
-		int e = errno;                                          \
-		record_recv(t, kind, t0, fd, n, r, e);                  \
-		errno = e;                                              \
-		return r;                                               \
-	}
+	TIMED(ssize_t, name, FT_G_LOCK, params, args, record_recv(t, kind, t0, fd, n, r, e))
 
 RECV_N(recv, FT_EV_RECV, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
 RECV_N(__recv_chk, FT_EV_RECV, (int fd, void *buf, size_t n, size_t buflen, int flags),
@@ -350,18 +340,8 @@ static void made(struct ft_thread *t, uint64_t t0, int fd0, int fd1, unsigned ki
 
 /* two new descriptors of a known kind, in fds[0] and fds[1] */
 #define MADE_TWO(name, kind, params, args, fds)                         \
-	int name params                                                 \
-	{                                                               \
-		struct ft_thread *t = ft_enter(FT_G_IO);                \
-		if (!t)                                                 \
-			return REAL(name) args;                         \
-		uint64_t t0 = ft_now();                                 \
-		int r = REAL(name) args;                                \
-		int e = errno;                                          \
-		made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, kind, r, e); \
-		errno = e;                                              \
-		return r;                                               \
-	}
+	TIMED(int, name, FT_G_IO, params, args,                          \
+	      made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, kind, r, e))
 
 MADE_TWO(pipe, FT_FDK_PIPE, (int fds[2]), (fds), fds)
 MADE_TWO(pipe2, FT_FDK_PIPE, (int fds[2], int flags), (fds, flags), fds)

@@ -106,3 +106,38 @@ def test_python_thread_names_redacted(traced, tmp_path):
     tids, names, _ = python_threads(traced, tmp_path, env={"FEEDTRACE_REDACT": "1"})
     assert set(names.values()) == {"python3"}
     assert set(names) <= set(tids)
+
+
+WRITERS = r'''
+import sys, threading
+out = sys.argv[1]
+lock = threading.Lock()
+def writer(k):
+    for i in range(200):
+        with lock:
+            with open(out, "a") as f:
+                f.write("%d %d\n" % (k, i))
+ts = [threading.Thread(target=writer, args=(k,), name="w%d" % k) for k in range(3)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(sorted(t.name for t in ts), threading.current_thread().name)
+'''
+
+
+def test_named_threads_change_nothing_the_program_sees(traced, tmp_path):
+    """taking the names (a call into the interpreter from pthread_create)
+    leaves the program's output and its file as they are untraced"""
+    script = tmp_path / "writers.py"
+    script.write_text(WRITERS)
+    a, b = tmp_path / "traced.txt", tmp_path / "untraced.txt"
+    run = traced([PYTHON, str(script), str(a)])
+    u = untraced([PYTHON, str(script), str(b)])
+    assert run.returncode == 0 and u.returncode == 0, run.stderr + u.stderr
+    assert run.stdout == u.stdout == "['w0', 'w1', 'w2'] MainThread\n"
+    # the same lines (their order between threads is the scheduler's)
+    assert sorted(a.read_text().splitlines()) == sorted(b.read_text().splitlines())
+    assert len(a.read_text().splitlines()) == 600
+    names = set(run.trace.procs[0]["thread_names"].values())
+    assert {"w0", "w1", "w2"} <= names
