@@ -32,7 +32,7 @@
 
 struct lanes {                      /* same-named tracks so slices never overlap */
 	const char *name;
-	uint64_t uuid[FT_CONV_MAX_LANES], last_end[FT_CONV_MAX_LANES];
+	uint64_t id[FT_CONV_MAX_LANES], last_end[FT_CONV_MAX_LANES];   /* track ids */
 	int n;
 };
 
@@ -44,7 +44,7 @@ struct held {                        /* a slice not yet written */
 	unsigned char rec[REC_MAX];
 };
 
-struct cthread { int32_t tid; uint64_t uuid; struct held h; };
+struct cthread { int32_t tid; uint64_t id; struct held h; };   /* id: its track's */
 struct cstream { uint64_t id; struct held h; };
 
 struct conv {
@@ -54,8 +54,8 @@ struct conv {
 	struct ft_process *p;
 	struct ft_an *an;
 	int32_t pid;
-	uint64_t proc_uuid, ctr_uuid[FT_CTR_N];
-	struct { char name[600]; uint64_t uuid; } ds[16];   /* storm counters by data set */
+	uint64_t proc_id, ctr_id[FT_CTR_N];     /* track ids (pipeline.h); 0: not declared */
+	struct { char name[600]; uint64_t id; } ds[16];   /* storm counters by data set */
 	const struct ft_xflows *xf;      /* flows between processes */
 	int nds;
 	struct lanes syncs, fl[FT_FK_N];
@@ -84,13 +84,14 @@ static uint64_t lane(struct conv *c, struct lanes *l, uint64_t start, uint64_t e
 			c->st->lane_overflow++;
 			return 0;
 		}
-		l->uuid[l->n] = ft_pipe_child_track(c->pl, c->proc_uuid, l->name);
+		l->id[l->n] = pf_id(FT_ID_LANE | (uint64_t)l->n << 8, c->proc_id, ft_hash_str(l->name));
+		ft_pipe_child_track(c->pl, l->id[l->n], c->proc_id, l->name);
 		l->last_end[l->n] = 0;
 		l->n++;
 	}
 	if (end > l->last_end[i])
 		l->last_end[i] = end;
-	return l->uuid[i];
+	return l->id[i];
 }
 
 /* ---- raw calls ---- */
@@ -269,8 +270,11 @@ static struct cthread *cthread_of(struct conv *c, int32_t tid)
 	t->tid = tid;
 	char name[64];
 	ft_thread_label(c->p, tid, name, sizeof name);
-	t->uuid = tid > 0 ? ft_pipe_thread_track(c->pl, c->pid, (int64_t)tid + c->o->pid_add, name)
-			  : c->proc_uuid;
+	t->id = c->proc_id;
+	if (tid > 0) {
+		t->id = pf_id(FT_ID_THREAD, c->proc_id, (uint32_t)tid);
+		ft_pipe_thread_track(c->pl, t->id, c->pid, (int64_t)tid + c->o->pid_add, name);
+	}
 	c->last_th = c->nth++;
 	return t;
 }
@@ -300,7 +304,7 @@ static void write_held(struct conv *c, struct held *h, uint64_t flow)
 	uint64_t end = h->end;
 	if (h->next_start && end >= h->next_start && h->next_start > h->ts)
 		end = h->next_start - 1;
-	write_slice(c, t->uuid, h->ts, end, (const struct ft_rec *)h->rec, flow, 0);
+	write_slice(c, t->id, h->ts, end, (const struct ft_rec *)h->rec, flow, 0);
 	h->has = 0;
 }
 
@@ -327,7 +331,7 @@ static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
 	unsigned kind = ((const struct ft_rec *)h->rec)->kind;
 	if (kind == FT_EV_PIPE_WRITE || kind == FT_EV_PIPE_READ)
 		flow = ft_xflows_of(c->xf, c->iproc, h->tid, h->ts, &term);
-	write_slice(c, t->uuid, h->ts, h->end, (const struct ft_rec *)h->rec, flow, term);
+	write_slice(c, t->id, h->ts, h->end, (const struct ft_rec *)h->rec, flow, term);
 	h->has = 0;
 }
 
@@ -376,9 +380,8 @@ static void sync_slice(struct conv *c, const struct ft_event *ev, const struct f
 			}
 		}
 		if (s && s->h.has && track) {
-			flow = ft_pipe_new_flow_id(c->pl);
+			flow = pf_id(FT_ID_FLOW, c->proc_id, ++c->st->flows);
 			write_held(c, &s->h, flow);
-			c->st->flows++;
 		}
 	}
 	if (track)
@@ -392,10 +395,12 @@ static void on_counter(void *arg, int which, uint64_t ts, int64_t v)
 	struct conv *c = arg;
 	static const int unit[FT_CTR_N] = { PF_UNIT_COUNT, PF_UNIT_SIZE_BYTES, PF_UNIT_COUNT,
 					    PF_UNIT_COUNT };
-	if (!c->ctr_uuid[which])
-		c->ctr_uuid[which] = ft_pipe_counter_track(c->pl, c->proc_uuid, ft_ctr_name[which],
-							   unit[which]);
-	ft_pipe_counter(c->pl, c->ctr_uuid[which], shifted(c, ts), v);
+	if (!c->ctr_id[which]) {
+		c->ctr_id[which] = pf_id(FT_ID_COUNTER, c->proc_id, (uint64_t)which);
+		ft_pipe_counter_track(c->pl, c->ctr_id[which], c->proc_id, ft_ctr_name[which],
+				      unit[which]);
+	}
+	ft_pipe_counter(c->pl, c->ctr_id[which], shifted(c, ts), v);
 }
 
 /* Each thread's CPU samples as a counter on its track: the share of one
@@ -406,8 +411,8 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 		const struct ft_thread_rec *t = &p->threads[i];
 		if (t->ncpu < 2 || t->tid <= 0)
 			continue;
-		uint64_t u = ft_pipe_counter_track(c->pl, cthread_of(c, t->tid)->uuid, "CPU %",
-						   PF_UNIT_COUNT);
+		uint64_t th = cthread_of(c, t->tid)->id, u = pf_id(FT_ID_CPU, th, 0);
+		ft_pipe_counter_track(c->pl, u, th, "CPU %", PF_UNIT_COUNT);
 		for (int k = 1; k < t->ncpu; k++) {
 			uint64_t a = ft_ticks_to_ns(p, t->cpu[k - 1].ticks);
 			uint64_t b = ft_ticks_to_ns(p, t->cpu[k].ticks);
@@ -436,17 +441,15 @@ static void storm_counter(struct conv *c, const struct ft_finding *f)
 		if (c->nds == (int)(sizeof c->ds / sizeof c->ds[0]))
 			return;
 		snprintf(c->ds[k].name, sizeof c->ds[k].name, "%s", name);
-		c->ds[k].uuid = ft_pipe_counter_track(c->pl, c->proc_uuid, c->ds[k].name,
-						      PF_UNIT_COUNT);
+		c->ds[k].id = pf_id(FT_ID_DATASET, c->proc_id, (uint64_t)k);
+		ft_pipe_counter_track(c->pl, c->ds[k].id, c->proc_id, c->ds[k].name, PF_UNIT_COUNT);
 		c->nds++;
 	}
-	if (!c->ds[k].uuid)
-		return;
 	uint64_t per_s = 1000000000ull / FT_STORM_BIN_NS;
 	for (int i = 0; i < f->nbins; i++)
-		ft_pipe_counter(c->pl, c->ds[k].uuid, shifted(c, f->bin0 + (uint64_t)i * FT_STORM_BIN_NS),
+		ft_pipe_counter(c->pl, c->ds[k].id, shifted(c, f->bin0 + (uint64_t)i * FT_STORM_BIN_NS),
 				(int64_t)(f->bins[i] * per_s));
-	ft_pipe_counter(c->pl, c->ds[k].uuid,
+	ft_pipe_counter(c->pl, c->ds[k].id,
 			shifted(c, f->bin0 + (uint64_t)f->nbins * FT_STORM_BIN_NS), 0);
 }
 
@@ -560,7 +563,7 @@ static int on_event(const struct ft_event *ev, void *arg)
 			in.sync == FT_SYNC_POLL))
 		sync_slice(c, ev, &in);
 	if (ft_ranges_kind(ev->rec->kind))
-		ft_ranges_event(c->ranges, ev, t->uuid);     /* a range, not a call */
+		ft_ranges_event(c->ranges, ev, t->id);     /* a range, not a call */
 	else
 		hold(&t->h, ev, &in);
 	if (++c->st->events >= c->next_check && c->o->progress) {
@@ -577,9 +580,10 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	snprintf(name, sizeof name, "%s%s", c->o->label ? c->o->label : "", role_name);
 	/* a damaged pid must not overflow: wrap it */
 	c->pid = (int32_t)((uint32_t)p->hdr.pid + (uint32_t)c->o->pid_add);
-	c->proc_uuid = ft_pipe_process_track(c->pl, c->pid, name);
+	c->proc_id = pf_id(FT_ID_PROCESS, (uint32_t)c->pid, (uint64_t)c->iproc);
+	ft_pipe_process_track(c->pl, c->proc_id, c->pid, name);
 	c->syncs.name = "syncs";
-	c->ranges = ft_ranges_new(c->pl, p, c->proc_uuid, c->o->ts_shift, &c->st->slices);
+	c->ranges = ft_ranges_new(c->pl, p, c->proc_id, c->o->ts_shift, &c->st->slices);
 	for (int k = 0; k < FT_FK_N; k++)
 		c->fl[k].name = ft_fkind_track[k];
 	struct ft_an_sink sink = { on_finding, on_counter, c };

@@ -17,6 +17,7 @@
 #include "util.h"
 #include "convert.h"
 #include "outfile.h"
+#include "pipeline.h"
 #include "diff.h"
 #include "gate.h"
 #include "json.h"
@@ -381,11 +382,14 @@ static void step_counters(struct pf_writer *w, const struct side *s)
 	uint64_t step = (uint64_t)ft_median(sorted, a->nlen[0]);
 	free(sorted);
 	step = step ? step : 1;
-	uint64_t p = pf_process_track(w, STEPS_PID, "diff: steps by index", NULL);
+	/* a process of its own (no converted run has its pid) */
+	uint64_t p = pf_id(FT_ID_PROCESS, STEPS_PID, 0);
+	pf_process_track(w, p, STEPS_PID, "diff: steps by index", NULL);
 	for (int j = 0; j < 2; j++) {
-		uint64_t t = pf_counter_track(w, p, j ? "after: step time" : "before: step time",
-					      PF_UNIT_TIME_NS);
-		for (size_t i = 0; t && i < s[j].nlen[0]; i++)
+		uint64_t t = pf_id(FT_ID_COUNTER, p, (uint64_t)j);
+		pf_counter_track(w, t, p, j ? "after: step time" : "before: step time",
+				 PF_UNIT_TIME_NS);
+		for (size_t i = 0; i < s[j].nlen[0]; i++)
 			pf_counter(w, t, a->r[0].tr.start_ns + i * step, (int64_t)s[j].len[0][i]);
 	}
 }

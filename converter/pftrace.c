@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "perfetto.pb-c.h"
+#include "util.h"
 
 #define SEQ_ID 1              /* our one trusted_packet_sequence_id */
 #define FLAG_CLEARED 1        /* INCREMENTAL_STATE_CLEARED */
@@ -398,9 +399,9 @@ struct pf_writer {
 	Perfetto__Protos__TracePacketDefaults defaults; /* set_seq_fields' */
 	uint32_t intern_limit;
 	struct intern_table names, arg_names, strings;
-	struct track *tracks; /* tracks[uuid - 1] */
+	struct track *tracks; /* tracks[uuid - 1]: the writer's uuids, 1, 2, 3... */
 	uint64_t ntracks, tracks_cap;
-	uint64_t last_flow;
+	struct ft_map ids;    /* the caller's track id -> uuid - 1 */
 	uint8_t *out; /* packets not yet written to fp */
 	size_t out_len, out_cap;
 	uint8_t *ref; /* verify: protobuf-c's packing */
@@ -496,6 +497,7 @@ int pf_close(struct pf_writer *w)
 	intern_free(&w->arg_names);
 	intern_free(&w->strings);
 	free(w->tracks);
+	ft_map_free(&w->ids);
 	free(w->out);
 	free(w->ref);
 	free(w->ann);
@@ -678,15 +680,41 @@ int pf_process_tree(struct pf_writer *w, uint64_t ts, int n, const int32_t *pid,
  * Tracks.
  * ---------------------------------------------------------------------- */
 
+uint64_t pf_id(uint64_t kind, uint64_t a, uint64_t b)
+{
+	uint64_t h = kind * 0x9e3779b97f4a7c15ull;
+	h = (h ^ a) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 31) ^ b) * 0x94d049bb133111ebull;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+/* The writer's own uuid of the caller's track id (0: not declared). */
+static uint64_t uuid_of(const struct pf_writer *w, uint64_t id)
+{
+	long i = ft_map_get(&w->ids, id);
+	return i < 0 ? 0 : (uint64_t)i + 1;
+}
+
 static struct track *get_track(struct pf_writer *w, uint64_t uuid)
 {
 	return (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
 }
 
-/* Reserves the next uuid for a track of the given kind; 0 on error. */
-static uint64_t new_track(struct pf_writer *w, int kind)
+/* The writer's uuid of a parent id: a declared track that is not a counter;
+ * 0 if not. */
+static uint64_t parent_uuid(struct pf_writer *w, uint64_t id)
 {
-	if (w->err)
+	uint64_t u = uuid_of(w, id);
+	struct track *t = get_track(w, u);
+	return t && t->kind && t->kind != TK_COUNTER ? u : 0;
+}
+
+/* Reserves the next uuid for track id (not yet declared) of the given
+ * kind; 0 on error. */
+static uint64_t new_track(struct pf_writer *w, uint64_t id, int kind)
+{
+	if (w->err || !id || uuid_of(w, id))
 		return 0;
 	if (w->ntracks == w->tracks_cap) {
 		uint64_t cap = w->tracks_cap ? w->tracks_cap * 2 : 16;
@@ -698,12 +726,13 @@ static uint64_t new_track(struct pf_writer *w, int kind)
 	}
 	memset(&w->tracks[w->ntracks], 0, sizeof(w->tracks[w->ntracks]));
 	w->tracks[w->ntracks].kind = (unsigned char)kind;
+	ft_map_put(&w->ids, id, (uint32_t)w->ntracks);
 	return ++w->ntracks;
 }
 
-/* Writes td for a track reserved by new_track; on failure the uuid stays
- * reserved but unusable, and 0 is returned. */
-static uint64_t declare(struct pf_writer *w, uint64_t uuid, Perfetto__Protos__TrackDescriptor *td)
+/* Writes td for a track reserved by new_track: 0, or -1 on failure (the
+ * id stays reserved but unusable). */
+static int declare(struct pf_writer *w, uint64_t uuid, Perfetto__Protos__TrackDescriptor *td)
 {
 	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	td->has_uuid = 1;
@@ -711,37 +740,21 @@ static uint64_t declare(struct pf_writer *w, uint64_t uuid, Perfetto__Protos__Tr
 	p.track_descriptor = td;
 	if (write_packet(w, &p) < 0) {
 		w->tracks[uuid - 1].kind = 0;
-		return 0;
+		return -1;
 	}
-	return uuid;
+	return 0;
 }
 
-uint64_t pf_track_count(const struct pf_writer *w)
-{
-	return w->ntracks;
-}
-
-int pf_track_can_parent(const struct pf_writer *w, uint64_t uuid)
-{
-	const struct track *t = (uuid >= 1 && uuid <= w->ntracks) ? &w->tracks[uuid - 1] : NULL;
-	return t && t->kind && t->kind != TK_COUNTER;
-}
-
-uint64_t pf_last_flow_id(const struct pf_writer *w)
-{
-	return w->last_flow;
-}
-
-uint64_t pf_process_track(struct pf_writer *w, int32_t pid, const char *name,
-			  const char *const *cmdline)
+int pf_process_track(struct pf_writer *w, uint64_t id, int32_t pid, const char *name,
+		     const char *const *cmdline)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	if (pid <= 0)
-		return 0;
-	uint64_t uuid = new_track(w, TK_PROCESS);
+		return -1;
+	uint64_t uuid = new_track(w, id, TK_PROCESS);
 	if (!uuid)
-		return 0;
+		return -1;
 	pd.has_pid = 1;
 	pd.pid = pid;
 	pd.process_name = (char *)name;
@@ -754,15 +767,15 @@ uint64_t pf_process_track(struct pf_writer *w, int32_t pid, const char *name,
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_thread_track(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
+int pf_thread_track(struct pf_writer *w, uint64_t id, int32_t pid, int64_t tid, const char *name)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	if (pid <= 0 || tid <= 0)
-		return 0; /* 0 is reserved in Perfetto */
-	uint64_t uuid = new_track(w, TK_THREAD);
+		return -1; /* 0 is reserved in Perfetto */
+	uint64_t uuid = new_track(w, id, TK_THREAD);
 	if (!uuid)
-		return 0;
+		return -1;
 	thd.has_pid = 1;
 	thd.pid = pid;
 	thd.has_tid = 1;
@@ -772,41 +785,39 @@ uint64_t pf_thread_track(struct pf_writer *w, int32_t pid, int64_t tid, const ch
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_child_track(struct pf_writer *w, uint64_t parent_uuid, const char *name)
+int pf_child_track(struct pf_writer *w, uint64_t id, uint64_t parent, const char *name)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	struct track *parent = get_track(w, parent_uuid);
-	if (!parent || !parent->kind || parent->kind == TK_COUNTER)
-		return 0;
-	uint64_t uuid = new_track(w, TK_CHILD);
+	uint64_t pu = parent_uuid(w, parent);
+	if (!pu)
+		return -1;
+	uint64_t uuid = new_track(w, id, TK_CHILD);
 	if (!uuid)
-		return 0;
+		return -1;
 	td.name = (char *)name;
 	td.has_parent_uuid = 1;
-	td.parent_uuid = parent_uuid;
+	td.parent_uuid = pu;
 	return declare(w, uuid, &td);
 }
 
-uint64_t pf_counter_track(struct pf_writer *w, uint64_t parent_uuid, const char *name, int unit)
+int pf_counter_track(struct pf_writer *w, uint64_t id, uint64_t parent, const char *name, int unit)
 {
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
-	if (parent_uuid) {
-		struct track *parent = get_track(w, parent_uuid);
-		if (!parent || !parent->kind || parent->kind == TK_COUNTER)
-			return 0;
-	}
-	uint64_t uuid = new_track(w, TK_COUNTER);
+	uint64_t pu = 0;
+	if (parent && !(pu = parent_uuid(w, parent)))
+		return -1;
+	uint64_t uuid = new_track(w, id, TK_COUNTER);
 	if (!uuid)
-		return 0;
+		return -1;
 	if (unit != PF_UNIT_UNSPECIFIED) {
 		cd.has_unit = 1;
 		cd.unit = (Perfetto__Protos__CounterDescriptor__Unit)unit;
 	}
 	td.name = (char *)name;
-	if (parent_uuid) {
+	if (pu) {
 		td.has_parent_uuid = 1;
-		td.parent_uuid = parent_uuid;
+		td.parent_uuid = pu;
 	}
 	td.counter = &cd;
 	return declare(w, uuid, &td);
@@ -1255,7 +1266,8 @@ static inline int begin_fast(const struct pf_writer *w, const struct pf_event *e
 	       w->names.count + w->arg_names.count + w->strings.count <= w->intern_limit;
 }
 
-int pf_emit(struct pf_writer *w, const struct pf_event *ev)
+/* pf_emit with ev->track the writer's uuid */
+static int emit(struct pf_writer *w, const struct pf_event *ev)
 {
 	struct track *t = get_track(w, ev->track);
 	int nargs = ev->args ? ev->nargs : 0;
@@ -1408,13 +1420,20 @@ undo:
 	return -1;
 }
 
+int pf_emit(struct pf_writer *w, const struct pf_event *ev)
+{
+	struct pf_event e = *ev;
+	e.track = uuid_of(w, ev->track);
+	return emit(w, &e);
+}
+
 /* a named event of type on track at ts, with its args */
 static int emit_named(struct pf_writer *w, int type, uint64_t track, uint64_t ts,
 		      const char *name, const struct pf_arg *args, int nargs)
 {
-	struct pf_event ev = { .type = type, .track = track, .ts = ts, .name = name,
+	struct pf_event ev = { .type = type, .track = uuid_of(w, track), .ts = ts, .name = name,
 			       .args = args, .nargs = nargs };
-	return pf_emit(w, &ev);
+	return emit(w, &ev);
 }
 
 int pf_slice_begin(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
@@ -1423,21 +1442,30 @@ int pf_slice_begin(struct pf_writer *w, uint64_t track, uint64_t ts, const char 
 	return emit_named(w, PF_SLICE_BEGIN, track, ts, name, args, nargs);
 }
 
+/* pf_slice_end on the writer's uuid */
+static int slice_end(struct pf_writer *w, uint64_t uuid, uint64_t ts)
+{
+	struct track *t = get_track(w, uuid);
+	/* emit's checks for a plain END, without building a whole struct pf_event */
+	if (!w->err && t && t->kind && t->kind != TK_COUNTER && end_fast(w, t))
+		return emit_end(w, t, uuid, ts);
+	struct pf_event ev = { .type = PF_SLICE_END, .track = uuid, .ts = ts };
+	return emit(w, &ev);
+}
+
 int pf_slice_end(struct pf_writer *w, uint64_t track, uint64_t ts)
 {
-	struct track *t = get_track(w, track);
-	/* pf_emit's checks for a plain END, without building a whole struct pf_event */
-	if (!w->err && t && t->kind && t->kind != TK_COUNTER && end_fast(w, t))
-		return emit_end(w, t, track, ts);
-	struct pf_event ev = { .type = PF_SLICE_END, .track = track, .ts = ts };
-	return pf_emit(w, &ev);
+	return slice_end(w, uuid_of(w, track), ts);
 }
 
 int pf_slice_complete(struct pf_writer *w, const struct pf_event *ev, uint64_t end)
 {
+	struct pf_event e = *ev;
+	e.track = uuid_of(w, ev->track);
+	ev = &e;
 	struct track *t = get_track(w, ev->track);
 	int nargs = ev->args ? ev->nargs : 0;
-	/* pf_emit's checks, then its fast path; the END that follows a fast
+	/* emit's checks, then its fast path; the END that follows a fast
 	 * BEGIN takes emit_end at once (end_fast holds: the BEGIN opened a
 	 * slice and changed no intern table nor sequence state) */
 	if (!w->err && t && t->kind && t->kind != TK_COUNTER && nargs >= 0 && ev->nflow_ids >= 0 &&
@@ -1448,17 +1476,20 @@ int pf_slice_complete(struct pf_writer *w, const struct pf_event *ev, uint64_t e
 		if (r > 0)
 			return emit_end(w, t, ev->track, end);
 	}
-	int rb = pf_emit(w, ev);
-	int re = pf_slice_end(w, ev->track, end);
+	int rb = emit(w, ev);
+	int re = slice_end(w, ev->track, end);
 	return rb < 0 || re < 0 ? -1 : 0;
 }
 
 int pf_slice(struct pf_writer *w, uint64_t track, uint64_t ts, uint64_t dur, const char *name,
 	     const struct pf_arg *args, int nargs)
 {
-	if (pf_slice_begin(w, track, ts, name, args, nargs) < 0)
+	uint64_t uuid = uuid_of(w, track);
+	struct pf_event ev = { .type = PF_SLICE_BEGIN, .track = uuid, .ts = ts, .name = name,
+			       .args = args, .nargs = nargs };
+	if (emit(w, &ev) < 0)
 		return -1;
-	return pf_slice_end(w, track, ts + dur);
+	return slice_end(w, uuid, ts + dur);
 }
 
 int pf_instant(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
@@ -1469,21 +1500,16 @@ int pf_instant(struct pf_writer *w, uint64_t track, uint64_t ts, const char *nam
 
 int pf_counter(struct pf_writer *w, uint64_t track, uint64_t ts, int64_t value)
 {
-	struct pf_event ev = { .type = PF_COUNTER, .track = track, .ts = ts, .ivalue = value };
-	return pf_emit(w, &ev);
+	struct pf_event ev = { .type = PF_COUNTER, .track = uuid_of(w, track), .ts = ts,
+			       .ivalue = value };
+	return emit(w, &ev);
 }
 
 int pf_counter_double(struct pf_writer *w, uint64_t track, uint64_t ts, double value)
 {
-	struct pf_event ev = {
-		.type = PF_COUNTER, .track = track, .ts = ts, .is_double = 1, .dvalue = value
-	};
-	return pf_emit(w, &ev);
-}
-
-uint64_t pf_new_flow_id(struct pf_writer *w)
-{
-	return ++w->last_flow;
+	struct pf_event ev = { .type = PF_COUNTER, .track = uuid_of(w, track), .ts = ts,
+			       .is_double = 1, .dvalue = value };
+	return emit(w, &ev);
 }
 
 int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
@@ -1491,7 +1517,7 @@ int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const 
 			int nflow_ids, int terminating)
 {
 	struct pf_event ev = { .type = PF_SLICE_BEGIN,
-			       .track = track,
+			       .track = uuid_of(w, track),
 			       .ts = ts,
 			       .name = name,
 			       .args = args,
@@ -1503,5 +1529,5 @@ int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const 
 		ev.flow_ids = flow_ids;
 		ev.nflow_ids = nflow_ids;
 	}
-	return pf_emit(w, &ev);
+	return emit(w, &ev);
 }

@@ -115,21 +115,26 @@ void pf_set_clock(struct pf_writer *w, uint32_t clock_id);
 void pf_set_intern_limit(struct pf_writer *w, uint32_t n);
 #define PF_INTERN_LIMIT_DEFAULT 100000
 
-/* Track declarations: each writes a TrackDescriptor and returns its uuid,
- * or 0 on error. cmdline is a NULL-terminated array or NULL. A child track
+/* Track declarations. The caller chooses each track's id: any nonzero
+ * number that names what the track is (pf_id() of its parts, as
+ * Perfetto's own Track(id, parent)), so a caller that queues its events
+ * needs nothing back from the writer. The file carries the writer's own
+ * uuids, 1, 2, 3... in declaration order (short varints on every event).
+ * Each writes a TrackDescriptor and returns 0, or -1: id 0 or declared
+ * already, pid or tid not above 0, a parent not declared or a counter, a
+ * write error. cmdline is a NULL-terminated array or NULL. A child track
  * is a named slice track under parent (e.g. a process track). A counter
- * track's parent may be 0 (a global counter). */
-uint64_t pf_process_track(struct pf_writer *w, int32_t pid, const char *name,
-			  const char *const *cmdline);
-uint64_t pf_thread_track(struct pf_writer *w, int32_t pid, int64_t tid, const char *name);
-uint64_t pf_child_track(struct pf_writer *w, uint64_t parent_uuid, const char *name);
-uint64_t pf_counter_track(struct pf_writer *w, uint64_t parent_uuid, const char *name, int unit);
-/* For a caller that numbers tracks and flows ahead of the writer: the
- * tracks declared so far (uuids 1..n), whether uuid may be the parent of
- * a child or counter track, and the last flow id handed out. */
-uint64_t pf_track_count(const struct pf_writer *w);
-int pf_track_can_parent(const struct pf_writer *w, uint64_t uuid);
-uint64_t pf_last_flow_id(const struct pf_writer *w);
+ * track's parent may be 0 (a global counter). Events name their track by
+ * its id; an id never declared makes them fail. */
+int pf_process_track(struct pf_writer *w, uint64_t id, int32_t pid, const char *name,
+		     const char *const *cmdline);
+int pf_thread_track(struct pf_writer *w, uint64_t id, int32_t pid, int64_t tid, const char *name);
+int pf_child_track(struct pf_writer *w, uint64_t id, uint64_t parent, const char *name);
+int pf_counter_track(struct pf_writer *w, uint64_t id, uint64_t parent, const char *name, int unit);
+/* A nonzero id mixed from three parts (a kind of the caller's, then what
+ * tells such tracks apart: a parent's id, a pid, a tid, a lane...). Also
+ * fit for flow ids. */
+uint64_t pf_id(uint64_t kind, uint64_t a, uint64_t b);
 
 /* Events. Slices nest per track: an END closes the latest open BEGIN; an
  * END with none open is refused (-1). Counters go on counter tracks only,
@@ -150,9 +155,10 @@ int pf_counter(struct pf_writer *w, uint64_t track, uint64_t ts, int64_t value);
 int pf_counter_double(struct pf_writer *w, uint64_t track, uint64_t ts, double value);
 
 /* Flows link slices (across tracks): the earliest event of a flow id is its
- * source. Begin a slice carrying flow ids; terminating != 0 ends them there
- * (later events with the same id start a new flow). */
-uint64_t pf_new_flow_id(struct pf_writer *w);
+ * source. Flow ids are the caller's (nonzero; pf_id() of what the flow
+ * links), written as they are. Begin a slice carrying flow ids;
+ * terminating != 0 ends them there (later events with the same id start a
+ * new flow). */
 int pf_slice_begin_flow(struct pf_writer *w, uint64_t track, uint64_t ts, const char *name,
 			const struct pf_arg *args, int nargs, const uint64_t *flow_ids,
 			int nflow_ids, int terminating);

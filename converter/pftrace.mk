@@ -23,13 +23,15 @@ $(BUILD)/obj/perfetto.pb-c.o: $(PFTRACE_GEN)/perfetto.pb-c.c $(PFTRACE_GEN)/perf
 	@mkdir -p $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/pftrace.o: converter/pftrace.c converter/pftrace.h $(PFTRACE_GEN)/perfetto.pb-c.h
+$(BUILD)/obj/pftrace.o: converter/pftrace.c converter/pftrace.h converter/util.h $(PFTRACE_GEN)/perfetto.pb-c.h
 	@mkdir -p $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -c -o $@ $<
 
-$(PFTRACE_TEST): tests/test_pftrace.c converter/pftrace.h $(PFTRACE_OBJS)
+# the writer maps the caller's track ids with converter/util.c's ft_map
+$(PFTRACE_TEST): tests/test_pftrace.c converter/pftrace.h $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -o $@ $< $(PFTRACE_OBJS) $(LDFLAGS) $(PFTRACE_LIBS) -lcmocka
+	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -o $@ $< $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o \
+		$(LDFLAGS) $(PFTRACE_LIBS) -lcmocka
 
 # Runs the cmocka test, then checks the traces it wrote: structure with
 # tests/check_pftrace.py, then loading in Perfetto's trace processor (14 =

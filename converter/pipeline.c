@@ -1,6 +1,6 @@
 /*
  * pipeline.c: owns the hand-off between the converter's two stages, the
- * second thread, and the numbering of tracks and flows seen by stage 1.
+ * second thread.
  *
  * Stage 1 (convert.c, ranges.c on the caller's thread: reading, merging,
  * analyses) appends commands to a batch: a call slice (the record copied,
@@ -13,11 +13,9 @@
  * the trace's length. Each side sleeps on a condition variable when the
  * queue is full (stage 1) or empty (stage 2): no spinning.
  *
- * The writer numbers tracks 1, 2, 3... in creation order and flows 1, 2,
- * 3...; the same rules are applied here so that stage 1 gets the uuid at
- * once (starting from the writer's counts: diff converts two runs into one
- * writer). Stage 2 checks that the writer gave the same uuid (they differ
- * only after a failed write, when the file is lost anyway).
+ * Tracks and flows are named by ids the caller chooses (pftrace.h, pf_id):
+ * stage 1 never waits for an answer of the writer, and the queue is only
+ * a queue.
  *
  * With one thread the commands run at once on the caller's thread, through
  * the writer's own functions: exactly the converter without a pipeline.
@@ -36,7 +34,7 @@
 #define QUEUE 4
 
 enum { OP_CALL = 1, OP_TRACK, OP_COUNTER, OP_SLICE, OP_INSTANT };
-enum { TK_NONE, TK_PROCESS, TK_THREAD, TK_CHILD, TK_COUNTER };
+enum { TK_PROCESS = 1, TK_THREAD, TK_CHILD, TK_COUNTER };
 
 struct hdr { uint32_t op, size; };          /* size: the whole command, 8-aligned */
 
@@ -51,7 +49,7 @@ struct cmd_track {
 	int kind, unit;
 	int32_t pid;
 	int64_t tid;
-	uint64_t parent, uuid;                  /* uuid: stage 1's number */
+	uint64_t id, parent;
 	const char *name;                       /* in the command, or NULL */
 };
 
@@ -75,9 +73,6 @@ struct ft_pipe {
 	struct pf_writer *w;
 	ft_pipe_call_fn call_fn;
 	int threaded;
-	/* numbering (stage 1) */
-	unsigned char *kinds;                   /* kinds[uuid - 1] */
-	uint64_t ntracks, kcap, last_flow;
 	/* the queue */
 	pthread_mutex_t mu;
 	pthread_cond_t nonempty, nonfull;
@@ -87,7 +82,6 @@ struct ft_pipe {
 	struct batch *free_list;                /* emptied by stage 2 */
 	struct batch *cur;                      /* being filled by stage 1 */
 	pthread_t thr;
-	uint64_t mismatches;                    /* stage 2: uuids that differed */
 };
 
 int ft_pipe_default_threads(void)
@@ -101,17 +95,16 @@ int ft_pipe_default_threads(void)
 
 /* ---- stage 2 ---- */
 
+/* a declaration the writer refuses leaves its id unknown: the events on
+ * it are refused too, as without the pipeline */
 static void run_track(struct ft_pipe *pl, const struct cmd_track *t)
 {
-	uint64_t u = 0;
 	switch (t->kind) {
-	case TK_PROCESS: u = pf_process_track(pl->w, t->pid, t->name, NULL); break;
-	case TK_THREAD: u = pf_thread_track(pl->w, t->pid, t->tid, t->name); break;
-	case TK_CHILD: u = pf_child_track(pl->w, t->parent, t->name); break;
-	case TK_COUNTER: u = pf_counter_track(pl->w, t->parent, t->name, t->unit); break;
+	case TK_PROCESS: pf_process_track(pl->w, t->id, t->pid, t->name, NULL); break;
+	case TK_THREAD: pf_thread_track(pl->w, t->id, t->pid, t->tid, t->name); break;
+	case TK_CHILD: pf_child_track(pl->w, t->id, t->parent, t->name); break;
+	case TK_COUNTER: pf_counter_track(pl->w, t->id, t->parent, t->name, t->unit); break;
 	}
-	if (u != t->uuid)
-		pl->mismatches++;
 }
 
 static void run_batch(struct ft_pipe *pl, const struct batch *b)
@@ -233,86 +226,56 @@ static void *put(struct ft_pipe *pl, uint32_t op, size_t n)
 
 /* ---- stage 1: the commands ---- */
 
-static uint64_t new_uuid(struct ft_pipe *pl, int kind)
-{
-	if (pl->ntracks == pl->kcap) {
-		pl->kcap = pl->kcap ? pl->kcap * 2 : 64;
-		pl->kinds = realloc(pl->kinds, pl->kcap);
-		if (!pl->kinds) {
-			fprintf(stderr, "feedtrace: out of memory\n");
-			exit(2);
-		}
-	}
-	pl->kinds[pl->ntracks] = (unsigned char)kind;
-	return ++pl->ntracks;
-}
-
-/* A parent pf_child_track and pf_counter_track accept. */
-static int parent_ok(const struct ft_pipe *pl, uint64_t u)
-{
-	return u >= 1 && u <= pl->ntracks && pl->kinds[u - 1] != TK_COUNTER;
-}
-
-static uint64_t track(struct ft_pipe *pl, int kind, int32_t pid, int64_t tid,
-		      uint64_t parent, const char *name, int unit)
+static void track(struct ft_pipe *pl, int kind, uint64_t id, int32_t pid, int64_t tid,
+		  uint64_t parent, const char *name, int unit)
 {
 	size_t len = name ? strlen(name) + 1 : 0;
 	struct cmd_track *t = put(pl, OP_TRACK, sizeof *t + len);
 	t->kind = kind;
 	t->unit = unit;
+	t->id = id;
 	t->pid = pid;
 	t->tid = tid;
 	t->parent = parent;
-	t->uuid = new_uuid(pl, kind);
 	t->name = NULL;
 	if (name) {
 		memcpy(t + 1, name, len);
 		t->name = (const char *)(t + 1);
 	}
-	return t->uuid;
 }
 
-uint64_t ft_pipe_process_track(struct ft_pipe *pl, int32_t pid, const char *name)
+void ft_pipe_process_track(struct ft_pipe *pl, uint64_t id, int32_t pid, const char *name)
 {
 	if (!pl->threaded)
-		return pf_process_track(pl->w, pid, name, NULL);
-	if (pid <= 0)
-		return 0;
-	return track(pl, TK_PROCESS, pid, 0, 0, name, 0);
+		pf_process_track(pl->w, id, pid, name, NULL);
+	else
+		track(pl, TK_PROCESS, id, pid, 0, 0, name, 0);
 }
 
-uint64_t ft_pipe_thread_track(struct ft_pipe *pl, int32_t pid, int64_t tid, const char *name)
+void ft_pipe_thread_track(struct ft_pipe *pl, uint64_t id, int32_t pid, int64_t tid,
+			  const char *name)
 {
 	if (!pl->threaded)
-		return pf_thread_track(pl->w, pid, tid, name);
-	if (pid <= 0 || tid <= 0)
-		return 0;
-	return track(pl, TK_THREAD, pid, tid, 0, name, 0);
+		pf_thread_track(pl->w, id, pid, tid, name);
+	else
+		track(pl, TK_THREAD, id, pid, tid, 0, name, 0);
 }
 
-uint64_t ft_pipe_child_track(struct ft_pipe *pl, uint64_t parent, const char *name)
+void ft_pipe_child_track(struct ft_pipe *pl, uint64_t id, uint64_t parent, const char *name)
 {
 	if (!pl->threaded)
-		return pf_child_track(pl->w, parent, name);
-	if (!parent_ok(pl, parent))
-		return 0;
-	return track(pl, TK_CHILD, 0, 0, parent, name, 0);
+		pf_child_track(pl->w, id, parent, name);
+	else
+		track(pl, TK_CHILD, id, 0, 0, parent, name, 0);
 }
 
-uint64_t ft_pipe_counter_track(struct ft_pipe *pl, uint64_t parent, const char *name, int unit)
+void ft_pipe_counter_track(struct ft_pipe *pl, uint64_t id, uint64_t parent, const char *name,
+			   int unit)
 {
 	if (!pl->threaded)
-		return pf_counter_track(pl->w, parent, name, unit);
-	if (parent && !parent_ok(pl, parent))
-		return 0;
-	return track(pl, TK_COUNTER, 0, 0, parent, name, unit);
-}
-
-uint64_t ft_pipe_new_flow_id(struct ft_pipe *pl)
-{
-	if (!pl->threaded)
-		return pf_new_flow_id(pl->w);
-	return ++pl->last_flow;
+		pf_counter_track(pl->w, id, parent, name, unit);
+	else
+		track(pl, TK_COUNTER, id, 0, 0, parent, name, unit);
 }
 
 void ft_pipe_counter(struct ft_pipe *pl, uint64_t track, uint64_t ts, int64_t v)
@@ -420,11 +383,6 @@ struct ft_pipe *ft_pipe_new(struct pf_writer *w, int threads, ft_pipe_call_fn ca
 	pl->call_fn = call_fn;
 	if (threads < 2)
 		return pl;
-	/* number on from what the writer has (diff converts two runs into one) */
-	uint64_t n = pf_track_count(w);
-	for (uint64_t u = 1; u <= n; u++)
-		new_uuid(pl, pf_track_can_parent(w, u) ? TK_CHILD : TK_COUNTER);
-	pl->last_flow = pf_last_flow_id(w);
 	pthread_mutex_init(&pl->mu, NULL);
 	pthread_cond_init(&pl->nonempty, NULL);
 	pthread_cond_init(&pl->nonfull, NULL);
@@ -460,10 +418,6 @@ void ft_pipe_finish(struct ft_pipe *pl)
 		pthread_cond_destroy(&pl->nonfull);
 		pthread_cond_destroy(&pl->nonempty);
 		pthread_mutex_destroy(&pl->mu);
-		if (pl->mismatches)
-			fprintf(stderr, "feedtrace: %llu track declarations failed (write error?)\n",
-				(unsigned long long)pl->mismatches);
 	}
-	free(pl->kinds);
 	free(pl);
 }

@@ -21,7 +21,7 @@
  * tables are read-only while events stream (reader.c builds them when the
  * trace is opened), so the callback may look strings up in them. */
 struct ft_pipe_call {
-	uint64_t track, ts, end;     /* timestamps already shifted */
+	uint64_t track, ts, end;     /* track: its id; timestamps already shifted */
 	uint64_t flow;               /* 0: none */
 	int terminating;
 	const struct ft_process *p;
@@ -40,14 +40,27 @@ void ft_pipe_finish(struct ft_pipe *pl);
  * single CPU only (one online, or an affinity mask of one). */
 int ft_pipe_default_threads(void);
 
-/* As pftrace.h's functions of the same names. Track uuids and flow ids
- * are numbered here, as the writer numbers them, so stage 1 has them at
- * once; strings are copied (the caller's buffers may be reused). */
-uint64_t ft_pipe_process_track(struct ft_pipe *pl, int32_t pid, const char *name);
-uint64_t ft_pipe_thread_track(struct ft_pipe *pl, int32_t pid, int64_t tid, const char *name);
-uint64_t ft_pipe_child_track(struct ft_pipe *pl, uint64_t parent, const char *name);
-uint64_t ft_pipe_counter_track(struct ft_pipe *pl, uint64_t parent, const char *name, int unit);
-uint64_t ft_pipe_new_flow_id(struct ft_pipe *pl);
+/* As pftrace.h's functions of the same names: tracks and flows are named
+ * by the caller's ids (pf_id), nothing comes back; strings are copied (the
+ * caller's buffers may be reused). */
+/* The kinds of the converter's track and flow ids: pf_id(kind, parent's
+ * id or what tells them apart, ...) (convert.c, ranges.c). */
+enum {
+	FT_ID_PROCESS = 1,  /* pf_id(., pid, index of the process in the run) */
+	FT_ID_THREAD,       /* pf_id(., process, tid) */
+	FT_ID_LANE,         /* | lane << 8: pf_id(., process, hash of the name) */
+	FT_ID_COUNTER,      /* pf_id(., process, enum FT_CTR_*) */
+	FT_ID_CPU,          /* pf_id(., thread, 0) */
+	FT_ID_DATASET,      /* pf_id(., process, data set) */
+	FT_ID_RANGES,       /* pf_id(., process, lane) */
+	FT_ID_FLOW,         /* pf_id(., process, flow number in the run) */
+};
+void ft_pipe_process_track(struct ft_pipe *pl, uint64_t id, int32_t pid, const char *name);
+void ft_pipe_thread_track(struct ft_pipe *pl, uint64_t id, int32_t pid, int64_t tid,
+			  const char *name);
+void ft_pipe_child_track(struct ft_pipe *pl, uint64_t id, uint64_t parent, const char *name);
+void ft_pipe_counter_track(struct ft_pipe *pl, uint64_t id, uint64_t parent, const char *name,
+			   int unit);
 void ft_pipe_counter(struct ft_pipe *pl, uint64_t track, uint64_t ts, int64_t v);
 void ft_pipe_slice(struct ft_pipe *pl, uint64_t track, uint64_t ts, uint64_t dur,
 		   const char *name, const struct pf_arg *args, int nargs);

@@ -24,11 +24,11 @@ struct rasync { uint64_t id, ts; uint32_t name, api; };
 struct ft_ranges {
 	struct ft_pipe *pl;
 	const struct ft_process *p;
-	uint64_t proc_uuid;
+	uint64_t proc_id;
 	int64_t shift;
 	struct rthread *th; int nth, capth;
 	struct rasync *as; int nas, capas;
-	uint64_t lane_uuid[MAX_LANES], lane_end[MAX_LANES];
+	uint64_t lane_id[MAX_LANES], lane_end[MAX_LANES];
 	int nlanes;
 	uint64_t last_ts;
 	uint64_t *slices;
@@ -42,7 +42,7 @@ int ft_ranges_kind(unsigned kind)
 	       kind == FT_EV_RANGE_START || kind == FT_EV_RANGE_END || kind == FT_EV_MARK;
 }
 
-struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_uuid,
+struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_id,
 				int64_t ts_shift, uint64_t *slices)
 {
 	struct ft_ranges *r = calloc(1, sizeof *r);
@@ -52,7 +52,7 @@ struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, 
 	}
 	r->pl = pl;
 	r->p = p;
-	r->proc_uuid = proc_uuid;
+	r->proc_id = proc_id;
 	r->shift = ts_shift;
 	r->slices = slices;
 	return r;
@@ -106,13 +106,14 @@ static uint64_t lane(struct ft_ranges *r, uint64_t start, uint64_t end)
 	if (i == r->nlanes) {
 		if (r->nlanes == MAX_LANES)
 			return 0;
-		r->lane_uuid[i] = ft_pipe_child_track(r->pl, r->proc_uuid, "ranges");
+		r->lane_id[i] = pf_id(FT_ID_RANGES, r->proc_id, (uint64_t)i);
+		ft_pipe_child_track(r->pl, r->lane_id[i], r->proc_id, "ranges");
 		r->lane_end[i] = 0;
 		r->nlanes++;
 	}
 	if (end > r->lane_end[i])
 		r->lane_end[i] = end;
-	return r->lane_uuid[i];
+	return r->lane_id[i];
 }
 
 static void unwind(struct ft_ranges *r, struct rthread *t, int32_t level, uint64_t ts,

@@ -15,7 +15,7 @@ int ft_ranges_kind(unsigned kind);
 
 struct ft_ranges;
 /* slices (may be NULL) counts the slices written */
-struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_uuid,
+struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_id,
 				int64_t ts_shift, uint64_t *slices);
 /* a range or mark event of the thread whose track is thread_track */
 void ft_ranges_event(struct ft_ranges *r, const struct ft_event *ev, uint64_t thread_track);

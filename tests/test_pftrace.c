@@ -29,24 +29,37 @@ static void test_open_and_tracks(void **state) {
     assert_non_null(W);
     assert_int_equal(pf_clock_snapshot(W, 1000, 1700000000000000000ULL, 0), 0);
 
-    proc_a = pf_process_track(W, 100, "gpu-app", argv_a);
-    proc_b = pf_process_track(W, 200, "io-worker", NULL);
-    th_main = pf_thread_track(W, 100, 101, "main");
-    th_cuda = pf_thread_track(W, 100, 102, "cuda-worker");
-    th_io = pf_thread_track(W, 200, 201, "io");
-    syncs = pf_child_track(W, proc_a, "syncs");
-    gaps = pf_child_track(W, proc_a, "launch gaps");
-    bytes_ctr = pf_counter_track(W, proc_a, "bytes in flight",
-                                 PF_UNIT_SIZE_BYTES);
-    util_ctr = pf_counter_track(W, 0, "gpu util", PF_UNIT_UNSPECIFIED);
+    /* the caller's ids: small numbers, a pf_id, a large one */
+    proc_a = 7;
+    proc_b = pf_id(1, 200, 0);
+    th_main = 1ull << 63;
+    th_cuda = pf_id(2, proc_a, 102);
+    th_io = pf_id(2, proc_b, 201);
+    syncs = 3;
+    gaps = 4;
+    bytes_ctr = 5;
+    util_ctr = 6;
+    assert_int_equal(pf_process_track(W, proc_a, 100, "gpu-app", argv_a), 0);
+    assert_int_equal(pf_process_track(W, proc_b, 200, "io-worker", NULL), 0);
+    assert_int_equal(pf_thread_track(W, th_main, 100, 101, "main"), 0);
+    assert_int_equal(pf_thread_track(W, th_cuda, 100, 102, "cuda-worker"), 0);
+    assert_int_equal(pf_thread_track(W, th_io, 200, 201, "io"), 0);
+    assert_int_equal(pf_child_track(W, syncs, proc_a, "syncs"), 0);
+    assert_int_equal(pf_child_track(W, gaps, proc_a, "launch gaps"), 0);
+    assert_int_equal(pf_counter_track(W, bytes_ctr, proc_a, "bytes in flight",
+                                      PF_UNIT_SIZE_BYTES), 0);
+    assert_int_equal(pf_counter_track(W, util_ctr, 0, "gpu util", PF_UNIT_UNSPECIFIED), 0);
 
     uint64_t all[] = { proc_a, proc_b, th_main, th_cuda, th_io, syncs, gaps,
                        bytes_ctr, util_ctr };
     size_t n = sizeof(all) / sizeof(all[0]);
-    for (size_t i = 0; i < n; i++) {
-        assert_true(all[i] != 0);
+    for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++) assert_true(all[i] != all[j]);
-    }
+    /* pf_id: the same parts give the same id, any other part another */
+    assert_true(pf_id(2, proc_a, 102) == th_cuda);
+    assert_true(pf_id(2, proc_a, 103) != th_cuda);
+    assert_true(pf_id(3, proc_a, 102) != th_cuda);
+    assert_true(pf_id(0, 0, 0) != 0);
 }
 
 static void test_nested_slices_and_args(void **state) {
@@ -98,9 +111,7 @@ static void test_counters(void **state) {
 
 static void test_flow(void **state) {
     (void)state;
-    uint64_t f = pf_new_flow_id(W);
-    assert_true(f != 0);
-    assert_true(pf_new_flow_id(W) != f);
+    uint64_t f = pf_id(9, th_main, 11000);
     /* A launch on the main thread flows into its kernel on the worker. */
     assert_int_equal(pf_slice_begin_flow(W, th_main, 11000, "cudaLaunchKernel",
                                          NULL, 0, &f, 1, 0), 0);
@@ -124,11 +135,16 @@ static void test_refused_calls(void **state) {
     assert_int_equal(pf_slice_begin(W, 999, 9000, "x", NULL, 0), -1);
     assert_int_equal(pf_slice_begin(W, th_io, 9000, NULL, NULL, 0), -1);
     assert_int_equal(pf_slice_begin(W, th_io, 9000, "x", bad, 1), -1);
-    assert_int_equal(pf_thread_track(W, 100, 0, "tid zero"), 0);
-    assert_int_equal(pf_process_track(W, 0, "pid zero", NULL), 0);
-    assert_int_equal(pf_child_track(W, 999, "orphan"), 0);
-    assert_int_equal(pf_child_track(W, bytes_ctr, "under a counter"), 0);
-    assert_int_equal(pf_counter_track(W, 999, "orphan", PF_UNIT_COUNT), 0);
+    assert_int_equal(pf_thread_track(W, 20, 100, 0, "tid zero"), -1);
+    assert_int_equal(pf_process_track(W, 21, 0, "pid zero", NULL), -1);
+    assert_int_equal(pf_child_track(W, 22, 999, "orphan"), -1);
+    assert_int_equal(pf_child_track(W, 23, bytes_ctr, "under a counter"), -1);
+    assert_int_equal(pf_counter_track(W, 24, 999, "orphan", PF_UNIT_COUNT), -1);
+    assert_int_equal(pf_child_track(W, 0, proc_a, "id zero"), -1);
+    assert_int_equal(pf_child_track(W, syncs, proc_a, "syncs again"), -1);   /* declared */
+    assert_int_equal(pf_thread_track(W, proc_a, 100, 103, "a process's id"), -1);
+    /* a refused declaration leaves its id unknown */
+    assert_int_equal(pf_slice_begin(W, 20, 9000, "x", NULL, 0), -1);
     pf_get_stats(W, &after);
     assert_int_equal(after.packets, before.packets);   /* nothing written */
 }
@@ -160,8 +176,8 @@ static void test_intern_reset(void **state) {
 
     assert_non_null(w);
     pf_set_intern_limit(w, 50);
-    uint64_t t = pf_thread_track(w, 300, 301, "resetter");
-    assert_true(t != 0);
+    uint64_t t = 301;
+    assert_int_equal(pf_thread_track(w, t, 300, 301, "resetter"), 0);
     for (int i = 0; i < 100; i++) {
         uint64_t ts = 1000 + (uint64_t)i * 100;
         struct pf_arg a[] = { PF_ARG_STR("value", val), PF_ARG_INT("i", i) };
@@ -183,7 +199,8 @@ static void test_write_error(void **state) {
     if (access("/dev/full", W_OK) != 0) skip();
     struct pf_writer *w = pf_open("/dev/full");
     assert_non_null(w);
-    uint64_t t = pf_process_track(w, 1, "p", NULL);
+    uint64_t t = 1;
+    pf_process_track(w, t, 1, "p", NULL);
     for (int i = 0; i < 1000; i++)
         pf_slice(w, t, (uint64_t)i, 1, "s", NULL, 0);
     assert_int_equal(pf_close(w), -1);
