@@ -44,7 +44,9 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
-              converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
+              converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
+              converter/gpu.c converter/reads.c converter/locks.c converter/verdict.c \
+              converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
@@ -63,6 +65,11 @@ TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 DEPFLAGS = -MMD -MP
 
 TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
+# test programs built otherwise (rules below): libraries a test preloads
+# beside feedtrace, a CUDA program linked to the simulated driver, a
+# stand-in libnccl and its program
+TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
+                $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 
@@ -113,6 +120,22 @@ $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g -Wall -D_GNU_SOURCE $(SANFLAGS) -o $@ $< -lpthread
 
+$(BUILD)/tests/%.so: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -D_GNU_SOURCE -o $@ $<
+
+$(BUILD)/tests/cu_array_prog_linked: tests/progs/cu_array_prog.c simgpu
+	$(CC) -O2 -g -Wall -D_GNU_SOURCE -DLINKED -o $@ $< -L$(BUILD)/simgpu -lcuda \
+		-Wl,-rpath,$(abspath $(BUILD)/simgpu) -ldl
+
+$(BUILD)/tests/nccl/libnccl.so.2: tests/nccl/fake_nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wl,-soname,libnccl.so.2 -o $@ $<
+	ln -sf libnccl.so.2 $(BUILD)/tests/nccl/libnccl.so
+
+$(BUILD)/tests/nccl/nccl_prog: tests/nccl/nccl_prog.c $(BUILD)/tests/nccl/libnccl.so.2
+	$(CC) -O2 -o $@ $< -L$(BUILD)/tests/nccl -lnccl -ldl -Wl,-rpath,$(abspath $(BUILD)/tests/nccl)
+
 deps:
 	@scripts/deps.sh
 
@@ -122,7 +145,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
-test-only: all $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
+test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
 	$(PYTHON) -m pytest -q tests
 
 # the unit tests alone: no program traced (tests/conftest.py marks the rest)

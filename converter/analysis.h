@@ -1,7 +1,8 @@
 /*
  * analysis.h: the diagnoses (docs/ANALYSES.md): launch gaps, hidden syncs,
  * small-read storms, lock contention, per-ms counters and the verdict,
- * computed in one streaming pass over a process's time-ordered events.
+ * computed in one streaming pass over a process's time-ordered events
+ * (analysis.c drives the analyses of analyses.h; verdict.c decides).
  */
 #ifndef FT_ANALYSIS_H
 #define FT_ANALYSIS_H
@@ -43,11 +44,7 @@ struct ft_an_opts {
 	uint64_t win_start, win_end; /* the verdict's window (0, 0: the whole process) */
 };
 void ft_an_default_opts(struct ft_an_opts *o);
-/* a module import (.py, .pyc, .so, a Python library prefix) or a /proc,
- * /sys, /dev file: its reads are never a small-read storm */
-/* a data symbol of CPython's GIL ("_PyRuntime+0x1b8") */
-/* Parses one analysis option at argv[*i] (advancing *i past its value).
- * Returns 1 if it was one, 0 if not, -1 on a bad value (message on stderr). */
+/* the analysis options' lines of a command's --help */
 extern const char ft_an_opts_help[];
 /* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */
 int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns);

@@ -2,11 +2,12 @@
  * counters.c: the per-bin counters of one process (launches, reads and
  * bytes read per bin, work outstanding on the GPU at most), handed to the
  * sink at each bin's end, only when a value changed; idle bins in between
- * drop the rates to 0 (docs/ANALYSES.md). analysis.c adds to the current
- * bin and moves the bins on with each event's start.
+ * drop the rates to 0 (docs/ANALYSES.md). gpu.c and reads.c add to the
+ * current bin; analysis.c moves the bins on with each event's start.
  */
 #include <string.h>
 
+#include "analyses.h"
 #include "counters.h"
 
 void ft_counters_init(struct ft_counters *c, uint64_t bin_ns, const struct ft_an_sink *sink)
@@ -60,3 +61,26 @@ void ft_counters_finish(struct ft_counters *c)
 	if (c->have_bin)
 		close_bin(c, c->bin + 2);        /* the last bin, then rates back to 0 */
 }
+
+/* ---- as one of the analyses (analyses.h): the driver moves the bins on
+ * before each event (ctx->ctr is shared); in the table for its finish,
+ * whose place orders its last values among the findings ---- */
+
+static void *counters_op_new(struct ft_an_ctx *c)
+{
+	return &c->ctr;
+}
+
+static void counters_op_finish(void *s, struct ft_an_ctx *c)
+{
+	(void)c;
+	ft_counters_finish(s);
+}
+
+static void counters_op_free(void *s)
+{
+	(void)s;
+}
+
+const struct ft_an_ops ft_an_counters = { "counters", counters_op_new, NULL, counters_op_finish,
+					  counters_op_free };

@@ -1,7 +1,7 @@
 /*
- * counters.h: the per-bin counters of one process (counters.c), fed by
- * analysis.c: it adds to v[] and out_total as events come, and moves the
- * bins on with ft_counters_at.
+ * counters.h: the per-bin counters of one process (counters.c): the
+ * analyses add to v[] and out_total as events come (gpu.c, reads.c), and
+ * analysis.c moves the bins on with ft_counters_at.
  */
 #ifndef FT_COUNTERS_H
 #define FT_COUNTERS_H

@@ -4,7 +4,7 @@
  * contended locks by address, each with its waits' count, total and
  * longest, the threads that waited (the first 8, and how many more), its
  * bursts (waits less than FT_BURST_GAP_NS apart: the timeline's slices)
- * and, for a lock, the waiters' call sites. analysis.c adds the waits;
+ * and, for a lock, the waiters' call sites. gpu.c and locks.c add the waits;
  * the groups become findings, in order of their first wait, at the end.
  */
 #include <stdlib.h>

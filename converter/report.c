@@ -6,7 +6,7 @@
  * verdict, the findings
  * ranked by time lost and the top call sites in 80 columns, or the same as
  * JSON (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
- * Never decides a limit itself: analysis.c does, per process. The command
+ * Never decides a limit itself: verdict.c does, per process. The command
  * and its options are cmd_report.c's.
  */
 #include <stdlib.h>

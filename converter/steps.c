@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "analysis.h"
+#include "analyses.h"
 #include "util.h"
 #include "events.h"
 #include "roles.h"
@@ -277,3 +277,38 @@ void ft_steps_free(struct ft_steps *s)
 	free(s->len);
 	free(s);
 }
+
+/* ---- as one of the analyses (analyses.h) ---- */
+
+static void *steps_op_new(struct ft_an_ctx *c)
+{
+	return ft_steps_new(c->p, c->o.step_range);
+}
+
+static void steps_op_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
+{
+	(void)c;
+	ft_steps_event(s, e->ev, e->in.launch, e->in.cuda && e->in.sync == FT_SYNC_HIDDEN,
+		       e->in.read);
+}
+
+static void steps_op_finish(void *s, struct ft_an_ctx *c)
+{
+	struct ft_steps_result *sr = &c->out.sr;
+	ft_steps_finish(s, sr);
+	c->m.steps = sr->steps;
+	c->m.step_ns = sr->step_ns;
+	c->m.step_median_ns = sr->median_ns;
+	c->m.step_launches = sr->launches;
+	c->m.step_hidden = sr->hidden;
+	c->m.step_reads = sr->reads;
+	c->m.steps_from_batches = sr->steps && sr->from_batches;
+}
+
+static void steps_op_free(void *s)
+{
+	ft_steps_free(s);
+}
+
+const struct ft_an_ops ft_an_steps = { "steps", steps_op_new, steps_op_event, steps_op_finish,
+				       steps_op_free };

@@ -2,7 +2,7 @@
  * steps.h: training steps from user ranges (docs/ANALYSES.md, "Steps"):
  * which ranges are steps, how long each took, and what happened inside
  * them; without ranges, the batches a thread receives (steps.c). Fed by
- * analysis.c with every event of a process in start order.
+ * analysis.c with every event of a process in start order (ft_an_steps).
  */
 #ifndef FT_STEPS_H
 #define FT_STEPS_H

@@ -6,7 +6,7 @@
  * candidate for the run-wide check across workers (problems.c). Each
  * burst counts its files (and how often each was opened again: another
  * epoch), its read sizes, its reads per 100 ms and the Python sites that
- * opened its files. One analysis behind analysis.c's event loop, which
+ * opened its files. Fed by reads.c (one of analysis.c's analyses), which
  * tells it the opens and small reads of the process in start order.
  */
 #include <stdlib.h>

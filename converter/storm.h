@@ -1,5 +1,5 @@
 /*
- * storm.h: small-read storms of one process (storm.c), fed by analysis.c.
+ * storm.h: small-read storms of one process (storm.c), fed by reads.c.
  * Storms and candidates go to the sink as FT_FK_STORM findings, as each
  * burst ends.
  */

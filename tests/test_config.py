@@ -21,13 +21,9 @@ from conftest import Trace, built_prog, clean_env, preload, untraced
 READS, ROUNDS, STATUS = 5, 2, 3
 
 
-def build(name):
-    return built_prog(name)
-
-
 @pytest.fixture
 def mix(tmp_path):
-    exe = build("cfg_mix")
+    exe = built_prog("cfg_mix")
     data = tmp_path / "input.bin"
     data.write_bytes(bytes(range(256)) * 16)
     argv = [exe, str(data), str(READS), str(ROUNDS), str(STATUS)]

@@ -27,7 +27,6 @@ untraced; the two outputs are compared:
   read with dlsym(RTLD_NEXT) keeps working beside feedtrace, in both orders.
 """
 import os
-import subprocess
 
 import pytest
 
@@ -272,13 +271,10 @@ def test_dlsym_non_cuda_names_unchanged(traced):
 
 
 @pytest.fixture(scope="module")
-def next_lib(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("nextlib") / "cuda_next_lib.so")
-    src = os.path.join(ROOT, "tests", "progs", "cuda_next_lib.c")
-    r = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-D_GNU_SOURCE", "-o", out, src],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return out
+def next_lib():
+    lib = os.path.join(BUILD, "tests", "cuda_next_lib.so")
+    make(lib)
+    return lib
 
 
 @skip_under(["asan", "tsan"], "the sanitizer runtime's read comes next, not libc's")

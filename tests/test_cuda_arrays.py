@@ -7,14 +7,12 @@ direction, bytes, stream, sync class and pinned flag; the driver's results
 are passed through unchanged, and the bytes really move (tests/progs/
 cu_array_prog.c checks them)."""
 import os
-import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, make, prog, untraced
+from conftest import BUILD, make, prog, untraced
 
 SIMGPU = os.path.join(BUILD, "simgpu")
-SRC = os.path.join(ROOT, "tests", "progs", "cu_array_prog.c")
 
 S = "s"          # the program's own stream (checked below to be one handle)
 # (call, exact export, ret, dir, bytes, sync, pinned, stream) in program order;
@@ -45,14 +43,9 @@ NAMES = sorted({e[0] for e in EXPECT})
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory):
-    make(prog("cu_array_prog"),
-                        "simgpu")
-    linked = str(tmp_path_factory.mktemp("linked") / "cu_array_prog")
-    cc = subprocess.run(["cc", "-O2", "-g", "-Wall", "-D_GNU_SOURCE", "-DLINKED", "-o", linked,
-                         SRC, "-L" + SIMGPU, "-lcuda", "-Wl,-rpath," + SIMGPU, "-ldl"],
-                        capture_output=True, text=True)
-    assert cc.returncode == 0, cc.stderr
+def programs():
+    linked = os.path.join(BUILD, "tests", "cu_array_prog_linked")
+    make(prog("cu_array_prog"), linked)
     return {"link": linked, "dlsym": prog("cu_array_prog"), "proc": prog("cu_array_prog")}
 
 

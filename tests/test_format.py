@@ -22,12 +22,8 @@ CHUNK_MAGIC = 0x4B435446
 EVENTS = 1
 
 
-def build(name):
-    return built_prog(name)
-
-
 def record(tmpdir, n, extra=None, mode="paced"):
-    exe = build("io_read")
+    exe = built_prog("io_read")
     data = os.path.join(tmpdir, "input.bin")
     with open(data, "wb") as f:
         f.write(bytes(range(256)) * 4)

@@ -11,12 +11,8 @@ import pytest
 from conftest import built_prog, untraced
 
 
-def build(name):
-    return built_prog(name)
-
-
 def test_process_signals_never_run_on_a_tracer_thread(traced):
-    p = build("integ_sig_tids")
+    p = built_prog("integ_sig_tids")
     plain = untraced([p, "3000"])
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout == "handled 3000 foreign 0\n"
@@ -30,7 +26,7 @@ def test_process_signals_never_run_on_a_tracer_thread(traced):
 
 
 def test_siglongjmp_out_of_traced_calls(traced):
-    p = build("integ_sig_jump")
+    p = built_prog("integ_sig_jump")
     plain = untraced([p, "20000"])
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout == "jumps 20000 read 6667 lock 6667 sem 6666\n"
@@ -54,7 +50,7 @@ def test_handler_reads_recorded_or_counted(traced, stack):
     handler_lost); the main loop's reads are all recorded. "alt": the
     handler runs on a sigaltstack carved from main's frame, so its frames lie
     above the interrupted hook's: only the sigaltstack check tells nesting."""
-    p = build("integ_sig_storm")
+    p = built_prog("integ_sig_storm")
     args = [p, "3000"] + (["alt"] if stack == "alt" else [])
     plain = untraced(args)
     assert plain.returncode == 0, plain.stderr

@@ -12,10 +12,6 @@ from conftest import PYTHON, ROOT, built_prog, untraced
 N_FILES, M_READS, K_BYTES = 6, 9, 100
 
 
-def build(name):
-    return built_prog(name)
-
-
 def make_files(d, names, size=16384):
     paths = []
     for i, n in enumerate(names):
@@ -34,7 +30,7 @@ def same_output(traced_run, argv, **kw):
 
 
 def test_open_and_read_counts_and_attribution(traced, tmp_path):
-    exe = build("io_read")
+    exe = built_prog("io_read")
     files = make_files(tmp_path, ["data%02d.bin" % i for i in range(N_FILES)])
     argv = [exe, "reads", str(M_READS), str(K_BYTES)] + files
     r = traced(argv)
@@ -61,7 +57,7 @@ def test_open_and_read_counts_and_attribution(traced, tmp_path):
 
 
 def test_each_api(traced, tmp_path):
-    exe = build("io_read")
+    exe = built_prog("io_read")
     d = str(tmp_path)
     make_files(tmp_path, ["f_open64", "f_openat", "f_pread", "f_readv", "f_fopen", "f_mmap"])
     argv = [exe, "apis", d]
@@ -152,7 +148,7 @@ def test_fortified_entry_points(traced, tmp_path):
 
 
 def test_failed_read_keeps_errno(traced, tmp_path):
-    exe = build("io_read")
+    exe = built_prog("io_read")
     (path,) = make_files(tmp_path, ["closed.bin"])
     argv = [exe, "ebadf", path]
     r = traced(argv)

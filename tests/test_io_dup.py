@@ -18,10 +18,6 @@ from conftest import PYTHON, built_prog, untraced
 K = 100
 
 
-def build(name):
-    return built_prog(name)
-
-
 def make_file(d, name, size=16384):
     p = os.path.join(str(d), name)
     with open(p, "wb") as f:
@@ -30,7 +26,7 @@ def make_file(d, name, size=16384):
 
 
 def test_reads_through_dups_are_attributed(traced, tmp_path):
-    exe = build("io_dup")
+    exe = built_prog("io_dup")
     a = make_file(tmp_path, "a.bin")
     b = make_file(tmp_path, "b.bin")
     argv = [exe, a, b, str(K)]
@@ -109,7 +105,7 @@ def test_program_takes_every_descriptor(traced, tmp_path, how):
     every read is in the trace. Before, dup2 onto the trace file's number
     sent the rest of the trace into the program's file (3-9 KB of it here)
     and the trace ended without records."""
-    exe = build("io_fdsteal")
+    exe = built_prog("io_fdsteal")
     data = make_file(tmp_path, "data.bin", 100)
     victim = str(tmp_path / "victim.txt")
     n = 50

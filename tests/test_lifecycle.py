@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import (LIB, PYTHON, ROOT, TOOL, Trace, clean_env, make, preload as preload_value,
+from conftest import (BUILD, LIB, PYTHON, ROOT, TOOL, Trace, clean_env, make, preload as preload_value,
                       prog, skip_under)
 
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
@@ -526,13 +526,10 @@ def test_sigkill_keeps_flushed_records(start, data):
 # ---------------------------------------- 8. hooks before our constructor
 
 @pytest.fixture(scope="module")
-def early_lib(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("early") / "life_early_lib.so")
-    src = os.path.join(ROOT, "tests", "progs", "life_early_lib.c")
-    r = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", out, src],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    return out
+def early_lib():
+    lib = os.path.join(BUILD, "tests", "life_early_lib.so")
+    make(lib)
+    return lib
 
 
 # Preloaded libraries without dependencies between them are initialised in

@@ -17,10 +17,6 @@ ETIMEDOUT = 110
 EDEADLK = 35
 
 
-def build(name):
-    return built_prog(name)
-
-
 def addr(run, name):
     m = re.search(r"^addr %s (0x[0-9a-f]+)$" % name, run.stderr, re.M)
     assert m, run.stderr
@@ -28,7 +24,7 @@ def addr(run, name):
 
 
 def run_both(traced, args, **kw):
-    exe = build("lock_prog")
+    exe = built_prog("lock_prog")
     argv = [exe] + [str(a) for a in args]
     r = traced(argv, **kw)
     u = untraced(argv)

@@ -1,25 +1,17 @@
 """NCCL collectives are recorded when libnccl is loaded, linked or through
 dlopen + dlsym, with bytes = count x datatype size (a stand-in libnccl)."""
 import os
-import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import BUILD, make
 
 
 @pytest.fixture(scope="module")
-def nccl(tmp_path_factory):
-    d = tmp_path_factory.mktemp("nccl")
-    src = os.path.join(ROOT, "tests", "nccl")
-    lib = str(d / "libnccl.so.2")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wl,-soname,libnccl.so.2", "-o", lib,
-                    os.path.join(src, "fake_nccl.c")], check=True)
-    os.symlink("libnccl.so.2", str(d / "libnccl.so"))
-    prog = str(d / "nccl_prog")
-    subprocess.run(["cc", "-O2", "-o", prog, os.path.join(src, "nccl_prog.c"),
-                    "-L" + str(d), "-lnccl", "-ldl", "-Wl,-rpath," + str(d)], check=True)
-    return str(d), prog
+def nccl():
+    prog = os.path.join(BUILD, "tests", "nccl", "nccl_prog")
+    make(prog)
+    return os.path.dirname(prog), prog
 
 
 @pytest.mark.parametrize("mode", ["link", "dlsym"])

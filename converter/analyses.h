@@ -1,0 +1,108 @@
+/*
+ * analyses.h: what the analyses behind analysis.c share, and the ops
+ * table each of them exports. Internal to the analysis files (callers use
+ * analysis.h).
+ *
+ * analysis.c drives one process's events through a fixed table of
+ * analyses (steps, small reads, counters, GPU, locks), each a file of its
+ * own with new/event/finish/free. Before they see an event, the driver
+ * works out what every analysis needs of it once (struct ft_an_ev: the
+ * kind's facts, its category, its thread's account) and moves the shared
+ * context on (struct ft_an_ctx: metrics, the current counter bin, the
+ * process's first and last moments). The finishes run in table order,
+ * which is the order their findings reach the sink; then the driver
+ * computes the run's metrics and verdict.c the verdict from what the
+ * finishes left in ctx->out.
+ *
+ * To add an analysis: a file with a `const struct ft_an_ops`, declared
+ * here, put in analysis.c's table; its findings go to ctx->sink, its
+ * numbers to ctx->m (metrics.def) or ctx->out (the verdict's evidence).
+ */
+#ifndef FT_ANALYSES_H
+#define FT_ANALYSES_H
+
+#include <stdint.h>
+
+#include "analysis.h"
+#include "counters.h"
+#include "steps.h"
+#include "threads.h"
+
+/* A kind's facts, built once from events.def (evfacts.c). */
+struct ft_kfacts {
+	int cat, read, launch, mutex, cuda;
+	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
+	int open;                 /* opens a file by path */
+	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
+	const struct ft_field *site, *py, *cond;
+};
+/* NULL for a kind this reader does not know */
+const struct ft_kfacts *ft_kfacts(unsigned kind);
+/* a wait that returned data: a batch received (the GIL's waits aside) */
+int ft_kf_got_data(const struct ft_kfacts *f, const struct ft_rec *r);
+
+/* What the analyses' finishes leave for the verdict (verdict.c). */
+struct ft_an_out {
+	struct ft_steps_result sr;        /* steps.c */
+	/* gpu.c: the device over the verdict's window, when kernels were launched */
+	uint64_t first_launch;            /* 0: no launch */
+	uint64_t busy_ns, idle_ns, last_gpu_end;
+	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
+	/* locks.c */
+	uint64_t lock_union;              /* some launching thread waits for a lock */
+	int lock_shared;                  /* a lock two launching threads waited for */
+};
+
+/* The process as every analysis sees it. */
+struct ft_an_ctx {
+	const struct ft_process *p;
+	struct ft_an_opts o;
+	struct ft_an_sink sink;
+	struct ft_metrics m;
+	struct ft_counters ctr;           /* add to ctr.v[] and ctr.out_total */
+	struct ft_threads *th;            /* every thread's account (threads.c) */
+	uint64_t now;                     /* the current event's start */
+	uint64_t first_ts, last_end;      /* the process's first start, last end */
+	struct ft_an_out out;
+};
+
+/* One event as every analysis sees it. */
+struct ft_an_ev {
+	const struct ft_event *ev;
+	const struct ft_rec *r;
+	const struct ft_kfacts *f;        /* NULL: a kind this reader does not know */
+	struct ft_evinfo in;              /* in.cat: the GIL's waits are locks */
+	uint64_t end;
+	struct ft_thacc *t;               /* the thread's account, this event counted */
+	int gil;                          /* a condition wait on CPython's GIL */
+};
+
+struct ft_an_ops {
+	const char *name;
+	void *(*new)(struct ft_an_ctx *c);
+	void (*event)(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e);   /* or NULL */
+	void (*finish)(void *s, struct ft_an_ctx *c);
+	void (*free)(void *s);
+};
+extern const struct ft_an_ops ft_an_steps;      /* steps.c */
+extern const struct ft_an_ops ft_an_reads;      /* reads.c: read metrics, storms */
+extern const struct ft_an_ops ft_an_counters;   /* counters.c: the last bins */
+extern const struct ft_an_ops ft_an_gpu;        /* gpu.c: streams, gaps, hidden syncs */
+extern const struct ft_an_ops ft_an_locks;      /* locks.c: lock and semaphore waits */
+
+/* The verdict from ctx (verdict.c). */
+void ft_verdict_of(const struct ft_an_ctx *c, struct ft_verdict *v);
+
+/* length of [s, e) within o's window (all of it without a window) */
+static inline uint64_t ft_an_clip(const struct ft_an_opts *o, uint64_t s, uint64_t e)
+{
+	if (o->win_end) {
+		if (s < o->win_start)
+			s = o->win_start;
+		if (e > o->win_end)
+			e = o->win_end;
+	}
+	return e > s ? e - s : 0;
+}
+
+#endif

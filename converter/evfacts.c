@@ -1,0 +1,119 @@
+/*
+ * evfacts.c: what the analyses and the converter need to know of each
+ * event kind, worked out once from events.def's field tables: its
+ * category of time, whether it reads, launches, opens, waits for data,
+ * and where its fields are. One table for every analysis (analyses.h).
+ */
+#include <string.h>
+
+#include "analyses.h"
+#include "events.h"
+
+const char *ft_sync_word(unsigned s)
+{
+	static const char *const w[] = { "submit", "wait", "hidden sync", "poll", "other" };
+	return s < 5 ? w[s] : "unknown";
+}
+
+const char *ft_dir_word(unsigned d)
+{
+	static const char *const w[] = { "unified", "HtoD", "DtoH", "DtoD", "peer", "memset" };
+	return d < 6 ? w[d] : "unknown";
+}
+
+static struct ft_kfacts kf[FT_EV_COUNT];
+static int kf_built;
+
+static void build_facts(void)
+{
+	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
+		const struct ft_kind_info *ki = ft_kind(k);
+		struct ft_kfacts *f = &kf[k];
+		f->ret = ft_kind_field(ki, "ret");
+		f->req = ft_kind_field(ki, "req");
+		f->path = ft_kind_field(ki, "path");
+		f->fd = ft_kind_field(ki, "fd");
+		f->sync = ft_kind_field(ki, "sync");
+		f->stream = ft_kind_field(ki, "stream");
+		f->sym = ft_kind_field(ki, "sym");
+		f->handle = ft_kind_field(ki, "handle");
+		f->lock = ft_kind_field(ki, "lock");
+		f->site = ft_kind_field(ki, "site");
+		f->py = ft_kind_field(ki, "py");
+		f->cond = ft_kind_field(ki, "cond");
+		f->cuda = ki->group == FT_G_CUDA && f->sync;
+		switch (ki->group) {
+		case FT_G_IO: f->cat = FT_CAT_IO; break;
+		case FT_G_LOCK: f->cat = FT_CAT_LOCK; break;
+		case FT_G_CUDA: f->cat = FT_CAT_SUBMIT; break;
+		default: f->cat = FT_CAT_CPU; break;
+		}
+		f->read = f->req && f->ret && ki->group == FT_G_IO;
+		f->mutex = f->lock != NULL;       /* mutex and rwlock records carry "lock" */
+		/* waiting for another thread or process to deliver: semaphores,
+		 * condition variables (signalled by a producer), multiplexed waits,
+		 * reads of pipes and sockets */
+		if ((k >= FT_EV_COND_WAIT && k <= FT_EV_SEM_CLOCKWAIT)) {
+			f->cat = FT_CAT_DATA;
+			f->got = 2;
+		}
+		if (k >= FT_EV_POLL && k <= FT_EV_PIPE_READ) {
+			f->cat = FT_CAT_DATA;
+			f->got = 1;
+		}
+		if (k == FT_EV_FD_NEW || k == FT_EV_PIPE_WRITE)
+			f->cat = FT_CAT_CPU;    /* a producer handing over: not a lock */
+		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
+			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
+		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
+			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
+	}
+	kf_built = 1;
+}
+
+const struct ft_kfacts *ft_kfacts(unsigned kind)
+{
+	if (!kf_built)
+		build_facts();
+	return kind > 0 && kind < FT_EV_COUNT ? &kf[kind] : NULL;
+}
+
+int ft_kf_got_data(const struct ft_kfacts *f, const struct ft_rec *r)
+{
+	if (!f->got || !f->ret)
+		return 0;
+	int64_t ret = ft_field_signed(r, f->ret);
+	return f->got == 1 ? ret > 0 : ret == 0;
+}
+
+void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches)
+{
+	const struct ft_kfacts *f = ft_kfacts(r->kind);
+	if (!f)
+		return;
+	*launches += f->launch != 0;
+	*batches += ft_kf_got_data(f, r);
+}
+
+void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
+{
+	const struct ft_kfacts *f = ft_kfacts(r->kind);
+	memset(o, 0, sizeof *o);
+	o->cat = FT_CAT_CPU;
+	if (!f)
+		return;
+	o->cat = f->cat;
+	o->read = f->read;
+	o->launch = f->launch;
+	if (f->cuda) {
+		o->cuda = 1;
+		o->sync = (unsigned)ft_field_raw(r, f->sync);
+		o->stream = f->stream ? ft_field_raw(r, f->stream) : 0;
+		switch (o->sync) {
+		case FT_SYNC_WAIT: case FT_SYNC_POLL: o->cat = FT_CAT_GPU_WAIT; break;
+		case FT_SYNC_HIDDEN: o->cat = FT_CAT_HIDDEN; break;
+		default: o->cat = FT_CAT_SUBMIT; break;
+		}
+	}
+}
+

@@ -1,0 +1,178 @@
+/*
+ * threads.c: every thread's time account in one process (threads.h).
+ * Memory grows with threads (each keeps its last FT_RECENT calls), never
+ * with events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "analyses.h"
+#include "threads.h"
+
+struct ft_threads {
+	struct ft_an_opts o;
+	struct ft_thacc *th; int nth, capth; struct ft_map map; long last;
+	int32_t tid8[8];         /* tids of th[0..7] */
+};
+
+struct ft_threads *ft_threads_new(const struct ft_an_opts *o)
+{
+	struct ft_threads *th = ft_xcalloc(1, sizeof *th);
+	th->o = *o;
+	th->last = -1;
+	return th;
+}
+
+void ft_threads_free(struct ft_threads *th)
+{
+	if (!th)
+		return;
+	free(th->th);
+	ft_map_free(&th->map);
+	free(th);
+}
+
+struct ft_thacc *ft_thread_of(struct ft_threads *th, int32_t tid)
+{
+	if (th->last >= 0 && th->th[th->last].tid == tid)
+		return &th->th[th->last];
+	/* the few threads of most processes: a scan of one cache line beats
+	 * hashing (an account is kilobytes: its tid is not scanned) */
+	for (int k = 0; k < th->nth && k < 8; k++)
+		if (th->tid8[k] == tid) {
+			th->last = k;
+			return &th->th[k];
+		}
+	long i = ft_map_get(&th->map, (uint64_t)(uint32_t)tid);
+	if (i < 0) {
+		if (th->nth == th->capth)
+			th->th = ft_grow(th->th, &th->capth, sizeof *th->th);
+		i = th->nth++;
+		memset(&th->th[i], 0, sizeof th->th[i]);
+		th->th[i].tid = tid;
+		if (i < 8)
+			th->tid8[i] = tid;
+		ft_map_put(&th->map, (uint64_t)(uint32_t)tid, (uint32_t)i);
+	}
+	th->last = i;
+	return &th->th[i];
+}
+
+const struct ft_thacc *ft_thread_find(const struct ft_threads *th, int32_t tid)
+{
+	long i = ft_map_get(&th->map, (uint64_t)(uint32_t)tid);
+	return i < 0 ? NULL : &th->th[i];
+}
+
+int ft_threads_count(const struct ft_threads *th)
+{
+	return th->nth;
+}
+
+const struct ft_thacc *ft_thread_at(const struct ft_threads *th, int i)
+{
+	return &th->th[i];
+}
+
+void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end)
+{
+	if (!t->events)
+		t->first = ts;
+	t->events++;
+	if (end > t->last_end)
+		t->last_end = end;
+}
+
+void ft_thread_call(struct ft_threads *th, struct ft_thacc *t, uint64_t ts, uint64_t end,
+		    int cat, int got)
+{
+	const struct ft_an_opts *o = &th->o;
+	/* calls recorded inside this one (a driver's own waits) were written
+	 * first: take their time back, it is this call's */
+	while (t->nring) {
+		uint32_t last = (t->ring_head + FT_RECENT - 1) % FT_RECENT;
+		struct ft_recent *n = &t->ring[last];
+		if (n->start < ts || n->end > end)
+			break;
+		t->t[n->cat] -= n->end - n->start;
+		t->ct[n->cat] -= ft_an_clip(o, n->start, n->end);
+		t->ring_head = last;
+		t->nring--;
+	}
+	t->t[cat] += end - ts;
+	t->ct[cat] += ft_an_clip(o, ts, end);
+	if (!o->win_end || (ts >= o->win_start && ts < o->win_end))
+		t->wevents++;
+	if (got) {
+		if (!t->batches++)
+			t->first_batch = end;
+		if (end > t->last_batch)
+			t->last_batch = end;
+	}
+}
+
+void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t end, int cat)
+{
+	struct ft_recent *rc = &t->ring[t->ring_head];
+	rc->start = ts;
+	rc->end = end;
+	rc->cat = cat;
+	t->ring_head = (t->ring_head + 1) % FT_RECENT;
+	if (t->nring < FT_RECENT)
+		t->nring++;
+}
+
+void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
+			 uint64_t out[FT_CAT_N])
+{
+	memset(out, 0, FT_CAT_N * sizeof *out);
+	uint64_t covered_from = g1, traced = 0;
+	uint32_t n = t->nring;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct ft_recent *r = &t->ring[(t->ring_head + FT_RECENT - 1 - k) % FT_RECENT];
+		if (r->end <= g0)
+			break;
+		uint64_t s = r->start > g0 ? r->start : g0, e = r->end < g1 ? r->end : g1;
+		if (e > s) {
+			out[r->cat] += e - s;
+			traced += e - s;
+		}
+		covered_from = r->start > g0 ? r->start : g0;
+		if (k + 1 == n && n == FT_RECENT && r->start > g0)
+			covered_from = r->start;   /* older calls were evicted */
+	}
+	uint64_t gap = g1 - g0;
+	if (n == FT_RECENT && covered_from > g0 && g1 > covered_from) {
+		/* extrapolate the evicted part with the covered part's mix */
+		double scale = (double)gap / (double)(g1 - covered_from);
+		traced = 0;
+		for (int c = 0; c < FT_CAT_N; c++) {
+			out[c] = (uint64_t)((double)out[c] * scale);
+			traced += out[c];
+		}
+	}
+	out[FT_CAT_CPU] += gap > traced ? gap - traced : 0;
+}
+
+struct ft_thread_sum *ft_thread_sums(const struct ft_threads *th, int *count)
+{
+	struct ft_thread_sum *v = ft_xcalloc((size_t)th->nth, sizeof *v);
+	for (int i = 0; i < th->nth; i++) {
+		const struct ft_thacc *t = &th->th[i];
+		struct ft_thread_sum *o = &v[i];
+		o->tid = t->tid;
+		o->launches = t->launches;
+		o->events = t->wevents;
+		o->first = t->first;
+		o->last_end = t->last_end;
+		o->wall = ft_an_clip(&th->o, t->first, t->last_end);
+		memcpy(o->t, t->ct, sizeof o->t);
+		memcpy(o->all, t->t, sizeof o->all);
+		o->batches = t->batches;
+		o->first_batch = t->first_batch;
+		o->last_batch = t->last_batch;
+	}
+	*count = th->nth;
+	return v;
+}

@@ -1,0 +1,192 @@
+/*
+ * verdict.c: one process's verdict (docs/ANALYSES.md, "The verdict"):
+ * which feed limits its feeding threads, from what the analyses left in
+ * the context: the threads' time accounts (threads.c), the device's busy
+ * and idle time and why the streams idled (gpu.c), the launching threads'
+ * lock waits (locks.c) and the steps (steps.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses.h"
+
+void ft_verdict_free(struct ft_verdict *v)
+{
+	free(v->ths);
+	v->ths = NULL;
+	v->nths = 0;
+}
+
+/* The process's verdict (docs/ANALYSES.md, "The verdict"): about its
+ * feeding threads (those that launch kernels; without launches, those that
+ * received batches), within the window. */
+void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
+{
+	const struct ft_an_out *out = &cx->out;
+	const struct ft_steps_result *sr = &out->sr;
+	memset(v, 0, sizeof *v);
+	v->ths = ft_thread_sums(cx->th, &v->nths);
+	for (int i = 0; i < v->nths; i++)
+		v->batches += v->ths[i].batches;
+	v->first_step = sr->steps ? sr->first_ns : 0;
+	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
+	v->warmup_steps = sr->warmup_steps;
+	v->warmup_end = sr->warmup_end_ns;
+	v->batch_tid = sr->from_batches ? sr->batch_tid : 0;
+	v->first_launch = out->first_launch;
+	v->lock_union = out->lock_union;
+	v->win_start = cx->o.win_end ? cx->o.win_start : cx->first_ts;
+	v->win_end = cx->o.win_end ? cx->o.win_end : cx->last_end;
+	v->basis = "thread_time";
+	/* without launches, the threads that received most batches (at least
+	 * half as many as the most): not idle pools woken now and then */
+	uint64_t maxb = 0;
+	for (int i = 0; i < v->nths; i++) {
+		if (v->ths[i].launches)
+			v->by_launch = 1;
+		if (v->ths[i].batches > maxb)
+			maxb = v->ths[i].batches;
+	}
+	for (int i = 0; i < v->nths; i++) {
+		const struct ft_thread_sum *t = &v->ths[i];
+		if (v->by_launch ? !t->launches : !t->batches || t->batches * 2 < maxb)
+			continue;
+		if (!v->by_launch) {
+			if (!v->first_batch || t->first_batch < v->first_batch)
+				v->first_batch = t->first_batch;
+			if (t->last_batch > v->last_batch)
+				v->last_batch = t->last_batch;
+		}
+		if (v->nfeeders < 8)
+			v->feeder[v->nfeeders] = t->tid;
+		v->nfeeders++;
+		uint64_t wall = t->wall, traced = 0;
+		for (int c = 0; c < FT_CAT_N; c++)
+			if (c != FT_CAT_CPU)
+				traced += t->t[c], v->t[c] += t->t[c];
+		uint64_t cpu = t->t[FT_CAT_CPU];
+		v->t[FT_CAT_CPU] += cpu + (wall > traced + cpu ? wall - traced - cpu : 0);
+		v->wall_ns += wall > traced + cpu ? wall : traced + cpu;
+	}
+	if (v->by_launch) {                  /* the device's evidence (gpu.c) */
+		v->busy_ns = out->busy_ns;
+		v->idle_ns = out->idle_ns;
+		v->last_gpu_end = out->last_gpu_end;
+		uint64_t sum = 0;
+		for (int c = 0; c < FT_CAT_N; c++)
+			sum += v->sidle[c] = out->sidle[c];
+		for (int c = 0; c < FT_CAT_N && sum; c++)
+			v->idle_by_feed[c] = (uint64_t)((double)v->idle_ns * (double)out->sidle[c] / (double)sum + 0.5);
+		v->sidle_den = out->sidle_den;
+	}
+	double w = v->wall_ns ? (double)v->wall_ns : 1.0;
+	double sh[FT_CAT_N];
+	for (int c = 0; c < FT_CAT_N; c++)
+		sh[c] = (double)v->t[c] / w;
+	double data = sh[FT_CAT_IO] + sh[FT_CAT_DATA], sync = sh[FT_CAT_HIDDEN];
+	double locks = sh[FT_CAT_LOCK], sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU];
+	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
+	if (!v->nfeeders) {
+		v->limit = "none";
+		snprintf(v->sentence, sizeof v->sentence,
+			 "No GPU work and no data feed was recorded: nothing to limit.");
+		return;
+	}
+	if (!v->by_launch) {
+		if (data >= locks && data >= 0.2) {
+			v->limit = "data delivery";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded; the process is limited by data delivery: "
+				 "%s %.0f%% of the time waiting for data and %.0f%% in file I/O.",
+				 who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
+		} else if (locks >= 0.2) {
+			v->limit = "locks";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded; the process is limited by locks: %s "
+				 "%.0f%% of the time waiting on locks.", who, 100 * locks);
+		} else {
+			v->limit = "none";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded and the data feed keeps up: %s %.0f%% of "
+				 "the time waiting for data.", who, 100 * data);
+		}
+		return;
+	}
+	double gpu = sh[FT_CAT_GPU_WAIT];
+	double win = v->win_end > v->win_start ? (double)(v->win_end - v->win_start) : 1.0;
+	double idle = (double)v->idle_ns / win;
+	/* some launching thread waits for a lock most of the loop: the feeding
+	 * threads take turns on it, whatever the GPU does meanwhile */
+	double held = (double)v->lock_union / win;
+	int shared = out->lock_shared;  /* a lock that two launching threads waited for */
+	if (held >= 0.5 || (shared && locks >= 0.3)) {
+		v->limit = "locks";
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by locks: the launching threads take turns on a "
+			 "lock (one of them waits %.0f%% of the loop; %s %.0f%% of the time "
+			 "waiting on locks).", 100 * held, who, 100 * locks);
+		return;
+	}
+	/* The model's busy time is an upper bound (a stream counts busy until a
+	 * wait drains it): it is evidence only when it shows idle time, or when
+	 * the feeding threads did wait for the GPU. */
+	if (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1)) {
+		v->basis = "gpu_idle";
+		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
+		for (int c = 0; c < FT_CAT_N; c++)
+			S[c] = (double)v->sidle[c] / den;
+		double g[4] = { S[FT_CAT_IO] + S[FT_CAT_DATA], S[FT_CAT_HIDDEN], S[FT_CAT_LOCK],
+				S[FT_CAT_SUBMIT] + S[FT_CAT_CPU] + S[FT_CAT_GPU_WAIT] };
+		static const char *const lim[4] = { "data delivery", "synchronization", "locks",
+						    "work submission" };
+		int best = 0;
+		for (int k = 1; k < 4; k++)
+			if (g[k] > g[best])
+				best = k;
+		/* a GPU busy 85% of the loop is the limit (removing all its idle
+		 * time would gain under a sixth), unless one feed kept the streams
+		 * idle half of the time (serialized streams) */
+		v->limit = idle < 0.15 && g[best] < 0.5 ? "GPU-bound" : lim[best];
+		if (!strcmp(v->limit, "GPU-bound"))
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
+				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), who,
+				 100 * (gpu + sync));
+		else
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop, and "
+				 "the streams idle %.0f%% of their time because of it.", v->limit,
+				 100 * idle, 100 * g[best]);
+		return;
+	}
+	double best = data;
+	v->limit = "data delivery";
+	if (sync > best) best = sync, v->limit = "synchronization";
+	if (locks > best) best = locks, v->limit = "locks";
+	if (sub > best) best = sub, v->limit = "work submission";
+	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
+		v->limit = "GPU-bound";
+	if (!strcmp(v->limit, "GPU-bound"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
+			 "else.", who, 100 * gpu);
+	else if (!strcmp(v->limit, "data delivery"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by data delivery: %s %.0f%% of the time waiting "
+			 "for data and %.0f%% in file I/O.", who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
+	else if (!strcmp(v->limit, "synchronization"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
+			 "hidden syncs the program did not ask for.", who, 100 * sync);
+	else if (!strcmp(v->limit, "locks"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks.",
+			 who, 100 * locks);
+	else
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "
+			 "CPU between launches and %.0f%% submitting, while the GPU waits for work.",
+			 who, 100 * sh[FT_CAT_CPU], 100 * sh[FT_CAT_SUBMIT]);
+}
+
