@@ -124,9 +124,9 @@ def body(i, r):
         out.append("\tft_cu_copy_batch3d(t, %s, %d, %d, t0, r, %s, opList, numOps);"
                    % (kind, i, p, u64(rec["stream"])))
     elif r["shape"] == "NCCL":
-        out.append("\tft_cu_nccl(t, %s, %d, t0, r, %s, %s, (uint64_t)(%s), %s, %s);"
+        out.append("\tft_cu_nccl(t, %s, %d, t0, r, %s, %s, (uint64_t)(%s), %s, %s, %s);"
                    % (kind, i, rec["sync"], u64(rec["stream"]), rec["bytes"], rec["dtype"],
-                      rec["peer"]))
+                      rec["peer"], u64(rec["comm"])))
     else:
         raise SystemExit("unknown shape %s for %s" % (r["shape"], sym))
     out.append("\treturn r;")

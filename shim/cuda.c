@@ -372,7 +372,7 @@ static uint64_t nccl_type_size(int dtype)
 }
 
 void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
-		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer)
+		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer, uint64_t comm)
 {
 	uint64_t t1 = ft_now();
 	uint32_t sym = sym_id(idx);
@@ -385,7 +385,8 @@ void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresu
 	memcpy(&x[0], &stream, 8);
 	memcpy(&x[2], &bytes, 8);
 	x[4] = (uint32_t)peer;
-	x[5] = x[6] = x[7] = 0;
+	x[5] = 0;
+	memcpy(&x[6], &comm, 8);
 	ft_commit(t, 2);
 }
 

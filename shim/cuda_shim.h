@@ -72,8 +72,9 @@ void ft_cu_copy_batch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uin
 void ft_cu_copy_batch3d(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 			CUresult r, uint64_t stream, const CUDA_MEMCPY3D_BATCH_OP *ops,
 			size_t n);
+/* comm: the communicator (its handle; 0 for a group's end) */
 void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
-		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer);
+		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer, uint64_t comm);
 
 /* sync classes (events.def) */
 enum { FT_CU_SUBMIT = 0, FT_CU_WAIT = 1, FT_CU_HIDDEN = 2, FT_CU_POLL = 3, FT_CU_OTHER = 4 };

@@ -23,7 +23,8 @@ def test_nccl_collectives(traced, nccl, mode):
     ar = t.calls("ncclAllReduce")
     assert len(ar) == 3
     assert all(e["args"]["bytes"] == 4096 and e["args"]["stream"] == "0x5678" and
-               e["args"]["sym"] == "ncclAllReduce" and e["args"]["sync"] == 0 for e in ar)
+               e["args"]["sym"] == "ncclAllReduce" and e["args"]["sync"] == 0 and
+               e["args"]["comm"] == "0x1234" for e in ar)
     [b] = t.calls("ncclBroadcast")
     assert b["args"]["bytes"] == 2048 and b["args"]["peer"] == 1
     [g] = t.calls("ncclAllGather")
