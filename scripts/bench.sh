@@ -1,19 +1,28 @@
 #!/bin/sh
 # scripts/bench.sh: feedtrace benchmarks; rewrites docs/BENCHMARKS.md.
 # Run by `make bench` after the library and tool are built. Installs the
-# peers it compares with (scripts/deps.sh bench), builds the benchmark
-# programs from tests/bench/ into build/bench/, then runs
-# scripts/bench_run.py, which does the measuring and writes the report,
-# then appends scripts/bench_resync.sh's section (the reader's
-# resynchronisation over a 1, 8 and 64 MiB zero-filled tail) and
-# scripts/bench_symbols.sh's (the converter symbolising 10 000 stacks).
+# peers it compares with and hyperfine (scripts/deps.sh bench), builds the
+# benchmark programs from tests/bench/ into build/bench/, then runs
+# scripts/bench_measure.py, which measures sections 1 to 8 and writes every
+# figure to build/bench/results.json, and scripts/bench_render.py, which
+# writes the report from that file; then appends scripts/bench_resync.sh's
+# section (the reader's resynchronisation over a 1, 8 and 64 MiB
+# zero-filled tail) and scripts/bench_symbols.sh's (the converter
+# symbolising 10 000 stacks).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
 #   BENCH_OUT=path                      write the report elsewhere
 #   BENCH_ONLY=cuda,train,...           run some sections only and print
 #                                       their figures as JSON (debugging;
-#                                       the report is not written)
+#                                       neither results.json nor the report
+#                                       is written)
+#
+# The results stay in $BUILD/bench/results.json, so that the report can be
+# written again without measuring (after a change to its wording):
+#   python3 scripts/bench_render.py build/bench/results.json --out docs/BENCHMARKS.md
+# writes sections 1 to 8, Honesty and Commands; sections 9 and 10 are not
+# in the results (append them with the two scripts above, as below).
 set -e
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -29,7 +38,7 @@ if [ ! -x "$BUILD/libfeedtrace.so" ] || [ ! -x "$BUILD/feedtrace" ]; then
 fi
 
 # Only the programs this script runs (gen_events is built by
-# scripts/bench_convert.sh, which bench_run.py calls). -O2, no -pg /
+# scripts/bench_convert.sh, which bench_measure.py calls). -O2, no -pg /
 # -finstrument-functions: what a user runs.
 mkdir -p "$BUILD/bench"
 for prog in micro cudabench; do
@@ -57,11 +66,13 @@ stop_sessiond() {
 }
 trap stop_sessiond EXIT
 
-"$PYTHON" scripts/bench_run.py --root "$ROOT" --build "$BUILD" \
-	--out "${BENCH_OUT:-docs/BENCHMARKS.md}" ${BENCH_ONLY:+--only "$BENCH_ONLY"}
-# section 9, the reader over a damaged tail (scripts/bench_resync.sh),
-# appended to the report bench_run.py wrote
+RESULTS=$BUILD/bench/results.json
+"$PYTHON" scripts/bench_measure.py --root "$ROOT" --build "$BUILD" \
+	--results "$RESULTS" ${BENCH_ONLY:+--only "$BENCH_ONLY"}
 if [ -z "${BENCH_ONLY:-}" ]; then
+	"$PYTHON" scripts/bench_render.py "$RESULTS" --out "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 9, the reader over a damaged tail (scripts/bench_resync.sh),
+	# appended to the report bench_render.py wrote
 	{ echo; BUILD="$BUILD" scripts/bench_resync.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 10, the converter symbolising 10 000 distinct stacks
 	{ echo; BUILD="$BUILD" scripts/bench_symbols.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"

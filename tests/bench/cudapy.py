@@ -1,5 +1,5 @@
 """cudapy.py: a hidden sync called from Python, for feedtrace's benchmark
-(scripts/bench_run.py runs it with /usr/bin/python3; not a test).
+(scripts/bench_measure.py runs it with /usr/bin/python3; not a test).
 
     python3 cudapy.py DRIVER N REPS
 
