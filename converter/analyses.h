@@ -4,7 +4,7 @@
  * analysis.h).
  *
  * analysis.c drives one process's events through a fixed table of
- * analyses (steps, small reads, counters, GPU, locks), each a file of its
+ * analyses (steps, small reads, counters, GPU, locks, collectives), each a file of its
  * own with new/event/finish/free. Before they see an event, the driver
  * works out what every analysis needs of it once (struct ft_an_ev: the
  * kind's facts, its category, its thread's account) and moves the shared
@@ -33,8 +33,10 @@ struct ft_kfacts {
 	int cat, read, launch, mutex, cuda;
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	int open;                 /* opens a file by path */
+	int coll;                 /* an NCCL collective (all-reduce, broadcast, all-gather,
+	                             reduce-scatter: every rank of a communicator takes part) */
 	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
-	const struct ft_field *site, *py, *cond;
+	const struct ft_field *site, *py, *cond, *comm;
 };
 /* NULL for a kind this reader does not know */
 const struct ft_kfacts *ft_kfacts(unsigned kind);
@@ -51,6 +53,9 @@ struct ft_an_out {
 	/* locks.c */
 	uint64_t lock_union;              /* some launching thread waits for a lock */
 	int lock_shared;                  /* a lock two launching threads waited for */
+	/* colls.c: the collectives, in call order (malloc'd; the verdict takes them) */
+	struct ft_coll *colls;
+	int ncolls;
 };
 
 /* The process as every analysis sees it. */
@@ -89,6 +94,7 @@ extern const struct ft_an_ops ft_an_reads;      /* reads.c: read metrics, storms
 extern const struct ft_an_ops ft_an_counters;   /* counters.c: the last bins */
 extern const struct ft_an_ops ft_an_gpu;        /* gpu.c: streams, gaps, hidden syncs */
 extern const struct ft_an_ops ft_an_locks;      /* locks.c: lock and semaphore waits */
+extern const struct ft_an_ops ft_an_colls;      /* colls.c: NCCL collectives */
 
 /* The verdict from ctx (verdict.c). */
 void ft_verdict_of(const struct ft_an_ctx *c, struct ft_verdict *v);

@@ -3,7 +3,8 @@
  * events in start-time order. Each event is counted once in its thread's
  * account (threads.c) and handed to a fixed table of analyses, each a
  * file of its own behind struct ft_an_ops (analyses.h): steps, reads and
- * storms, per-ms counters, the GPU (streams, gaps, hidden syncs), locks.
+ * storms, per-ms counters, the GPU (streams, gaps, hidden syncs), locks,
+ * collectives.
  * At the end their finishes run in table order, then the run's metrics
  * and the verdict (verdict.c). Memory grows with threads, streams, locks,
  * call sites, files in one storm and stream work open at once, never with
@@ -80,7 +81,7 @@ int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns
  * that hands findings or values to the sink comes where they should
  * appear (storms, the last counter bins, hidden syncs, locks). */
 static const struct ft_an_ops *const table[] = {
-	&ft_an_steps, &ft_an_reads, &ft_an_counters, &ft_an_gpu, &ft_an_locks,
+	&ft_an_steps, &ft_an_reads, &ft_an_counters, &ft_an_gpu, &ft_an_locks, &ft_an_colls,
 };
 #define NAN_OPS ((int)(sizeof table / sizeof table[0]))
 
@@ -118,6 +119,7 @@ void ft_an_free(struct ft_an *a)
 	for (int i = 0; i < NAN_OPS; i++)
 		table[i]->free(a->state[i]);
 	ft_threads_free(a->c.th);
+	free(a->c.out.colls);
 	free(a);
 }
 
@@ -186,6 +188,11 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	c->m.wall_ns = stop > start ? stop - start : 0;
 	if (m)
 		*m = c->m;
-	if (v)
+	if (v) {
 		ft_verdict_of(c, v);
+		v->colls = c->out.colls;            /* the verdict's now */
+		v->ncolls = c->out.ncolls;
+		c->out.colls = NULL;
+		c->out.ncolls = 0;
+	}
 }

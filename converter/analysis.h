@@ -131,6 +131,15 @@ struct ft_thread_sum {
 	uint64_t first_batch, last_batch; /* their ends */
 };
 
+/* A collective (NCCL all-reduce, broadcast, all-gather, reduce-scatter) of
+ * one process, in call order: the k-th of a communicator is matched with
+ * the k-th of the same communicator in the other ranks (ranks.c). */
+struct ft_coll {
+	uint32_t comm;            /* the communicator's number in this process, by first use */
+	uint32_t kind;            /* FT_EV_NCCL_* */
+	uint64_t start, end;      /* the call: arrival, leaving */
+};
+
 struct ft_verdict {
 	int nfeeders;
 	int32_t feeder[8];        /* the GPU-feeding threads (first 8) */
@@ -153,6 +162,7 @@ struct ft_verdict {
 	uint64_t idle_by_feed[FT_CAT_N];       /* idle_ns split by what the feeders did */
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
 	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */
+	struct ft_coll *colls; int ncolls;     /* its collectives (malloc'd; ft_verdict_free) */
 };
 void ft_verdict_free(struct ft_verdict *v);
 

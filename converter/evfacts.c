@@ -41,6 +41,7 @@ static void build_facts(void)
 		f->site = ft_kind_field(ki, "site");
 		f->py = ft_kind_field(ki, "py");
 		f->cond = ft_kind_field(ki, "cond");
+		f->comm = ft_kind_field(ki, "comm");
 		f->cuda = ki->group == FT_G_CUDA && f->sync;
 		switch (ki->group) {
 		case FT_G_IO: f->cat = FT_CAT_IO; break;
@@ -65,6 +66,8 @@ static void build_facts(void)
 			f->cat = FT_CAT_CPU;    /* a producer handing over: not a lock */
 		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
 			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
+		f->coll = k == FT_EV_NCCL_ALL_REDUCE || k == FT_EV_NCCL_BROADCAST ||
+			  k == FT_EV_NCCL_ALL_GATHER || k == FT_EV_NCCL_REDUCE_SCATTER;
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
 			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
 	}

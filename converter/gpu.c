@@ -203,7 +203,9 @@ static void on_submit(struct gpu *g, struct ft_thacc *t, const struct ft_event *
 	struct stream *s = stream_of(g, stream_key(in->stream, ev->tid));
 	uint64_t end = ev->ts_ns + ev->dur_ns;
 	uint64_t sg0 = 0, sg1 = 0;
-	if (!s->busy) {
+	/* a collective's GPU time is its wait for the other ranks, done when the
+	 * last one arrives (ranks.c says which): it makes no stream busy */
+	if (!s->busy && !ft_kfacts(ev->rec->kind)->coll) {
 		if (s->submitted && ev->ts_ns > s->idle_from)
 			stream_idle(g, s, t, s->idle_from, ev->ts_ns);
 		s->busy = 1;

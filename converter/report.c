@@ -332,7 +332,12 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	/* the process in words */
 	char cmd[72];
 	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
-	int n = snprintf(rv->process, sizeof rv->process, "main process %d (%s)", mp->pid, cmd);
+	char rk[40] = "";                            /* "rank 2/4, " */
+	int rkn = ft_rank_text(r->tr.procs[r->main], rk, sizeof rk - 2);
+	if (rkn)
+		strcat(rk, ", ");
+	int n = snprintf(rv->process, sizeof rv->process, "%s%smain process %d (%s)",
+			 r->ranks.straggler >= 0 ? "the straggler, " : "", rk, mp->pid, cmd);
 	if (nworkers && n < (int)sizeof rv->process) {
 		n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d %s (", nworkers,
 			      allpy ? (nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
@@ -400,14 +405,28 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	uint64_t wall = last - first;          /* the run: first start to last end */
+	/* a job of ranks: the straggler's main process, if any, is the one the
+	 * verdict is about (ranks.c) */
+	struct ft_rank_in *ri = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *ri);
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct ft_process *p = r->tr.procs[i];
+		ri[i] = (struct ft_rank_in){ p->hdr.pid, p->hdr.rank, p->hdr.world_size,
+					     r->procs[i].v.colls, r->procs[i].v.ncolls };
+	}
+	ft_ranks_build(&r->ranks, ri, r->nprocs);
+	free(ri);
 	/* parents, the main process and the roles (roles.c) */
 	struct ft_role_proc *rl = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rl);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *q = &r->procs[i];
+		const struct ft_process *p = r->tr.procs[i];
 		rl[i] = (struct ft_role_proc){ .pid = q->pid, .ppid = q->ppid, .cmdline = q->cmdline,
 					       .start = q->start, .launches = q->m.launches,
-					       .events = q->m.events, .batches = q->v.batches };
+					       .events = q->m.events, .batches = q->v.batches,
+					       .rank = p->hdr.rank, .world = p->hdr.world_size };
 	}
+	if (r->ranks.straggler >= 0)
+		rl[r->ranks.r[r->ranks.straggler].proc].chosen = 1;
 	r->main = ft_roles(rl, r->nprocs);
 	for (int i = 0; i < r->nprocs; i++)
 		r->procs[i].parent = rl[i].parent, r->procs[i].role = rl[i].role;
@@ -444,6 +463,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 
 void ft_report_free(struct ft_report *r)
 {
+	ft_ranks_free(&r->ranks);
 	for (int i = 0; i < r->nprocs; i++)
 		ft_verdict_free(&r->procs[i].v);
 	free(r->rv.prod);
@@ -578,6 +598,60 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 					print_tree(r, k, d + 1, out);
 }
 
+/* The ranks of a job: the straggler, or that there is none (ranks.c). */
+static void report_ranks(const struct ft_report *r, FILE *out)
+{
+	const struct ft_ranks *rk = &r->ranks;
+	char a[48], b[48], line[400];
+	if (!rk->n)
+		return;
+	snprintf(line, sizeof line, "%d of %d with collectives, %llu matched on %d "
+		 "communicator%s", rk->n, rk->world, (unsigned long long)rk->matched, rk->comms,
+		 rk->comms == 1 ? "" : "s");
+	fputs("Ranks:", out);
+	wrap_from(out, line, 7, 7 + 1);
+	if (!rk->matched) {
+		wrap(out, "no collective was reached by every rank: nothing to compare", 2);
+		fputc('\n', out);
+		return;
+	}
+	if (rk->straggler >= 0) {
+		const struct ft_rank_sum *x = &rk->r[rk->straggler];
+		ft_fmt_ns(a, sizeof a, (uint64_t)x->late_ns);
+		ft_fmt_ns(b, sizeof b, x->waited_ns);
+		snprintf(line, sizeof line, "rank %d/%d (pid %d) is the straggler: it arrived last at "
+			 "%llu of %llu collectives (%.0f%%), %s after the ranks' median; the other "
+			 "ranks waited %s for it in all. The verdict below is about it.",
+			 x->rank, rk->world, x->pid, (unsigned long long)x->last,
+			 (unsigned long long)rk->matched,
+			 100.0 * (double)x->last / (double)rk->matched, a, b);
+	} else {
+		uint64_t most = 0;
+		for (int j = 0; j < rk->n; j++)
+			if (rk->r[j].last > most)
+				most = rk->r[j].last;
+		ft_fmt_ns(a, sizeof a, rk->spread_ns);
+		snprintf(line, sizeof line, "no straggler: the ranks arrive within %s of each other "
+			 "(median), and none arrived last at more than %llu of the %llu collectives.",
+			 a, (unsigned long long)most, (unsigned long long)rk->matched);
+	}
+	wrap(out, line, 2);
+	fprintf(out, "  %6s %8s %6s %13s %14s\n", "rank", "pid", "last", "late (median)",
+		"others waited");
+	for (int j = 0; j < rk->n && j < 16; j++) {
+		const struct ft_rank_sum *x = &rk->r[j];
+		ft_fmt_ns(a, sizeof a, (uint64_t)(x->late_ns < 0 ? -x->late_ns : x->late_ns));
+		ft_fmt_ns(b, sizeof b, x->waited_ns);
+		char late[56];
+		snprintf(late, sizeof late, "%s%s", x->late_ns < 0 ? "-" : "", a);
+		fprintf(out, "  %6d %8d %6llu %13s %14s\n", x->rank, x->pid,
+			(unsigned long long)x->last, late, b);
+	}
+	if (rk->n > 16)
+		fprintf(out, "  (%d more ranks in --json)\n", rk->n - 16);
+	fputc('\n', out);
+}
+
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
 	char a[48], b[48], c[48], line[320];
@@ -615,6 +689,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	}
 	fputc('\n', out);
 
+	report_ranks(r, out);
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
 	const struct ft_run_verdict *rv = &r->rv;
@@ -935,6 +1010,40 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 	ft_json_end(j);
 }
 
+/* "ranks": the job's ranks and its straggler (null: not a job of ranks) */
+static void json_ranks(struct ft_json *j, const struct ft_ranks *rk)
+{
+	if (!rk->n) {
+		ft_json_null(j, "ranks");
+		return;
+	}
+	ft_json_obj(j, "ranks");
+	ft_json_int(j, "world", rk->world);
+	ft_json_int(j, "ranks", rk->n);
+	ft_json_int(j, "communicators", rk->comms);
+	ft_json_u64(j, "matched", rk->matched);
+	ft_json_u64(j, "spread_median_ns", rk->spread_ns);
+	ft_json_u64(j, "interval_median_ns", rk->interval_ns);
+	if (rk->straggler >= 0)
+		ft_json_int(j, "straggler", rk->r[rk->straggler].rank);
+	else
+		ft_json_null(j, "straggler");
+	ft_json_arr(j, "per_rank");
+	for (int i = 0; i < rk->n; i++) {
+		const struct ft_rank_sum *x = &rk->r[i];
+		ft_json_obj(j, NULL);
+		ft_json_int(j, "rank", x->rank);
+		ft_json_int(j, "pid", x->pid);
+		ft_json_u64(j, "collectives", x->colls);
+		ft_json_u64(j, "last", x->last);
+		ft_json_int(j, "late_median_ns", x->late_ns);
+		ft_json_u64(j, "others_waited_ns", x->waited_ns);
+		ft_json_end(j);
+	}
+	ft_json_end(j);
+	ft_json_end(j);
+}
+
 void ft_report_json(const struct ft_report *r, FILE *out)
 {
 	struct ft_json jw, *j = &jw;
@@ -949,6 +1058,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_end(j);
 	json_metrics(j, &r->total);
 	json_verdict(j, &r->procs[r->main], &r->rv);
+	json_ranks(j, &r->ranks);
 	ft_json_arr(j, "processes");
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *p = &r->procs[i];

@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "merge.h"
+#include "ranks.h"
 #include "reader.h"
 
 #define FT_REPORT_MAX_GAPS 1000   /* launch gaps kept (the longest); all are counted */
@@ -17,7 +18,7 @@
 struct ft_rep_proc {
 	int32_t pid, ppid;
 	const char *cmdline;
-	const char *role;         /* "main", "worker" or "helper" */
+	const char *role;         /* "main", "worker", "rank" or "helper" */
 	int parent;               /* index of its parent in procs, -1: none traced */
 	uint64_t start;           /* its trace's start */
 	struct ft_metrics m;
@@ -50,6 +51,7 @@ struct ft_report {
 	struct ft_trace tr;       /* open: findings point into its string tables */
 	struct ft_rep_proc *procs;
 	int nprocs, main;         /* main: the process the verdict is about */
+	struct ft_ranks ranks;    /* a job of ranks: the straggler, if any, is main */
 	struct ft_run_verdict rv;
 	struct ft_metrics total;
 	struct ft_finding *f;     /* sorted by lost_ns, largest first */

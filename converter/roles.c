@@ -1,10 +1,12 @@
 /*
  * roles.c: the main process, its workers and helpers (roles.h). The main
- * process is the one that launches most kernels; without kernels, the
+ * process is the one chosen (a job's straggler rank, ranks.c), else the
+ * one that launches most kernels; without kernels, the
  * process nearest the root that received batches (most batches on a tie);
  * without either, the first root process. A child of the main process is
  * a worker when it runs the same program (forked) or is a multiprocessing
- * child; others (sh, resource trackers, anything exec'd) are helpers.
+ * child; the other ranks' main processes are ranks; others (sh, resource
+ * trackers, anything exec'd) are helpers.
  */
 #include <stdio.h>
 #include <string.h>
@@ -88,6 +90,9 @@ static void parents(struct ft_role_proc *p, int n)
 static int pick_main(const struct ft_role_proc *p, int n)
 {
 	int best = -1;
+	for (int i = 0; i < n; i++)
+		if (p[i].chosen)
+			return i;
 	for (int i = 0; i < n; i++) {
 		const struct ft_role_proc *b = best >= 0 ? &p[best] : NULL;
 		if (p[i].launches && (!b || p[i].launches > b->launches ||
@@ -114,6 +119,21 @@ static int pick_main(const struct ft_role_proc *p, int n)
 	return best;
 }
 
+/* process i is its rank's main: of the processes of its rank (its workers
+ * inherit it), the one that launches most kernels (most events on a tie) */
+static int rank_main(const struct ft_role_proc *p, int n, int i)
+{
+	if (p[i].world < 2 || p[i].rank < 0 || p[i].rank >= p[i].world || !p[i].launches)
+		return 0;
+	for (int k = 0; k < n; k++)
+		if (k != i && p[k].rank == p[i].rank && p[k].world == p[i].world &&
+		    (p[k].launches > p[i].launches ||
+		     (p[k].launches == p[i].launches && (p[k].events > p[i].events ||
+							 (p[k].events == p[i].events && k < i)))))
+			return 0;
+	return 1;
+}
+
 static int worker_of(const struct ft_role_proc *c, const struct ft_role_proc *m)
 {
 	if (strstr(c->cmdline, "resource_tracker") || strstr(c->cmdline, "forkserver"))
@@ -130,7 +150,7 @@ int ft_roles(struct ft_role_proc *p, int n)
 	int m = pick_main(p, n);
 	for (int i = 0; i < n; i++) {
 		p[i].role = i == m ? "main" : p[i].parent == m && worker_of(&p[i], &p[m]) ? "worker"
-										  : "helper";
+					  : rank_main(p, n, i) && p[i].rank != p[m].rank ? "rank" : "helper";
 		p[i].worker_no = 0;
 	}
 	for (int i = 0; i < n; i++)
@@ -186,7 +206,8 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 		snprintf(out, cap, "%sworker %d (pid %d)", py ? "DataLoader " : "", p[i].worker_no,
 			 p[i].pid);
 	} else {
-		snprintf(out, cap, "%s: %s", p[i].role, cmd);
+		/* another rank's main process: "rank 1/4 main: ..." */
+		snprintf(out, cap, "%s: %s", strcmp(p[i].role, "rank") ? p[i].role : "main", cmd);
 	}
 }
 

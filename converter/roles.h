@@ -16,8 +16,11 @@ struct ft_role_proc {
 	uint64_t start;           /* its trace's start */
 	uint64_t launches, events, batches;
 	int32_t rank, world;      /* the launcher's rank of world; world 0: none */
+	int chosen;               /* in: the main process, whatever its launches (a straggler) */
 	int parent;               /* out: index of its parent, -1: none traced */
-	const char *role;         /* out: "main", "worker" or "helper" */
+	const char *role;         /* out: "main", "worker", "rank" (another rank's
+	                             main process: the one of its rank that launches
+	                             most kernels) or "helper" */
 	int worker_no;            /* out: a worker's number among the main's, by start */
 };
 

@@ -16,6 +16,9 @@ void ft_verdict_free(struct ft_verdict *v)
 	free(v->ths);
 	v->ths = NULL;
 	v->nths = 0;
+	free(v->colls);
+	v->colls = NULL;
+	v->ncolls = 0;
 }
 
 /* The process's verdict (docs/ANALYSES.md, "The verdict"): about its

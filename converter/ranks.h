@@ -1,0 +1,47 @@
+/*
+ * ranks.h: which rank starves a job (ranks.c, docs/ANALYSES.md, "Ranks"):
+ * the collectives of each rank's main process matched across the ranks
+ * (the k-th of a communicator with the k-th), each rank's arrival against
+ * the last one's, and the straggler, when one rank arrives last at most of
+ * them and makes the others wait.
+ */
+#ifndef FT_RANKS_H
+#define FT_RANKS_H
+
+#include <stdint.h>
+
+#include "analysis.h"
+
+struct ft_rank_sum {
+	int proc;                 /* index of the rank's main process */
+	int32_t pid, rank;
+	uint64_t colls;           /* its collectives */
+	uint64_t last;            /* matched collectives it arrived at last */
+	int64_t late_ns;          /* median of its arrival minus the others' median arrival */
+	uint64_t waited_ns;       /* the others' waiting for it, where it came last */
+};
+
+struct ft_ranks {
+	int n;                    /* ranks with collectives (0: no cross-rank report) */
+	int32_t world;
+	struct ft_rank_sum *r;    /* by rank */
+	uint64_t matched;         /* collectives matched across all ranks */
+	int comms;                /* communicators */
+	uint64_t spread_ns;       /* median of last minus first arrival */
+	uint64_t interval_ns;     /* median time between matched collectives */
+	int straggler;            /* index into r, -1: none */
+};
+
+/* One process as ranks.c needs it. */
+struct ft_rank_in {
+	int32_t pid, rank, world;
+	const struct ft_coll *colls;
+	int ncolls;
+};
+
+/* The ranks of n processes (those without a rank of a world of 2 or more,
+ * or without collectives, are left out). */
+void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n);
+void ft_ranks_free(struct ft_ranks *rk);
+
+#endif
