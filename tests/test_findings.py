@@ -202,10 +202,15 @@ def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
     as lock time, not as waiting for data."""
     script = tmp_path / "gil.py"
     script.write_text(GIL_PROG)
-    r = traced([PYTHON, str(script)], load=False)
-    assert r.returncode == 0, r.stderr
-    rep = report(r.dir)
-    locks = [f for f in rep["findings"] if f["kind"] == "lock_contention"]
+    # a thread meets the GIL's mutex taken only now and then (it is held
+    # for a few instructions): up to 5 runs for one that waited on it
+    for _ in range(5):
+        r = traced([PYTHON, str(script)], load=False)
+        assert r.returncode == 0, r.stderr
+        rep = report(r.dir)
+        locks = [f for f in rep["findings"] if f["kind"] == "lock_contention"]
+        if locks:
+            break
     gil = [f for f in locks if f["lock_name"] == "Python GIL"]
     assert gil and len(gil) == len(locks), locks
     # its site is the Python stack of a wait: the workers' loop (gil.py) or,
