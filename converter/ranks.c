@@ -4,9 +4,12 @@
  * collectives (its DataLoader workers share its rank and have none). The
  * k-th collective of a communicator (numbered by first use in each
  * process) is matched across the ranks that all reached it; a rank's
- * arrival is the start of its call. Within one host the ranks share the
- * monotonic clock, so arrivals compare as they are. Memory: one arrival
- * per rank and matched collective.
+ * arrival is the start of its call. Ranks of one host share the monotonic
+ * clock and compare as recorded; another host's times are moved onto the
+ * first host's clock by the offset of their wall clocks, refined, when the
+ * collectives block until every rank arrived, by the instant the ranks
+ * leave them (the same on every rank). Memory: one index per rank and
+ * matched collective.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 #include "stats.h"
 
 #define BIAS (1ull << 62)           /* signed values kept as unsigned for ft_median */
+#define BLOCKING_NS 100000          /* a call that long waited for the other ranks */
 
 /* the share of matched collectives a straggler arrives last at: half with
  * 4 ranks or more, more with fewer (2 ranks: each is last half the time by
@@ -23,6 +27,105 @@
 static double last_share_needed(int n)
 {
 	return n >= 4 ? 0.5 : n == 3 ? 2.0 / 3 : 0.75;
+}
+
+static double median_signed(uint64_t *v, size_t n)
+{
+	return ft_median(v, n) - (double)BIAS;
+}
+
+static uint64_t biased(double x)
+{
+	return (uint64_t)((int64_t)BIAS + (int64_t)x);
+}
+
+/* The matched collectives: m rows of nr indices, row k the k-th collective
+ * of a communicator on every rank (malloc'd). */
+static int *match(const struct ft_rank_in **in, int nr, uint32_t ncomm, size_t *m_out)
+{
+	size_t cap = 0;
+	for (int j = 0; j < nr; j++)
+		cap += (size_t)in[j]->ncolls;
+	cap = cap / (size_t)nr + 1;                /* at most the average per rank */
+	int *rows = ft_xmalloc(cap * (size_t)nr * sizeof *rows);
+	int *at = ft_xmalloc((size_t)nr * sizeof *at);   /* each rank's next collective */
+	size_t m = 0;
+	for (uint32_t c = 0; c < ncomm; c++) {
+		for (int j = 0; j < nr; j++)
+			at[j] = 0;
+		for (;;) {
+			int all = 1;
+			for (int j = 0; j < nr && all; j++) {
+				while (at[j] < in[j]->ncolls && in[j]->colls[at[j]].comm != c)
+					at[j]++;
+				all = at[j] < in[j]->ncolls;
+			}
+			if (!all || m == cap)
+				break;
+			for (int j = 0; j < nr; j++)
+				rows[m * (size_t)nr + (size_t)j] = at[j]++;
+			m++;
+		}
+	}
+	free(at);
+	*m_out = m;
+	return rows;
+}
+
+/* Each host's clock against the first one's: wall clocks, then, when the
+ * collectives block, the median over them of how far apart the host's
+ * ranks and the reference host's ranks leave (their medians). */
+static void align(struct ft_ranks *rk, const struct ft_rank_in **in, const int *rows, size_t m)
+{
+	int nr = rk->n;
+	const struct ft_rank_in *ref = in[0];
+	for (int h = 0; h < rk->nhosts; h++)
+		for (int j = 0; j < nr; j++)
+			if (rk->r[j].host == h) {
+				rk->hosts[h].wall_ns = in[j]->wall_ns - ref->wall_ns;
+				break;
+			}
+	if (rk->nhosts < 2 || !m)
+		return;
+	size_t blocking = 0;
+	for (size_t k = 0; k < m; k++) {
+		uint64_t longest = 0;
+		for (int j = 0; j < nr; j++) {
+			const struct ft_coll *c = &in[j]->colls[rows[k * (size_t)nr + (size_t)j]];
+			if (c->end - c->start > longest)
+				longest = c->end - c->start;
+		}
+		blocking += longest >= BLOCKING_NS;
+	}
+	if (blocking * 2 < m)
+		return;                          /* asynchronous calls: wall clocks only */
+	rk->refined = 1;
+	uint64_t *d = ft_xmalloc(m * sizeof *d), *side = ft_xmalloc((size_t)nr * sizeof *side);
+	for (int h = 1; h < rk->nhosts; h++) {
+		for (size_t k = 0; k < m; k++) {
+			const int *row = rows + k * (size_t)nr;
+			size_t na = 0;
+			for (int j = 0; j < nr; j++)
+				if (rk->r[j].host == 0)
+					side[na++] = in[j]->colls[row[j]].end;
+			double la = ft_median(side, na);
+			na = 0;
+			for (int j = 0; j < nr; j++)
+				if (rk->r[j].host == h)
+					side[na++] = in[j]->colls[row[j]].end;
+			double lb = ft_median(side, na) + (double)rk->hosts[h].wall_ns;
+			d[k] = biased(la - lb);
+		}
+		double fix = median_signed(d, m);
+		rk->hosts[h].fix_ns = (int64_t)fix;
+		for (size_t k = 0; k < m; k++) {
+			double dev = (double)d[k] - (double)BIAS - fix;
+			d[k] = (uint64_t)(dev < 0 ? -dev : dev);
+		}
+		rk->hosts[h].err_ns = (uint64_t)ft_median(d, m);
+	}
+	free(d);
+	free(side);
 }
 
 void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
@@ -56,14 +159,22 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 	rk->world = world;
 	rk->n = nr;
 	rk->r = ft_xcalloc((size_t)nr, sizeof *rk->r);
+	rk->hosts = ft_xcalloc((size_t)nr, sizeof *rk->hosts);
 	const struct ft_rank_in **in = ft_xmalloc((size_t)nr * sizeof *in);
-	for (int r = 0, j = 0; r < world; r++)
-		if (main[r] >= 0) {
-			rk->r[j] = (struct ft_rank_sum){ .proc = main[r], .pid = p[main[r]].pid,
-							 .rank = r,
-							 .colls = (uint64_t)p[main[r]].ncolls };
-			in[j++] = &p[main[r]];
-		}
+	for (int r = 0, j = 0; r < world; r++) {
+		if (main[r] < 0)
+			continue;
+		const struct ft_rank_in *x = &p[main[r]];
+		int h = 0;
+		while (h < rk->nhosts && strcmp(rk->hosts[h].name, x->host ? x->host : ""))
+			h++;
+		if (h == rk->nhosts)
+			rk->hosts[rk->nhosts++].name = x->host ? x->host : "";
+		rk->hosts[h].ranks++;
+		rk->r[j] = (struct ft_rank_sum){ .proc = main[r], .pid = x->pid, .rank = r, .host = h,
+						 .colls = (uint64_t)x->ncolls };
+		in[j++] = x;
+	}
 	free(main);
 	uint32_t ncomm = 0;
 	for (int j = 0; j < nr; j++)
@@ -71,58 +182,50 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 			if (in[j]->colls[k].comm + 1 > ncomm)
 				ncomm = in[j]->colls[k].comm + 1;
 	rk->comms = (int)ncomm;
-	/* per rank, where it stands in each collective; the spreads and intervals */
-	size_t cap = 0;
-	for (int j = 0; j < nr; j++)
-		cap += (size_t)in[j]->ncolls;
-	cap = cap / (size_t)nr + 1;                /* at most the average per rank */
+	size_t m;
+	int *rows = match(in, nr, ncomm, &m);
+	rk->matched = m;
+	align(rk, in, rows, m);
+	/* per matched collective, on the first host's clock */
+	size_t mm = m ? m : 1;
 	uint64_t **late = ft_xmalloc((size_t)nr * sizeof *late);
 	for (int j = 0; j < nr; j++)
-		late[j] = ft_xmalloc(cap * sizeof **late);
-	uint64_t *spread = ft_xmalloc(cap * sizeof *spread), *gap = ft_xmalloc(cap * sizeof *gap);
+		late[j] = ft_xmalloc(mm * sizeof **late);
+	uint64_t *spread = ft_xmalloc(mm * sizeof *spread), *gap = ft_xmalloc(mm * sizeof *gap);
 	uint64_t *a = ft_xmalloc((size_t)nr * sizeof *a), *sorted = ft_xmalloc((size_t)nr * sizeof *sorted);
-	int *at = ft_xmalloc((size_t)nr * sizeof *at);   /* each rank's next collective */
-	size_t m = 0, ngap = 0;
-	for (uint32_t c = 0; c < ncomm; c++) {
-		for (int j = 0; j < nr; j++)
-			at[j] = 0;
-		uint64_t prev_last = 0;
-		for (;;) {
-			int all = 1;
-			for (int j = 0; j < nr && all; j++) {
-				while (at[j] < in[j]->ncolls && in[j]->colls[at[j]].comm != c)
-					at[j]++;
-				all = at[j] < in[j]->ncolls;
-			}
-			if (!all || m == cap)
-				break;
-			int jl = 0;
-			for (int j = 0; j < nr; j++) {
-				a[j] = in[j]->colls[at[j]++].start;
-				sorted[j] = a[j];
-				if (a[j] > a[jl])
-					jl = j;
-			}
-			double med = ft_median(sorted, (size_t)nr);      /* sorts */
-			uint64_t first = sorted[0], second = sorted[nr - 2];
-			spread[m] = a[jl] - first;
-			for (int j = 0; j < nr; j++)
-				late[j][m] = (uint64_t)((int64_t)BIAS + (int64_t)((double)a[j] - med));
-			if (a[jl] > second) {                /* one rank came last */
-				rk->r[jl].last++;
-				for (int j = 0; j < nr; j++)
-					rk->r[jl].waited_ns += a[jl] - a[j];
-			}
-			if (prev_last && a[jl] > prev_last)
-				gap[ngap++] = a[jl] - prev_last;
-			prev_last = a[jl];
-			m++;
+	size_t ngap = 0;
+	uint64_t prev_last = 0;
+	uint32_t prev_comm = ~0u;
+	for (size_t k = 0; k < m; k++) {
+		int jl = 0;
+		uint32_t comm = 0;
+		for (int j = 0; j < nr; j++) {
+			const struct ft_coll *c = &in[j]->colls[rows[k * (size_t)nr + (size_t)j]];
+			const struct ft_rank_host *h = &rk->hosts[rk->r[j].host];
+			a[j] = (uint64_t)((int64_t)c->start + h->wall_ns + h->fix_ns);
+			sorted[j] = a[j];
+			comm = c->comm;
+			if (a[j] > a[jl])
+				jl = j;
 		}
+		double med = ft_median(sorted, (size_t)nr);      /* sorts */
+		uint64_t first = sorted[0], second = sorted[nr - 2];
+		spread[k] = a[jl] - first;
+		for (int j = 0; j < nr; j++)
+			late[j][k] = biased((double)a[j] - med);
+		if (a[jl] > second) {                /* one rank came last */
+			rk->r[jl].last++;
+			for (int j = 0; j < nr; j++)
+				rk->r[jl].waited_ns += a[jl] - a[j];
+		}
+		if (comm == prev_comm && a[jl] > prev_last)
+			gap[ngap++] = a[jl] - prev_last;
+		prev_last = a[jl];
+		prev_comm = comm;
 	}
-	rk->matched = m;
 	if (m) {
 		for (int j = 0; j < nr; j++)
-			rk->r[j].late_ns = (int64_t)(ft_median(late[j], m) - (double)BIAS);
+			rk->r[j].late_ns = (int64_t)median_signed(late[j], m);
 		rk->spread_ns = (uint64_t)ft_median(spread, m);
 	}
 	if (ngap)
@@ -144,13 +247,14 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 	free(gap);
 	free(a);
 	free(sorted);
-	free(at);
+	free(rows);
 	free(in);
 }
 
 void ft_ranks_free(struct ft_ranks *rk)
 {
 	free(rk->r);
+	free(rk->hosts);
 	memset(rk, 0, sizeof *rk);
 	rk->straggler = -1;
 }

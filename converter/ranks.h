@@ -3,7 +3,9 @@
  * the collectives of each rank's main process matched across the ranks
  * (the k-th of a communicator with the k-th), each rank's arrival against
  * the last one's, and the straggler, when one rank arrives last at most of
- * them and makes the others wait.
+ * them and makes the others wait. Ranks on several hosts are put on the
+ * first one's clock: their wall clocks' offsets, refined from collectives
+ * they leave together.
  */
 #ifndef FT_RANKS_H
 #define FT_RANKS_H
@@ -15,10 +17,21 @@
 struct ft_rank_sum {
 	int proc;                 /* index of the rank's main process */
 	int32_t pid, rank;
+	int host;                 /* index into hosts */
 	uint64_t colls;           /* its collectives */
 	uint64_t last;            /* matched collectives it arrived at last */
 	int64_t late_ns;          /* median of its arrival minus the others' median arrival */
 	uint64_t waited_ns;       /* the others' waiting for it, where it came last */
+};
+
+/* A host of the job: its ranks' clock against the first rank's host. */
+struct ft_rank_host {
+	const char *name;
+	int ranks;
+	int64_t wall_ns;          /* the offset its wall clock gives (realtime - monotonic,
+	                             against the reference host's) */
+	int64_t fix_ns;           /* the correction the collectives give to that */
+	uint64_t err_ns;          /* their residual: median deviation from fix_ns */
 };
 
 struct ft_ranks {
@@ -30,11 +43,17 @@ struct ft_ranks {
 	uint64_t spread_ns;       /* median of last minus first arrival */
 	uint64_t interval_ns;     /* median time between matched collectives */
 	int straggler;            /* index into r, -1: none */
+	struct ft_rank_host *hosts;   /* the reference host (the lowest rank's) first */
+	int nhosts;
+	int refined;              /* 1: clocks refined from collectives the ranks leave
+	                             together (blocking ones); 0: wall clocks only */
 };
 
 /* One process as ranks.c needs it. */
 struct ft_rank_in {
 	int32_t pid, rank, world;
+	const char *host;         /* the header's host name */
+	int64_t wall_ns;          /* its start's realtime minus monotonic */
 	const struct ft_coll *colls;
 	int ncolls;
 };

@@ -410,7 +410,8 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	struct ft_rank_in *ri = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *ri);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_process *p = r->tr.procs[i];
-		ri[i] = (struct ft_rank_in){ p->hdr.pid, p->hdr.rank, p->hdr.world_size,
+		ri[i] = (struct ft_rank_in){ p->hdr.pid, p->hdr.rank, p->hdr.world_size, p->hdr.host,
+					     (int64_t)(p->hdr.start_real_ns - p->hdr.start_mono_ns),
 					     r->procs[i].v.colls, r->procs[i].v.ncolls };
 	}
 	ft_ranks_build(&r->ranks, ri, r->nprocs);
@@ -610,6 +611,22 @@ static void report_ranks(const struct ft_report *r, FILE *out)
 		 rk->comms == 1 ? "" : "s");
 	fputs("Ranks:", out);
 	wrap_from(out, line, 7, 7 + 1);
+	if (rk->nhosts > 1) {
+		uint64_t worst = 0;
+		for (int h = 1; h < rk->nhosts; h++)
+			if (rk->hosts[h].err_ns > worst)
+				worst = rk->hosts[h].err_ns;
+		ft_fmt_ns(a, sizeof a, worst);
+		if (rk->refined)
+			snprintf(line, sizeof line, "clocks: %d hosts, on %.40s's clock: wall clocks "
+				 "corrected by the collectives the ranks leave together (residual %s "
+				 "at most)", rk->nhosts, rk->hosts[0].name, a);
+		else
+			snprintf(line, sizeof line, "clocks: %d hosts, on %.40s's clock by their wall "
+				 "clocks only (the collectives do not block: the clocks' own error "
+				 "stays)", rk->nhosts, rk->hosts[0].name);
+		wrap(out, line, 2);
+	}
 	if (!rk->matched) {
 		wrap(out, "no collective was reached by every rank: nothing to compare", 2);
 		fputc('\n', out);
@@ -1028,12 +1045,26 @@ static void json_ranks(struct ft_json *j, const struct ft_ranks *rk)
 		ft_json_int(j, "straggler", rk->r[rk->straggler].rank);
 	else
 		ft_json_null(j, "straggler");
+	ft_json_bool(j, "clocks_refined", rk->refined);
+	ft_json_arr(j, "hosts");
+	for (int h = 0; h < rk->nhosts; h++) {
+		const struct ft_rank_host *x = &rk->hosts[h];
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "host", txt(x->name));
+		ft_json_int(j, "ranks", x->ranks);
+		ft_json_int(j, "wall_offset_ns", x->wall_ns);
+		ft_json_int(j, "correction_ns", x->fix_ns);
+		ft_json_u64(j, "residual_ns", x->err_ns);
+		ft_json_end(j);
+	}
+	ft_json_end(j);
 	ft_json_arr(j, "per_rank");
 	for (int i = 0; i < rk->n; i++) {
 		const struct ft_rank_sum *x = &rk->r[i];
 		ft_json_obj(j, NULL);
 		ft_json_int(j, "rank", x->rank);
 		ft_json_int(j, "pid", x->pid);
+		ft_json_str(j, "host", txt(rk->hosts[x->host].name));
 		ft_json_u64(j, "collectives", x->colls);
 		ft_json_u64(j, "last", x->last);
 		ft_json_int(j, "late_median_ns", x->late_ns);

@@ -30,11 +30,15 @@ def job(traced, *args, cuda_path="proc-ptds"):
     run = traced([RANKS] + list(args), env={"LD_LIBRARY_PATH": NCCL, "FT_CUDA_PATH": cuda_path},
                  load=False, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
-    pids = {}
+    pids, skews = {}, {}
     for line in run.stdout.splitlines():
         f = line.split()
         if len(f) == 4 and f[:2] == ["fact", "rank"]:
             pids[int(f[2])] = int(f[3])
+        if len(f) == 4 and f[:2] == ["fact", "skew"]:
+            skews[int(f[2])] = int(f[3])
+    if skews:
+        pids = (pids, skews)
     r = subprocess.run([TOOL, "report", "--json", run.dir], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
@@ -112,3 +116,37 @@ def test_not_a_job_of_ranks(traced):
     assert run.returncode == 0, run.stderr
     r = subprocess.run([TOOL, "report", "--json", run.dir], capture_output=True, text=True)
     assert json.loads(r.stdout)["ranks"] is None
+
+
+def test_ranks_on_hosts_with_wrong_wall_clocks(traced):
+    """Each rank as if on a host of its own (FEEDTRACE_TEST_HOST) whose wall
+    clock is off by a planted amount (FEEDTRACE_TEST_REALTIME_SKEW_NS, -50
+    to +24 ms; the monotonic clock is in fact shared): the wall clocks give
+    offsets off by exactly the planted skews, the collectives (which block
+    until every rank arrived) correct them to within 0.5 ms, and the
+    data-starved rank is still the straggler."""
+    (pids, skews), rep, text = job(traced, "--slow", "2", "--hosts")
+    rk, _ = check_ranks(rep, pids, 4)
+    assert rk["clocks_refined"] is True
+    hosts = {h["host"]: h for h in rk["hosts"]}
+    assert sorted(hosts) == ["node%d" % r for r in range(4)]
+    assert rk["hosts"][0]["host"] == "node0"
+    for r in range(1, 4):
+        h = hosts["node%d" % r]
+        planted = skews[r] - skews[0]
+        assert abs(h["wall_offset_ns"] - planted) < 1_000_000, (r, h, planted)
+        assert abs(h["correction_ns"] + planted) < 500_000, (r, h, planted)
+        assert h["residual_ns"] < 500_000, h
+    assert [x["host"] for x in rk["per_rank"]] == ["node%d" % r for r in range(4)]
+    assert rk["straggler"] == 2
+    assert rep["verdict"]["pid"] == pids[2]
+    assert rep["verdict"]["limit"] == "data delivery"
+    assert "clocks: 4 hosts, on node0's clock" in " ".join(text.split())
+
+
+def test_one_host_needs_no_clock_correction(traced):
+    pids, rep, text = job(traced, "--slow", "2")
+    rk, _ = check_ranks(rep, pids, 4)
+    assert len(rk["hosts"]) == 1 and rk["hosts"][0]["correction_ns"] == 0
+    assert rk["clocks_refined"] is False
+    assert "clocks:" not in text

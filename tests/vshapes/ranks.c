@@ -21,8 +21,13 @@
  *   --plant sync  rank R copies 4 KiB from pageable memory after its kernel
  *                 (cuMemcpyHtoDAsync: a hidden sync, waiting for the
  *                 kernel), then spends 8 ms on the CPU with nothing queued
+ *   --hosts       each rank as if on a host of its own ("node R",
+ *                 FEEDTRACE_TEST_HOST) whose wall clock is off by
+ *                 (R * 37 mod 100) - 50 ms (FEEDTRACE_TEST_REALTIME_SKEW_NS):
+ *                 the report must put them back on one clock
  *
- * Facts printed (by the launcher): "fact rank R PID" per rank.
+ * Facts printed (by the launcher): "fact rank R PID" per rank, and with
+ * --hosts "fact skew R NS".
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -145,7 +150,7 @@ int main(int argc, char **argv)
 	}
 	if (r && w)
 		return rank_main(atoi(r), atoi(w), slow, !strcmp(plant, "sync"));
-	int n = atoi(vs_opt(argc, argv, "--ranks", "4"));
+	int n = atoi(vs_opt(argc, argv, "--ranks", "4")), hosts = vs_flag(argc, argv, "--hosts");
 	if (n < 2 || n > MAX_RANKS) {
 		fprintf(stderr, "ranks: --ranks from 2 to %d\n", MAX_RANKS);
 		return 2;
@@ -160,12 +165,23 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		char rs[16];
 		snprintf(rs, sizeof rs, "%d", i);
+		long long skew = ((long long)i * 37 % 100 - 50) * 1000000;
+		if (hosts)
+			FACT("skew", "%d %lld", i, skew);
 		pid[i] = fork();
 		if (pid[i] < 0)
 			vs_die("fork");
 		if (pid[i] == 0) {
 			setenv("RANK", rs, 1);
 			setenv("LOCAL_RANK", rs, 1);
+			if (hosts) {
+				char host[32], ns[32];
+				snprintf(host, sizeof host, "node%d", i);
+				snprintf(ns, sizeof ns, "%lld", skew);
+				setenv("FEEDTRACE_TEST_HOST", host, 1);
+				setenv("FEEDTRACE_TEST_REALTIME_SKEW_NS", ns, 1);
+				setenv("LOCAL_RANK", "0", 1);
+			}
 			execv("/proc/self/exe", argv);
 			vs_die("execv");
 		}
