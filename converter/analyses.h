@@ -25,6 +25,7 @@
 
 #include "analysis.h"
 #include "counters.h"
+#include "events.h"
 #include "steps.h"
 #include "threads.h"
 
@@ -33,15 +34,54 @@ struct ft_kfacts {
 	int cat, read, launch, mutex, cuda;
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	int open;                 /* opens a file by path */
+	int sem;                  /* a semaphore wait */
 	int coll;                 /* an NCCL collective (all-reduce, broadcast, all-gather,
 	                             reduce-scatter: every rank of a communicator takes part) */
 	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
 	const struct ft_field *site, *py, *cond, *comm;
 };
-/* NULL for a kind this reader does not know */
-const struct ft_kfacts *ft_kfacts(unsigned kind);
+/* NULL for a kind this reader does not know (the table is built on first
+ * use: one load per event after that) */
+extern struct ft_kfacts ft_kf[];
+extern int ft_kf_built;
+void ft_kfacts_build(void);
+static inline const struct ft_kfacts *ft_kfacts(unsigned kind)
+{
+	if (!ft_kf_built)
+		ft_kfacts_build();
+	return kind > 0 && kind < FT_EV_COUNT ? &ft_kf[kind] : NULL;
+}
+/* ft_an_info() of record r of facts f (NULL: an unknown kind), inline for
+ * the driver's every event */
+static inline void ft_evinfo_of(const struct ft_kfacts *f, const struct ft_rec *r,
+				struct ft_evinfo *o)
+{
+	*o = (struct ft_evinfo){ .cat = FT_CAT_CPU };
+	if (!f)
+		return;
+	o->cat = f->cat;
+	o->read = f->read;
+	o->launch = f->launch;
+	if (f->cuda) {
+		o->cuda = 1;
+		o->sync = (unsigned)ft_field_raw(r, f->sync);
+		o->stream = f->stream ? ft_field_raw(r, f->stream) : 0;
+		switch (o->sync) {
+		case FT_SYNC_WAIT: case FT_SYNC_POLL: o->cat = FT_CAT_GPU_WAIT; break;
+		case FT_SYNC_HIDDEN: o->cat = FT_CAT_HIDDEN; break;
+		default: o->cat = FT_CAT_SUBMIT; break;
+		}
+	}
+}
+
 /* a wait that returned data: a batch received (the GIL's waits aside) */
-int ft_kf_got_data(const struct ft_kfacts *f, const struct ft_rec *r);
+static inline int ft_kf_got_data(const struct ft_kfacts *f, const struct ft_rec *r)
+{
+	if (!f->got || !f->ret)
+		return 0;
+	int64_t ret = ft_field_signed(r, f->ret);
+	return f->got == 1 ? ret > 0 : ret == 0;
+}
 
 /* What the analyses' finishes leave for the verdict (verdict.c). */
 struct ft_an_out {
@@ -85,6 +125,9 @@ struct ft_an_ev {
 struct ft_an_ops {
 	const char *name;
 	void *(*new)(struct ft_an_ctx *c);
+	/* the kinds it sees (worked out once per kind); NULL: every event,
+	 * unknown kinds too */
+	int (*wants)(const struct ft_kfacts *f);
 	void (*event)(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e);   /* or NULL */
 	void (*finish)(void *s, struct ft_an_ctx *c);
 	void (*free)(void *s);
@@ -99,16 +142,5 @@ extern const struct ft_an_ops ft_an_colls;      /* colls.c: NCCL collectives */
 /* The verdict from ctx (verdict.c). */
 void ft_verdict_of(const struct ft_an_ctx *c, struct ft_verdict *v);
 
-/* length of [s, e) within o's window (all of it without a window) */
-static inline uint64_t ft_an_clip(const struct ft_an_opts *o, uint64_t s, uint64_t e)
-{
-	if (o->win_end) {
-		if (s < o->win_start)
-			s = o->win_start;
-		if (e > o->win_end)
-			e = o->win_end;
-	}
-	return e > s ? e - s : 0;
-}
 
 #endif

@@ -84,6 +84,25 @@ static const struct ft_an_ops *const table[] = {
 	&ft_an_steps, &ft_an_reads, &ft_an_counters, &ft_an_gpu, &ft_an_locks, &ft_an_colls,
 };
 #define NAN_OPS ((int)(sizeof table / sizeof table[0]))
+_Static_assert(NAN_OPS <= 8, "sees[] holds 8 analyses");
+
+/* per kind, the analyses that see its events (bit i: table[i]); unknown
+ * kinds at 0: only those that see every event */
+static uint8_t sees[FT_EV_COUNT];
+static int sees_built;
+
+static void build_sees(void)
+{
+	for (unsigned k = 0; k < FT_EV_COUNT; k++) {
+		const struct ft_kfacts *f = ft_kfacts(k);
+		uint8_t m = 0;
+		for (int i = 0; i < NAN_OPS; i++)
+			if (table[i]->event && (!table[i]->wants || (f && table[i]->wants(f))))
+				m |= (uint8_t)(1u << i);
+		sees[k] = m;
+	}
+	sees_built = 1;
+}
 
 struct ft_an {
 	struct ft_an_ctx c;
@@ -96,6 +115,8 @@ struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 {
 	struct ft_an *a = ft_xcalloc(1, sizeof *a);
 	struct ft_an_ctx *c = &a->c;
+	if (!sees_built)
+		build_sees();
 	c->p = p;
 	if (o)
 		c->o = *o;
@@ -144,7 +165,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	struct ft_an_ctx *c = &a->c;
 	struct ft_an_ev e = { .ev = ev, .r = ev->rec, .f = ft_kfacts(ev->rec->kind),
 			      .end = ev->ts_ns + ev->dur_ns };
-	ft_an_info(e.r, &e.in);
+	ft_evinfo_of(e.f, e.r, &e.in);
 	e.gil = e.f && e.f->cond && is_gil(a, ft_field_raw(e.r, e.f->cond));
 	if (e.gil)
 		e.in.cat = FT_CAT_LOCK;
@@ -158,11 +179,13 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	e.t = ft_thread_of(c->th, ev->tid);
 	ft_thread_seen(e.t, ev->ts_ns, e.end);
 	if (e.f)
-		ft_thread_call(c->th, e.t, ev->ts_ns, e.end, e.in.cat,
+		ft_thread_call(&c->o, e.t, ev->ts_ns, e.end, e.in.cat,
 			       !e.gil && ft_kf_got_data(e.f, e.r));
-	for (int i = 0; i < NAN_OPS; i++)
-		if (table[i]->event)
-			table[i]->event(a->state[i], c, &e);
+	unsigned k = e.r->kind;
+	for (unsigned m = sees[e.f ? k : 0]; m; m &= m - 1) {
+		int i = __builtin_ctz(m);
+		table[i]->event(a->state[i], c, &e);
+	}
 	if (e.f)
 		ft_thread_recent(e.t, ev->ts_ns, e.end, e.in.cat);
 }

@@ -44,6 +44,17 @@ struct ft_an_opts {
 	uint64_t win_start, win_end; /* the verdict's window (0, 0: the whole process) */
 };
 void ft_an_default_opts(struct ft_an_opts *o);
+/* length of [s, e) within o's window (all of it without a window) */
+static inline uint64_t ft_an_clip(const struct ft_an_opts *o, uint64_t s, uint64_t e)
+{
+	if (o->win_end) {
+		if (s < o->win_start)
+			s = o->win_start;
+		if (e > o->win_end)
+			e = o->win_end;
+	}
+	return e > s ? e - s : 0;
+}
 /* the analysis options' lines of a command's --help */
 extern const char ft_an_opts_help[];
 /* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */

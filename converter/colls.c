@@ -59,4 +59,10 @@ static void colls_free(void *s)
 	free(cl);
 }
 
-const struct ft_an_ops ft_an_colls = { "colls", colls_new, colls_event, colls_finish, colls_free };
+static int colls_wants(const struct ft_kfacts *f)
+{
+	return f->coll;
+}
+
+const struct ft_an_ops ft_an_colls = { "colls", colls_new, colls_wants, colls_event, colls_finish,
+				       colls_free };

@@ -82,5 +82,5 @@ static void counters_op_free(void *s)
 	(void)s;
 }
 
-const struct ft_an_ops ft_an_counters = { "counters", counters_op_new, NULL, counters_op_finish,
-					  counters_op_free };
+const struct ft_an_ops ft_an_counters = { "counters", counters_op_new, NULL, NULL,
+					  counters_op_finish, counters_op_free };

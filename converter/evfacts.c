@@ -21,14 +21,14 @@ const char *ft_dir_word(unsigned d)
 	return d < 6 ? w[d] : "unknown";
 }
 
-static struct ft_kfacts kf[FT_EV_COUNT];
-static int kf_built;
+struct ft_kfacts ft_kf[FT_EV_COUNT];
+int ft_kf_built;
 
-static void build_facts(void)
+void ft_kfacts_build(void)
 {
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		const struct ft_kind_info *ki = ft_kind(k);
-		struct ft_kfacts *f = &kf[k];
+		struct ft_kfacts *f = &ft_kf[k];
 		f->ret = ft_kind_field(ki, "ret");
 		f->req = ft_kind_field(ki, "req");
 		f->path = ft_kind_field(ki, "path");
@@ -66,28 +66,15 @@ static void build_facts(void)
 			f->cat = FT_CAT_CPU;    /* a producer handing over: not a lock */
 		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
 			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
+		f->sem = k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT;
 		f->coll = k == FT_EV_NCCL_ALL_REDUCE || k == FT_EV_NCCL_BROADCAST ||
 			  k == FT_EV_NCCL_ALL_GATHER || k == FT_EV_NCCL_REDUCE_SCATTER;
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
 			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
 	}
-	kf_built = 1;
+	ft_kf_built = 1;
 }
 
-const struct ft_kfacts *ft_kfacts(unsigned kind)
-{
-	if (!kf_built)
-		build_facts();
-	return kind > 0 && kind < FT_EV_COUNT ? &kf[kind] : NULL;
-}
-
-int ft_kf_got_data(const struct ft_kfacts *f, const struct ft_rec *r)
-{
-	if (!f->got || !f->ret)
-		return 0;
-	int64_t ret = ft_field_signed(r, f->ret);
-	return f->got == 1 ? ret > 0 : ret == 0;
-}
 
 void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches)
 {
@@ -100,23 +87,6 @@ void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batc
 
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
 {
-	const struct ft_kfacts *f = ft_kfacts(r->kind);
-	memset(o, 0, sizeof *o);
-	o->cat = FT_CAT_CPU;
-	if (!f)
-		return;
-	o->cat = f->cat;
-	o->read = f->read;
-	o->launch = f->launch;
-	if (f->cuda) {
-		o->cuda = 1;
-		o->sync = (unsigned)ft_field_raw(r, f->sync);
-		o->stream = f->stream ? ft_field_raw(r, f->stream) : 0;
-		switch (o->sync) {
-		case FT_SYNC_WAIT: case FT_SYNC_POLL: o->cat = FT_CAT_GPU_WAIT; break;
-		case FT_SYNC_HIDDEN: o->cat = FT_CAT_HIDDEN; break;
-		default: o->cat = FT_CAT_SUBMIT; break;
-		}
-	}
+	ft_evinfo_of(ft_kfacts(r->kind), r, o);
 }
 

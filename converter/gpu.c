@@ -406,4 +406,9 @@ static void gpu_free(void *s)
 	free(g);
 }
 
-const struct ft_an_ops ft_an_gpu = { "gpu", gpu_new, gpu_event, gpu_finish, gpu_free };
+static int gpu_wants(const struct ft_kfacts *f)
+{
+	return f->cuda;
+}
+
+const struct ft_an_ops ft_an_gpu = { "gpu", gpu_new, gpu_wants, gpu_event, gpu_finish, gpu_free };

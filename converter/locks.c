@@ -64,7 +64,7 @@ static void locks_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 			}
 		}
 	}
-	if (e->r->kind >= FT_EV_SEM_WAIT && e->r->kind <= FT_EV_SEM_CLOCKWAIT) {
+	if (f->sem) {
 		c->m.sem_waits++;
 		c->m.sem_ns += ev->dur_ns;
 	}
@@ -92,4 +92,10 @@ static void locks_free(void *s)
 	free(l);
 }
 
-const struct ft_an_ops ft_an_locks = { "locks", locks_new, locks_event, locks_finish, locks_free };
+static int locks_wants(const struct ft_kfacts *f)
+{
+	return f->mutex || f->sem;
+}
+
+const struct ft_an_ops ft_an_locks = { "locks", locks_new, locks_wants, locks_event, locks_finish,
+				       locks_free };

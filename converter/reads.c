@@ -82,4 +82,10 @@ static void reads_free(void *s)
 	free(rd);
 }
 
-const struct ft_an_ops ft_an_reads = { "reads", reads_new, reads_event, reads_finish, reads_free };
+static int reads_wants(const struct ft_kfacts *f)
+{
+	return f->read || f->open;
+}
+
+const struct ft_an_ops ft_an_reads = { "reads", reads_new, reads_wants, reads_event, reads_finish,
+				       reads_free };

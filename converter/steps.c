@@ -310,5 +310,5 @@ static void steps_op_free(void *s)
 	ft_steps_free(s);
 }
 
-const struct ft_an_ops ft_an_steps = { "steps", steps_op_new, steps_op_event, steps_op_finish,
-				       steps_op_free };
+const struct ft_an_ops ft_an_steps = { "steps", steps_op_new, NULL, steps_op_event,
+				       steps_op_finish, steps_op_free };

@@ -10,11 +10,6 @@
 #include "analyses.h"
 #include "threads.h"
 
-struct ft_threads {
-	struct ft_an_opts o;
-	struct ft_thacc *th; int nth, capth; struct ft_map map; long last;
-	int32_t tid8[8];         /* tids of th[0..7] */
-};
 
 struct ft_threads *ft_threads_new(const struct ft_an_opts *o)
 {
@@ -33,17 +28,8 @@ void ft_threads_free(struct ft_threads *th)
 	free(th);
 }
 
-struct ft_thacc *ft_thread_of(struct ft_threads *th, int32_t tid)
+struct ft_thacc *ft_thread_add(struct ft_threads *th, int32_t tid)
 {
-	if (th->last >= 0 && th->th[th->last].tid == tid)
-		return &th->th[th->last];
-	/* the few threads of most processes: a scan of one cache line beats
-	 * hashing (an account is kilobytes: its tid is not scanned) */
-	for (int k = 0; k < th->nth && k < 8; k++)
-		if (th->tid8[k] == tid) {
-			th->last = k;
-			return &th->th[k];
-		}
 	long i = ft_map_get(&th->map, (uint64_t)(uint32_t)tid);
 	if (i < 0) {
 		if (th->nth == th->capth)
@@ -75,53 +61,8 @@ const struct ft_thacc *ft_thread_at(const struct ft_threads *th, int i)
 	return &th->th[i];
 }
 
-void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end)
-{
-	if (!t->events)
-		t->first = ts;
-	t->events++;
-	if (end > t->last_end)
-		t->last_end = end;
-}
 
-void ft_thread_call(struct ft_threads *th, struct ft_thacc *t, uint64_t ts, uint64_t end,
-		    int cat, int got)
-{
-	const struct ft_an_opts *o = &th->o;
-	/* calls recorded inside this one (a driver's own waits) were written
-	 * first: take their time back, it is this call's */
-	while (t->nring) {
-		uint32_t last = (t->ring_head + FT_RECENT - 1) % FT_RECENT;
-		struct ft_recent *n = &t->ring[last];
-		if (n->start < ts || n->end > end)
-			break;
-		t->t[n->cat] -= n->end - n->start;
-		t->ct[n->cat] -= ft_an_clip(o, n->start, n->end);
-		t->ring_head = last;
-		t->nring--;
-	}
-	t->t[cat] += end - ts;
-	t->ct[cat] += ft_an_clip(o, ts, end);
-	if (!o->win_end || (ts >= o->win_start && ts < o->win_end))
-		t->wevents++;
-	if (got) {
-		if (!t->batches++)
-			t->first_batch = end;
-		if (end > t->last_batch)
-			t->last_batch = end;
-	}
-}
 
-void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t end, int cat)
-{
-	struct ft_recent *rc = &t->ring[t->ring_head];
-	rc->start = ts;
-	rc->end = end;
-	rc->cat = cat;
-	t->ring_head = (t->ring_head + 1) % FT_RECENT;
-	if (t->nring < FT_RECENT)
-		t->nring++;
-}
 
 void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 			 uint64_t out[FT_CAT_N])

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "util.h"
 
 #define FT_RECENT 256                 /* per-thread calls kept for gap attribution */
 
@@ -28,24 +29,86 @@ struct ft_thacc {
 	int submitted;
 };
 
-struct ft_threads;
+/* the accounts (threads.c; fields for ft_thread_of's fast path only) */
+struct ft_threads {
+	struct ft_an_opts o;         /* the window (ft_an_clip) */
+	struct ft_thacc *th; int nth, capth; struct ft_map map; long last;
+	int32_t tid8[8];         /* tids of th[0..7] */
+};
 struct ft_threads *ft_threads_new(const struct ft_an_opts *o);
 void ft_threads_free(struct ft_threads *th);
-/* the account of tid (made on first sight) */
-struct ft_thacc *ft_thread_of(struct ft_threads *th, int32_t tid);
+/* the account of tid after a miss of ft_thread_of's fast path (made on
+ * first sight) */
+struct ft_thacc *ft_thread_add(struct ft_threads *th, int32_t tid);
+
+/* the account of tid: the last one, or one of the first eight (a scan of
+ * one cache line beats hashing; an account is kilobytes: its tid is not
+ * scanned), else ft_thread_add */
+static inline struct ft_thacc *ft_thread_of(struct ft_threads *th, int32_t tid)
+{
+	if (th->last >= 0 && th->th[th->last].tid == tid)
+		return &th->th[th->last];
+	for (int k = 0; k < th->nth && k < 8; k++)
+		if (th->tid8[k] == tid) {
+			th->last = k;
+			return &th->th[k];
+		}
+	return ft_thread_add(th, tid);
+}
 /* tid's account, or NULL if it never had an event */
 const struct ft_thacc *ft_thread_find(const struct ft_threads *th, int32_t tid);
 int ft_threads_count(const struct ft_threads *th);
 const struct ft_thacc *ft_thread_at(const struct ft_threads *th, int i);
 
 /* An event of t starts (a kind known or not): its first and last moments. */
-void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end);
-/* A known kind's call of category cat: its time counted (calls recorded
- * inside it, written first, give theirs back); got: it returned data. */
-void ft_thread_call(struct ft_threads *th, struct ft_thacc *t, uint64_t ts, uint64_t end,
-		    int cat, int got);
+static inline void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end)
+{
+	if (!t->events)
+		t->first = ts;
+	t->events++;
+	if (end > t->last_end)
+		t->last_end = end;
+}
+
+/* A known kind's call of category cat, in window o: its time counted
+ * (calls recorded inside it, written first, give theirs back); got: it
+ * returned data. */
+static inline void ft_thread_call(const struct ft_an_opts *o, struct ft_thacc *t, uint64_t ts,
+				  uint64_t end, int cat, int got)
+{
+	while (t->nring) {
+		uint32_t last = (t->ring_head + FT_RECENT - 1) % FT_RECENT;
+		struct ft_recent *n = &t->ring[last];
+		if (n->start < ts || n->end > end)
+			break;
+		t->t[n->cat] -= n->end - n->start;
+		t->ct[n->cat] -= ft_an_clip(o, n->start, n->end);
+		t->ring_head = last;
+		t->nring--;
+	}
+	t->t[cat] += end - ts;
+	t->ct[cat] += ft_an_clip(o, ts, end);
+	if (!o->win_end || (ts >= o->win_start && ts < o->win_end))
+		t->wevents++;
+	if (got) {
+		if (!t->batches++)
+			t->first_batch = end;
+		if (end > t->last_batch)
+			t->last_batch = end;
+	}
+}
+
 /* After the analyses saw it: the call joins t's recent calls. */
-void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t end, int cat);
+static inline void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t end, int cat)
+{
+	struct ft_recent *rc = &t->ring[t->ring_head];
+	rc->start = ts;
+	rc->end = end;
+	rc->cat = cat;
+	t->ring_head = (t->ring_head + 1) % FT_RECENT;
+	if (t->nring < FT_RECENT)
+		t->nring++;
+}
 /* What t did in [g0, g1): overlap of its recent calls, the rest CPU. */
 void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 			 uint64_t out[FT_CAT_N]);
