@@ -29,6 +29,10 @@
 #include "steps.h"
 #include "threads.h"
 
+/* the events.def fields the analyses read, by name: one list */
+#define FT_KF_FIELDS(X) X(ret) X(req) X(path) X(fd) X(sync) X(stream) X(sym) X(handle) \
+	X(lock) X(site) X(py) X(cond) X(comm)
+
 /* A kind's facts, built once from events.def (evfacts.c). */
 struct ft_kfacts {
 	int cat, read, launch, mutex, cuda;
@@ -37,8 +41,10 @@ struct ft_kfacts {
 	int sem;                  /* a semaphore wait */
 	int coll;                 /* an NCCL collective (all-reduce, broadcast, all-gather,
 	                             reduce-scatter: every rank of a communicator takes part) */
-	const struct ft_field *ret, *req, *path, *fd, *sync, *stream, *sym, *handle, *lock;
-	const struct ft_field *site, *py, *cond, *comm;
+	/* where the kind's fields are (NULL: it has none of that name) */
+#define FT_KF_FIELD(name) const struct ft_field *name;
+	FT_KF_FIELDS(FT_KF_FIELD)
+#undef FT_KF_FIELD
 };
 /* NULL for a kind this reader does not know (the table is built on first
  * use: one load per event after that) */

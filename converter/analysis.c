@@ -202,7 +202,7 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	if (p->has_end && p->end.lost > lost)
 		lost = p->end.lost;
 	c->m.dropped = lost;
-	c->m.threads = (uint64_t)ft_threads_count(c->th);
+	c->m.threads = (uint64_t)c->th->nth;
 	uint64_t start = p->base_ns, stop = c->last_end;
 	if (c->m.events && c->first_ts < start)
 		start = c->first_ts;

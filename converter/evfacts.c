@@ -29,19 +29,9 @@ void ft_kfacts_build(void)
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		const struct ft_kind_info *ki = ft_kind(k);
 		struct ft_kfacts *f = &ft_kf[k];
-		f->ret = ft_kind_field(ki, "ret");
-		f->req = ft_kind_field(ki, "req");
-		f->path = ft_kind_field(ki, "path");
-		f->fd = ft_kind_field(ki, "fd");
-		f->sync = ft_kind_field(ki, "sync");
-		f->stream = ft_kind_field(ki, "stream");
-		f->sym = ft_kind_field(ki, "sym");
-		f->handle = ft_kind_field(ki, "handle");
-		f->lock = ft_kind_field(ki, "lock");
-		f->site = ft_kind_field(ki, "site");
-		f->py = ft_kind_field(ki, "py");
-		f->cond = ft_kind_field(ki, "cond");
-		f->comm = ft_kind_field(ki, "comm");
+#define FT_KF_FIND(name) f->name = ft_kind_field(ki, #name);
+		FT_KF_FIELDS(FT_KF_FIND)
+#undef FT_KF_FIND
 		f->cuda = ki->group == FT_G_CUDA && f->sync;
 		switch (ki->group) {
 		case FT_G_IO: f->cat = FT_CAT_IO; break;

@@ -51,19 +51,6 @@ const struct ft_thacc *ft_thread_find(const struct ft_threads *th, int32_t tid)
 	return i < 0 ? NULL : &th->th[i];
 }
 
-int ft_threads_count(const struct ft_threads *th)
-{
-	return th->nth;
-}
-
-const struct ft_thacc *ft_thread_at(const struct ft_threads *th, int i)
-{
-	return &th->th[i];
-}
-
-
-
-
 void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 			 uint64_t out[FT_CAT_N])
 {

@@ -57,8 +57,6 @@ static inline struct ft_thacc *ft_thread_of(struct ft_threads *th, int32_t tid)
 }
 /* tid's account, or NULL if it never had an event */
 const struct ft_thacc *ft_thread_find(const struct ft_threads *th, int32_t tid);
-int ft_threads_count(const struct ft_threads *th);
-const struct ft_thacc *ft_thread_at(const struct ft_threads *th, int i);
 
 /* An event of t starts (a kind known or not): its first and last moments. */
 static inline void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end)

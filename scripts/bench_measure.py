@@ -437,30 +437,26 @@ def section_micro(b, datafile):
         m["added_mt"] = (m["ft"] - m["idle"]) if m["ft"] is not None and m["idle"] is not None else None
         for e in errors:
             b.failures.append((f"micro {test}", e))
+    def differences(test, n, what):
+        """RUNS runs of micro TEST: each run's figure minus its baseline"""
+        b.progress(f"micro {test}: {RUNS} x {what}")
+        d = []
+        for i in range(RUNS):
+            r = b.run(b.micro_args(test, max(1, n // SCALE), 7, datafile), label="micro-" + test)
+            try:
+                x, y = b.parse_micro(r, test)
+                d.append(x - y)
+            except RuntimeError as e:
+                b.failures.append(("micro " + test, str(e)))
+        return d
     # the clock's floor: what two TSC reads (a call's start and end) cost here
-    b.progress(f"micro clock: {RUNS} x two TSC reads vs none")
-    pairs = []
-    for i in range(RUNS):
-        r = b.run(b.micro_args("clock", max(1, 1000000 // SCALE), 7, datafile), label="micro-clock")
-        try:
-            x, y = b.parse_micro(r, "clock")
-            pairs.append(x - y)
-        except RuntimeError as e:
-            b.failures.append(("micro clock", str(e)))
+    pairs = differences("clock", 1000000, "two TSC reads vs none")
     res["pread1"]["clock_pair"] = med(pairs)
     res["pread1"]["clock_pair_all"] = pairs
     # the floor (issue 20): a minimal recorder around the same pread (TSC,
     # the call through libc's own pointer, TSC, one 32-byte store), against
     # the bare call, in interleaved blocks of one process
-    b.progress(f"micro floor: {RUNS} x minimal recorder around pread vs bare pread")
-    floors = []
-    for i in range(RUNS):
-        r = b.run(b.micro_args("floor", max(1, 100000 // SCALE), 7, datafile), label="micro-floor")
-        try:
-            x, y = b.parse_micro(r, "floor")
-            floors.append(x - y)
-        except RuntimeError as e:
-            b.failures.append(("micro floor", str(e)))
+    floors = differences("floor", 100000, "minimal recorder around pread vs bare pread")
     res["pread1"]["floor"] = med(floors)
     res["pread1"]["floor_all"] = floors
     return res

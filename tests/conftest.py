@@ -54,6 +54,14 @@ def make(*targets, timeout=300):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def report_json(d, timeout=300):
+    """`feedtrace report --json D`, parsed (it must succeed)"""
+    r = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
 def built_prog(name):
     """tests/progs/NAME.c built: its path"""
     make(prog(name))

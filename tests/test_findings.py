@@ -8,18 +8,11 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, TOOL, Trace, assert_offline_page, chromium_dom, make
+from conftest import PYTHON, TOOL, Trace, assert_offline_page, chromium_dom, make, report_json
 import ftgen
 
 MS = 1000000
 START = 10 ** 12
-
-
-def report(d):
-    r = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
 
 
 def storms(rep):
@@ -57,7 +50,7 @@ def test_imports_and_pseudo_files_are_never_a_storm(tmp_path):
     data = ["/data/train/%05d.bin" % i for i in range(400)]
     reads_of(w, data, 5, t + 5000 * MS)
     w.close()
-    rep = report(str(d))
+    rep = report_json(str(d))
     m = rep["metrics"]
     assert (m["module_reads"], m["small_reads"], m["storms"]) == (3000, 2000, 1)
     [s] = storms(rep)
@@ -72,7 +65,7 @@ def test_import_torch_has_no_storm(traced):
     reads of modules, no storm, no finding."""
     r = traced([PYTHON, "-c", "import torch"], load=False)
     assert r.returncode == 0, r.stderr
-    rep = report(r.dir)
+    rep = report_json(r.dir)
     m = rep["metrics"]
     assert m["module_reads"] > 1000 and m["storms"] == 0, m
     assert storms(rep) == []
@@ -103,7 +96,7 @@ def test_launch_bound_top_problem(traced, vshapes_built, fused):
     argv = [os.path.join(BUILD, "vshapes", "tiny")] + (["--fused"] if fused else [])
     r = traced(argv, load=False)
     assert r.returncode == 0, r.stderr
-    rep = report(r.dir)
+    rep = report_json(r.dir)
     kinds = [p["kind"] for p in problems(rep)]
     if fused:
         assert "launch-bound" not in kinds
@@ -143,7 +136,7 @@ def test_dominant_data_wait_ranks_before_a_minor_hidden_sync(tmp_path):
     d = tmp_path / "gaps"
     d.mkdir()
     gapped_run(d)
-    rep = report(str(d))
+    rep = report_json(str(d))
     gaps = [f for f in rep["findings"] if f["kind"] == "launch_gap"]
     assert len(gaps) >= 46
     pb = problems(rep)
@@ -177,7 +170,7 @@ def test_storm_over_two_workers_is_one_problem(tmp_path):
         files = ["/data/set/part%d/%05d.jpg" % (pid % 2, i) for i in range(500)]
         reads_of(w, files, 3, START + 1 * MS)
         w.close()
-    rep = report(str(d))
+    rep = report_json(str(d))
     [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
     assert s["processes"] == 2 and s["count"] == 2
     assert s["what"].startswith("/data/set: 3,000 reads of 4096 bytes on average in 1,000 files")
@@ -207,7 +200,7 @@ def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
     for _ in range(5):
         r = traced([PYTHON, str(script)], load=False)
         assert r.returncode == 0, r.stderr
-        rep = report(r.dir)
+        rep = report_json(r.dir)
         locks = [f for f in rep["findings"] if f["kind"] == "lock_contention"]
         if locks:
             break
@@ -249,7 +242,7 @@ def test_storm_spread_over_four_workers_under_the_threshold(tmp_path):
                     path="/data/imgs/%d_%04d.jpg" % (pid, i // 4))
             t += 1428 * US
         w.close()
-    rep = report(str(d))
+    rep = report_json(str(d))
     assert rep["metrics"]["storms"] == 0 and storms(rep) == []
     [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
     assert s["processes"] == 4 and s["count"] == 4
@@ -272,7 +265,7 @@ def test_slow_reads_over_four_workers_are_no_storm(tmp_path):
                     path="/data/imgs/%d_%04d.jpg" % (pid, i // 4))
             t += 5 * MS
         w.close()
-    rep = report(str(d))
+    rep = report_json(str(d))
     assert [p for p in problems(rep) if p["kind"] == "small-read storm"] == []
     assert rep["metrics"]["small_reads"] == 1600
 
@@ -329,7 +322,7 @@ def test_html_report_in_headless_chromium(tmp_path):
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert_offline_page(page.read_text())
-    rep = report(str(d))
+    rep = report_json(str(d))
     out = chromium_dom(page, tmp_path)
     assert rep["verdict"]["sentence"].replace("&", "&amp;") in out
     assert out.count('class="step"') == rep["metrics"]["steps"] == 10
@@ -354,7 +347,7 @@ def test_worker_under_the_threshold_joins_the_storm_row(tmp_path):
                     path="/data/set/%d/%05d.bin" % (pid, i // 3))
             t += step
         w.close()
-    rep = report(str(d))
+    rep = report_json(str(d))
     rows = [p for p in problems(rep) if p["kind"] == "small-read storm"]
     assert len(rows) == 1, rows
     assert rows[0]["processes"] == 3 and rows[0]["count"] == 3
@@ -384,7 +377,7 @@ def test_would_do_counts_every_epoch(tmp_path):
                     w.event(100, "READ", t, 20000, fd=3, req=4096, ret=4096, path=p)
                     t += 50000
         w.close()
-        rep = report(str(d))
+        rep = report_json(str(d))
         [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
         assert s["what"].startswith("/data/set: 4,000 reads of 4096 bytes on average in 500 "
                                     "files (%s reads of 1 MiB would do)" % need), s["what"]

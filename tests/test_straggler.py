@@ -8,13 +8,12 @@ name the planted rank as the straggler, make its main process the one the
 verdict is about, and give that rank's own feed; on a job without a plant
 it must say there is no straggler. The launcher prints "fact rank R PID"
 per rank, so nothing is guessed from the trace."""
-import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import BUILD, TOOL, make
+from conftest import BUILD, TOOL, make, report_json
 
 RANKS = os.path.join(BUILD, "vshapes", "ranks")
 NCCL = os.path.join(BUILD, "tests", "nccl")
@@ -39,12 +38,9 @@ def job(traced, *args, cuda_path="proc-ptds"):
             skews[int(f[2])] = int(f[3])
     if skews:
         pids = (pids, skews)
-    r = subprocess.run([TOOL, "report", "--json", run.dir], capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 0, r.stderr
     text = subprocess.run([TOOL, "report", run.dir], capture_output=True, text=True,
                           timeout=120).stdout
-    return pids, json.loads(r.stdout), text
+    return pids, report_json(run.dir), text
 
 
 def check_ranks(rep, pids, n):
@@ -114,8 +110,7 @@ def test_not_a_job_of_ranks(traced):
     """a program of one process with collectives and no rank: no ranks"""
     run = traced([os.path.join(NCCL, "nccl_prog"), "link"], env={"LD_LIBRARY_PATH": NCCL})
     assert run.returncode == 0, run.stderr
-    r = subprocess.run([TOOL, "report", "--json", run.dir], capture_output=True, text=True)
-    assert json.loads(r.stdout)["ranks"] is None
+    assert report_json(run.dir)["ranks"] is None
 
 
 def test_ranks_on_hosts_with_wrong_wall_clocks(traced):

@@ -10,13 +10,12 @@ role "main"), and the fixed twin must not name it. The programs print the
 facts the test needs ("fact main PID", "fact worker PID", "fact loader TID",
 ...) so nothing is guessed from the trace."""
 import collections
-import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, TOOL, Trace, make
+from conftest import BUILD, PYTHON, ROOT, TOOL, Trace, make, report_json
 
 VSHAPES = os.path.join(BUILD, "vshapes")
 EXAMPLES = os.path.join(BUILD, "examples")
@@ -47,19 +46,12 @@ class Shape:
         return vals[0]
 
 
-def report(d):
-    r = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
-
-
 def shape(traced, argv, env=None):
     run = traced(argv, env=env, load=False, timeout=60)
     if run.returncode == 3 and "no O_DIRECT" in run.stderr:
         pytest.skip(run.stderr.strip())
     assert run.returncode == 0, run.stdout + run.stderr
-    return Shape(run, report(run.dir))
+    return Shape(run, report_json(run.dir))
 
 
 def vshape(traced, name, *args, env=None):
@@ -208,7 +200,7 @@ def test_lock_bound_example(traced, fixed):
     argv = [os.path.join(EXAMPLES, "lock_bound")] + (["--fixed"] if fixed else [])
     run = traced(argv, env={"FT_CUDA_PATH": "proc-ptds"}, load=False, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    rep = report(run.dir)
+    rep = report_json(run.dir)
     v = rep["verdict"]
     assert v["limit"] == ("GPU-bound" if fixed else "locks"), v
     assert [p.get("role") for p in rep["processes"]] == ["main"]
@@ -294,7 +286,7 @@ def test_echo_has_no_feed(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == "hi", r.stdout
-    rep = report(d)
+    rep = report_json(d)
     v = rep["verdict"]
     assert v["limit"] == "none" and v["gpu"] is None and v["producers"] == [], v
     assert [p["role"] for p in rep["processes"]] == ["main"]
@@ -386,7 +378,7 @@ def test_train_py_verdict_is_about_main(traced, tmp_path, start):
     run = traced([PYTHON] + argv, load=False, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "4 steps of 32" in run.stdout
-    rep = report(run.dir)
+    rep = report_json(run.dir)
     v = rep["verdict"]
     procs = {p["pid"]: p for p in rep["processes"]}
     main = [pid for pid, p in procs.items() if p["ppid"] not in procs]
