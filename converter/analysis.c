@@ -40,6 +40,7 @@ const char *const ft_storm_hist_label[FT_STORM_HIST] = {
 
 void ft_an_default_opts(struct ft_an_opts *o)
 {
+	memset(o, 0, sizeof *o);             /* no window: the whole process */
 	o->gap_ns = 1000000;
 	o->storm_window_ns = 1000000000;
 	o->storm_reads = 1000;
