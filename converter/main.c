@@ -21,6 +21,7 @@ static void usage(FILE *out)
 	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
 	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"
 	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
+	      "  ranks SUMMARY.json|DIR... [--json]  which rank starves a job of ranks\n"
 	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
 	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
@@ -61,6 +62,8 @@ static int dispatch(int argc, char **argv)
 		return ft_cmd_report(argc - 2, argv + 2);
 	if (strcmp(argv[1], "diff") == 0)
 		return ft_cmd_diff(argc - 2, argv + 2);
+	if (strcmp(argv[1], "ranks") == 0)
+		return ft_cmd_ranks(argc - 2, argv + 2);
 	if (strcmp(argv[1], "run") == 0)
 		return ft_cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "open") == 0)

@@ -8,8 +8,10 @@
  * clock and compare as recorded; another host's times are moved onto the
  * first host's clock by the offset of their wall clocks, refined, when the
  * collectives block until every rank arrived, by the instant the ranks
- * leave them (the same on every rank). Memory: one index per rank and
- * matched collective.
+ * leave them (the same on every rank). A rank may list a sample of its
+ * collectives (a summary keeps every s-th, s a power of two: ranksum.c);
+ * the ranks are then matched on the largest s. Memory: one index per rank
+ * and matched collective.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,8 @@
 #include "ranks.h"
 #include "stats.h"
 
-#define BIAS (1ull << 62)           /* signed values kept as unsigned for ft_median */
+#define BIAS (1ull << 52)           /* signed values kept as unsigned for ft_median (a
+                                     * double holds every integer up to 2^53: exact) */
 #define BLOCKING_NS 100000          /* a call that long waited for the other ranks */
 
 /* the share of matched collectives a straggler arrives last at: half with
@@ -39,9 +42,12 @@ static uint64_t biased(double x)
 	return (uint64_t)((int64_t)BIAS + (int64_t)x);
 }
 
-/* The matched collectives: m rows of nr indices, row k the k-th collective
- * of a communicator on every rank (malloc'd). */
-static int *match(const struct ft_rank_in **in, int nr, uint32_t ncomm, size_t *m_out)
+/* The matched collectives: m rows of nr indices, row k the k-th matched
+ * collective of a communicator on every rank (malloc'd). A rank whose list
+ * keeps every s-th collective (s divides the common stride) skips those
+ * between the stride's multiples. */
+static int *match(const struct ft_rank_in **in, int nr, uint32_t ncomm, unsigned stride,
+		  size_t *m_out)
 {
 	size_t cap = 0;
 	for (int j = 0; j < nr; j++)
@@ -49,25 +55,36 @@ static int *match(const struct ft_rank_in **in, int nr, uint32_t ncomm, size_t *
 	cap = cap / (size_t)nr + 1;                /* at most the average per rank */
 	int *rows = ft_xmalloc(cap * (size_t)nr * sizeof *rows);
 	int *at = ft_xmalloc((size_t)nr * sizeof *at);   /* each rank's next collective */
+	uint64_t *seq = ft_xmalloc((size_t)nr * sizeof *seq);  /* its number in the communicator */
 	size_t m = 0;
 	for (uint32_t c = 0; c < ncomm; c++) {
 		for (int j = 0; j < nr; j++)
-			at[j] = 0;
+			at[j] = 0, seq[j] = 0;
 		for (;;) {
 			int all = 1;
 			for (int j = 0; j < nr && all; j++) {
-				while (at[j] < in[j]->ncolls && in[j]->colls[at[j]].comm != c)
-					at[j]++;
-				all = at[j] < in[j]->ncolls;
+				const struct ft_rank_in *x = in[j];
+				uint64_t s = x->stride > 1 ? x->stride : 1;
+				for (; at[j] < x->ncolls; at[j]++) {
+					if (x->colls[at[j]].comm != c)
+						continue;
+					if (seq[j] * s % stride == 0)
+						break;
+					seq[j]++;
+				}
+				all = at[j] < x->ncolls;
 			}
 			if (!all || m == cap)
 				break;
-			for (int j = 0; j < nr; j++)
+			for (int j = 0; j < nr; j++) {
 				rows[m * (size_t)nr + (size_t)j] = at[j]++;
+				seq[j]++;
+			}
 			m++;
 		}
 	}
 	free(at);
+	free(seq);
 	*m_out = m;
 	return rows;
 }
@@ -128,6 +145,12 @@ static void align(struct ft_ranks *rk, const struct ft_rank_in **in, const int *
 	free(side);
 }
 
+/* its collectives, whether its list holds them all or a sample */
+static uint64_t colls_of(const struct ft_rank_in *p)
+{
+	return p->total ? p->total : (uint64_t)p->ncolls;
+}
+
 void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 {
 	memset(rk, 0, sizeof *rk);
@@ -146,7 +169,7 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 		if (p[i].world < 2 || p[i].rank < 0 || p[i].rank >= world || !p[i].ncolls)
 			continue;
 		int *m = &main[p[i].rank];
-		if (*m < 0 || p[i].ncolls > p[*m].ncolls)
+		if (*m < 0 || colls_of(&p[i]) > colls_of(&p[*m]))
 			*m = i;
 	}
 	int nr = 0;
@@ -172,10 +195,14 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 			rk->hosts[rk->nhosts++].name = x->host ? x->host : "";
 		rk->hosts[h].ranks++;
 		rk->r[j] = (struct ft_rank_sum){ .proc = main[r], .pid = x->pid, .rank = r, .host = h,
-						 .colls = (uint64_t)x->ncolls };
+						 .colls = colls_of(x) };
 		in[j++] = x;
 	}
 	free(main);
+	rk->stride = 1;
+	for (int j = 0; j < nr; j++)
+		if (in[j]->stride > rk->stride)
+			rk->stride = in[j]->stride;
 	uint32_t ncomm = 0;
 	for (int j = 0; j < nr; j++)
 		for (int k = 0; k < in[j]->ncolls; k++)
@@ -183,7 +210,7 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 				ncomm = in[j]->colls[k].comm + 1;
 	rk->comms = (int)ncomm;
 	size_t m;
-	int *rows = match(in, nr, ncomm, &m);
+	int *rows = match(in, nr, ncomm, rk->stride, &m);
 	rk->matched = m;
 	align(rk, in, rows, m);
 	/* per matched collective, on the first host's clock */
@@ -215,11 +242,11 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 			late[j][k] = biased((double)a[j] - med);
 		if (a[jl] > second) {                /* one rank came last */
 			rk->r[jl].last++;
-			for (int j = 0; j < nr; j++)
-				rk->r[jl].waited_ns += a[jl] - a[j];
+			for (int j = 0; j < nr; j++)   /* a sample stands for stride collectives */
+				rk->r[jl].waited_ns += (a[jl] - a[j]) * rk->stride;
 		}
 		if (comm == prev_comm && a[jl] > prev_last)
-			gap[ngap++] = a[jl] - prev_last;
+			gap[ngap++] = (a[jl] - prev_last) / rk->stride;
 		prev_last = a[jl];
 		prev_comm = comm;
 	}

@@ -120,6 +120,12 @@ int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
  * samples, one that never made a traced call, is not counted) */
 int ft_thread_traced(const struct ft_thread_rec *t);
 int ft_traced_threads(const struct ft_process *p);
+/* its wall clock minus its monotonic clock at its start: the offset that
+ * puts its times on the wall clock (ranks on several hosts) */
+static inline int64_t ft_wall_offset(const struct ft_process *p)
+{
+	return (int64_t)(p->hdr.start_real_ns - p->hdr.start_mono_ns);
+}
 /* string entries read from the file's STRINGS chunks */
 uint32_t ft_string_count(const struct ft_process *p);
 

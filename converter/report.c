@@ -16,6 +16,7 @@
 #include "json.h"
 #include "problems.h"
 #include "report.h"
+#include "ranksum.h"
 #include "cli.h"
 #include "roles.h"
 #include "steps.h"
@@ -410,9 +411,10 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	struct ft_rank_in *ri = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *ri);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_process *p = r->tr.procs[i];
-		ri[i] = (struct ft_rank_in){ p->hdr.pid, p->hdr.rank, p->hdr.world_size, p->hdr.host,
-					     (int64_t)(p->hdr.start_real_ns - p->hdr.start_mono_ns),
-					     r->procs[i].v.colls, r->procs[i].v.ncolls };
+		ri[i] = (struct ft_rank_in){ .pid = p->hdr.pid, .rank = p->hdr.rank,
+					     .world = p->hdr.world_size, .host = p->hdr.host,
+					     .wall_ns = ft_wall_offset(p),
+					     .colls = r->procs[i].v.colls, .ncolls = r->procs[i].v.ncolls };
 	}
 	ft_ranks_build(&r->ranks, ri, r->nprocs);
 	free(ri);
@@ -438,6 +440,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	 * the indices it is sent, not training steps */
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_metrics *m = &r->procs[i].m;
+		r->procs[i].own_step_median_ns = m->step_median_ns;
 		if (i != r->main && m->steps_from_batches) {
 			m->steps = m->step_ns = m->step_median_ns = m->step_launches = 0;
 			m->step_hidden = m->step_reads = m->steps_from_batches = 0;
@@ -448,6 +451,10 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	}
 	r->total.wall_ns = wall;
 	run_verdict(r, o ? o : &dflt, mg, err);
+	for (int j = 0; j < r->ranks.n; j++) {
+		r->ranks.r[j].limit = r->procs[r->ranks.r[j].proc].v.limit;
+		r->ranks.r[j].step_median_ns = r->procs[r->ranks.r[j].proc].own_step_median_ns;
+	}
 	/* a median does not add up: the run's is that of the process with most steps */
 	r->total.step_median_ns = 0;
 	uint64_t most = 0;
@@ -475,46 +482,6 @@ void ft_report_free(struct ft_report *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* prints s wrapped at 78 columns with the given indent; the first line
- * starts at column col0 (already printed) */
-static void wrap_from(FILE *out, const char *s, int indent, int col0)
-{
-	int col = col0 > indent ? col0 - indent : 0;
-	while (*s) {
-		int w = (int)strcspn(s, " ");
-		if (col && col + 1 + w > 78 - indent) {
-			fputc('\n', out);
-			col = 0;
-		}
-		if (!col)
-			fprintf(out, "%*s", indent, "");
-		else
-			fputc(' ', out), col++;
-		int room = 78 - indent;
-		if (w > room && room > 12) {
-			/* a path longer than the line: its middle elided (the
-			 * JSON has it whole) */
-			int head = (room - 3) / 3, tail = room - 3 - head;
-			fwrite(s, 1, (size_t)head, out);
-			fputs("...", out);
-			fwrite(s + w - tail, 1, (size_t)tail, out);
-			col += room;
-		} else {
-			fwrite(s, 1, (size_t)w, out);
-			col += w;
-		}
-		s += w;
-		while (*s == ' ')
-			s++;
-	}
-	fputc('\n', out);
-}
-
-
-static void wrap(FILE *out, const char *s, int indent)
-{
-	wrap_from(out, s, indent, 0);
-}
 
 /* ---- losses ----
  * What the recorder counted but could not record (reader.h's ft_loss),
@@ -599,76 +566,6 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 					print_tree(r, k, d + 1, out);
 }
 
-/* The ranks of a job: the straggler, or that there is none (ranks.c). */
-static void report_ranks(const struct ft_report *r, FILE *out)
-{
-	const struct ft_ranks *rk = &r->ranks;
-	char a[48], b[48], line[400];
-	if (!rk->n)
-		return;
-	snprintf(line, sizeof line, "%d of %d with collectives, %llu matched on %d "
-		 "communicator%s", rk->n, rk->world, (unsigned long long)rk->matched, rk->comms,
-		 rk->comms == 1 ? "" : "s");
-	fputs("Ranks:", out);
-	wrap_from(out, line, 7, 7 + 1);
-	if (rk->nhosts > 1) {
-		uint64_t worst = 0;
-		for (int h = 1; h < rk->nhosts; h++)
-			if (rk->hosts[h].err_ns > worst)
-				worst = rk->hosts[h].err_ns;
-		ft_fmt_ns(a, sizeof a, worst);
-		if (rk->refined)
-			snprintf(line, sizeof line, "clocks: %d hosts, on %.40s's clock: wall clocks "
-				 "corrected by the collectives the ranks leave together (residual %s "
-				 "at most)", rk->nhosts, rk->hosts[0].name, a);
-		else
-			snprintf(line, sizeof line, "clocks: %d hosts, on %.40s's clock by their wall "
-				 "clocks only (the collectives do not block: the clocks' own error "
-				 "stays)", rk->nhosts, rk->hosts[0].name);
-		wrap(out, line, 2);
-	}
-	if (!rk->matched) {
-		wrap(out, "no collective was reached by every rank: nothing to compare", 2);
-		fputc('\n', out);
-		return;
-	}
-	if (rk->straggler >= 0) {
-		const struct ft_rank_sum *x = &rk->r[rk->straggler];
-		ft_fmt_ns(a, sizeof a, (uint64_t)x->late_ns);
-		ft_fmt_ns(b, sizeof b, x->waited_ns);
-		snprintf(line, sizeof line, "rank %d/%d (pid %d) is the straggler: it arrived last at "
-			 "%llu of %llu collectives (%.0f%%), %s after the ranks' median; the other "
-			 "ranks waited %s for it in all. The verdict below is about it.",
-			 x->rank, rk->world, x->pid, (unsigned long long)x->last,
-			 (unsigned long long)rk->matched,
-			 100.0 * (double)x->last / (double)rk->matched, a, b);
-	} else {
-		uint64_t most = 0;
-		for (int j = 0; j < rk->n; j++)
-			if (rk->r[j].last > most)
-				most = rk->r[j].last;
-		ft_fmt_ns(a, sizeof a, rk->spread_ns);
-		snprintf(line, sizeof line, "no straggler: the ranks arrive within %s of each other "
-			 "(median), and none arrived last at more than %llu of the %llu collectives.",
-			 a, (unsigned long long)most, (unsigned long long)rk->matched);
-	}
-	wrap(out, line, 2);
-	fprintf(out, "  %6s %8s %6s %13s %14s\n", "rank", "pid", "last", "late (median)",
-		"others waited");
-	for (int j = 0; j < rk->n && j < 16; j++) {
-		const struct ft_rank_sum *x = &rk->r[j];
-		ft_fmt_ns(a, sizeof a, (uint64_t)(x->late_ns < 0 ? -x->late_ns : x->late_ns));
-		ft_fmt_ns(b, sizeof b, x->waited_ns);
-		char late[56];
-		snprintf(late, sizeof late, "%s%s", x->late_ns < 0 ? "-" : "", a);
-		fprintf(out, "  %6d %8d %6llu %13s %14s\n", x->rank, x->pid,
-			(unsigned long long)x->last, late, b);
-	}
-	if (rk->n > 16)
-		fprintf(out, "  (%d more ranks in --json)\n", rk->n - 16);
-	fputc('\n', out);
-}
-
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
 	char a[48], b[48], c[48], line[320];
@@ -698,23 +595,23 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		} else
 			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
 				 (unsigned long long)t->steps, r->step_range, a, b);
-		wrap(out, line, 2);
+		ft_wrap(out, line, 2);
 		snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, %.1f reads",
 			 ft_per_step(t, t->step_launches), ft_per_step(t, t->step_hidden),
 			 ft_per_step(t, t->step_reads));
-		wrap(out, line, 2);
+		ft_wrap(out, line, 2);
 	}
 	fputc('\n', out);
 
-	report_ranks(r, out);
+	ft_ranks_text(&r->ranks, out, "The verdict below is about it.");
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
 	const struct ft_run_verdict *rv = &r->rv;
 	fputs("Verdict:", out);
-	wrap_from(out, rv->process, 9, 9 + 1);        /* wraps under the process */
-	wrap(out, v->sentence, 2);
+	ft_wrap_from(out, rv->process, 9, 9 + 1);        /* wraps under the process */
+	ft_wrap(out, v->sentence, 2);
 	if (*rv->detail)
-		wrap(out, rv->detail, 2);
+		ft_wrap(out, rv->detail, 2);
 	/* one line of evidence */
 	if (v->by_launch && !strcmp(v->basis, "gpu_idle")) {
 		ft_fmt_ns(a, sizeof a, v->idle_ns);
@@ -733,13 +630,13 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s", j ? "," : ":",
 				      ft_cat_label[k], c);
 		}
-		wrap(out, line, 2);
+		ft_wrap(out, line, 2);
 	} else if (v->nfeeders) {
 		int n = snprintf(line, sizeof line, "evidence: the feeding thread%s",
 				 v->nfeeders > 1 ? "s'" : "'s");
 		n += snprintf(line + n, sizeof line - (size_t)n, " time in the %s window:",
 			      rv->from);
-		wrap(out, line, 2);
+		ft_wrap(out, line, 2);
 		int col = 0;
 		for (int k = 0; k < FT_CAT_N; k++) {
 			double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
@@ -772,7 +669,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s",
 					      k++ ? "," : ":", ft_cat_label[c2], b);
 			}
-		wrap(out, line, 2);
+		ft_wrap(out, line, 2);
 	}
 	if (r->nprocs > 1) {
 		fputs("  processes:\n", out);
@@ -805,10 +702,10 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		else
 			c[0] = 0;
 		int col = fprintf(out, "%3d %9s  %-16s %s%s", i + 1, a, p->kind, c, *c ? " " : "");
-		wrap_from(out, p->what, 31, col);
+		ft_wrap_from(out, p->what, 31, col);
 		if (p->suggestion && *p->suggestion) {
 			snprintf(line, sizeof line, "-> %s", p->suggestion);
-			wrap(out, line, 31);
+			ft_wrap(out, line, 31);
 		}
 	}
 	if (npb > shown_pb)
@@ -1027,54 +924,6 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 	ft_json_end(j);
 }
 
-/* "ranks": the job's ranks and its straggler (null: not a job of ranks) */
-static void json_ranks(struct ft_json *j, const struct ft_ranks *rk)
-{
-	if (!rk->n) {
-		ft_json_null(j, "ranks");
-		return;
-	}
-	ft_json_obj(j, "ranks");
-	ft_json_int(j, "world", rk->world);
-	ft_json_int(j, "ranks", rk->n);
-	ft_json_int(j, "communicators", rk->comms);
-	ft_json_u64(j, "matched", rk->matched);
-	ft_json_u64(j, "spread_median_ns", rk->spread_ns);
-	ft_json_u64(j, "interval_median_ns", rk->interval_ns);
-	if (rk->straggler >= 0)
-		ft_json_int(j, "straggler", rk->r[rk->straggler].rank);
-	else
-		ft_json_null(j, "straggler");
-	ft_json_bool(j, "clocks_refined", rk->refined);
-	ft_json_arr(j, "hosts");
-	for (int h = 0; h < rk->nhosts; h++) {
-		const struct ft_rank_host *x = &rk->hosts[h];
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "host", txt(x->name));
-		ft_json_int(j, "ranks", x->ranks);
-		ft_json_int(j, "wall_offset_ns", x->wall_ns);
-		ft_json_int(j, "correction_ns", x->fix_ns);
-		ft_json_u64(j, "residual_ns", x->err_ns);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_arr(j, "per_rank");
-	for (int i = 0; i < rk->n; i++) {
-		const struct ft_rank_sum *x = &rk->r[i];
-		ft_json_obj(j, NULL);
-		ft_json_int(j, "rank", x->rank);
-		ft_json_int(j, "pid", x->pid);
-		ft_json_str(j, "host", txt(rk->hosts[x->host].name));
-		ft_json_u64(j, "collectives", x->colls);
-		ft_json_u64(j, "last", x->last);
-		ft_json_int(j, "late_median_ns", x->late_ns);
-		ft_json_u64(j, "others_waited_ns", x->waited_ns);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_end(j);
-}
-
 void ft_report_json(const struct ft_report *r, FILE *out)
 {
 	struct ft_json jw, *j = &jw;
@@ -1089,7 +938,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_end(j);
 	json_metrics(j, &r->total);
 	json_verdict(j, &r->procs[r->main], &r->rv);
-	json_ranks(j, &r->ranks);
+	ft_ranks_json(j, &r->ranks);
 	ft_json_arr(j, "processes");
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_rep_proc *p = &r->procs[i];
@@ -1099,6 +948,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_str(j, "role", p->role ? p->role : "helper");
 		ft_json_str(j, "cmdline", txt(p->cmdline));
 		ft_rank_json(j, r->tr.procs[i]);
+		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);
 		json_metrics(j, &p->m);
 		json_verdict(j, p, NULL);
 		ft_json_end(j);

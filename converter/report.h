@@ -23,6 +23,8 @@ struct ft_rep_proc {
 	uint64_t start;           /* its trace's start */
 	struct ft_metrics m;
 	struct ft_verdict v;
+	uint64_t own_step_median_ns;  /* its steps' median, kept where the run's
+	                                 steps leave its batches out (a rank's) */
 };
 
 /* a thread that delivers data to the feeding process, in the window */

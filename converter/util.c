@@ -192,3 +192,43 @@ void ft_map_free(struct ft_map *m)
 	free(m->val);
 	memset(m, 0, sizeof *m);
 }
+
+/* prints s wrapped at 78 columns with the given indent; the first line
+ * starts at column col0 (already printed) */
+void ft_wrap_from(FILE *out, const char *s, int indent, int col0)
+{
+	int col = col0 > indent ? col0 - indent : 0;
+	while (*s) {
+		int w = (int)strcspn(s, " ");
+		if (col && col + 1 + w > 78 - indent) {
+			fputc('\n', out);
+			col = 0;
+		}
+		if (!col)
+			fprintf(out, "%*s", indent, "");
+		else
+			fputc(' ', out), col++;
+		int room = 78 - indent;
+		if (w > room && room > 12) {
+			/* a path longer than the line: its middle elided (the
+			 * JSON has it whole) */
+			int head = (room - 3) / 3, tail = room - 3 - head;
+			fwrite(s, 1, (size_t)head, out);
+			fputs("...", out);
+			fwrite(s + w - tail, 1, (size_t)tail, out);
+			col += room;
+		} else {
+			fwrite(s, 1, (size_t)w, out);
+			col += w;
+		}
+		s += w;
+		while (*s == ' ')
+			s++;
+	}
+	fputc('\n', out);
+}
+
+void ft_wrap(FILE *out, const char *s, int indent)
+{
+	ft_wrap_from(out, s, indent, 0);
+}

@@ -24,6 +24,11 @@ void ft_fmt_bytes(char *buf, size_t cap, uint64_t b);    /* "2.0 MiB" */
 /* s in at most width columns: its tail after "..." when longer */
 const char *ft_fit(const char *s, int width);
 void ft_json_string(FILE *out, const char *s);              /* quoted, escaped */
+/* s wrapped at 78 columns with the given indent (a word longer than the
+ * line: its middle elided); ft_wrap_from: the first line starts at column
+ * col0, already printed */
+void ft_wrap_from(FILE *out, const char *s, int indent, int col0);
+void ft_wrap(FILE *out, const char *s, int indent);
 
 uint64_t ft_hash_str(const char *s);                     /* FNV-1a, 64 bits */
 

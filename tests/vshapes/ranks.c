@@ -12,7 +12,8 @@
  * leave each all-reduce together, so without a plant they arrive at the
  * next one together.
  *
- *   --ranks N     4 by default (2 to 8); 30 steps
+ *   --ranks N     4 by default (2 to 8)
+ *   --steps N     30 by default
  *   --slow R      the rank with the planted feed (default none)
  *   --plant data  (default) rank R's loader takes 20 ms per batch (a slow
  *                 read: it sleeps), the others' 1 ms: rank R's main thread
@@ -25,6 +26,10 @@
  *                 FEEDTRACE_TEST_HOST) whose wall clock is off by
  *                 (R * 37 mod 100) - 50 ms (FEEDTRACE_TEST_REALTIME_SKEW_NS):
  *                 the report must put them back on one clock
+ *   --out-per-rank each rank traces into a directory of its own,
+ *                 $FEEDTRACE_OUT/rank-R (as a Slurm or torchrun recipe
+ *                 does, docs/ANALYSES.md "Ranks"), the launcher into
+ *                 $FEEDTRACE_OUT
  *
  * Facts printed (by the launcher): "fact rank R PID" per rank, and with
  * --hosts "fact skew R NS".
@@ -36,7 +41,7 @@
 
 #include "vshape.h"
 
-#define STEPS 30
+#define STEPS 30                 /* by default; --steps N */
 #define SLOTS 2
 #define MAX_RANKS 8
 
@@ -47,6 +52,7 @@ typedef int (*allreduce_t)(const void *, void *, size_t, int, int, void *, void 
 static const char image[] = "kernel step 2000000\n";
 
 static uint64_t load_ns;
+static int steps = STEPS;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t not_empty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t not_full = PTHREAD_COND_INITIALIZER;
@@ -55,7 +61,7 @@ static int queue[SLOTS], head, count;
 static void *loader(void *arg)
 {
 	(void)arg;
-	for (int b = 0; b < STEPS; b++) {
+	for (int b = 0; b < steps; b++) {
 		struct timespec ts = { 0, (long)load_ns };
 		nanosleep(&ts, NULL);           /* a slow read */
 		pthread_mutex_lock(&mu);
@@ -120,7 +126,7 @@ static int rank_main(int rank, int world, int slow, int sync_plant)
 	pthread_t th;
 	pthread_create(&th, NULL, loader, NULL);
 	int sum = 0;
-	for (int s = 0; s < STEPS; s++) {
+	for (int s = 0; s < steps; s++) {
 		sum += take();
 		CK(cu.LaunchKernel(step, 128, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 		if (rank == slow && sync_plant) {
@@ -135,7 +141,7 @@ static int rank_main(int rank, int world, int slow, int sync_plant)
 	}
 	pthread_join(th, NULL);
 	free(pageable);
-	return sum == STEPS * (STEPS - 1) / 2 ? 0 : 1;
+	return sum == steps * (steps - 1) / 2 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -143,14 +149,17 @@ int main(int argc, char **argv)
 	const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
 	int slow = atoi(vs_opt(argc, argv, "--slow", "-1"));
 	const char *plant = vs_opt(argc, argv, "--plant", "data");
-	if (strcmp(plant, "data") && strcmp(plant, "sync")) {
-		fprintf(stderr, "usage: ranks [--ranks 2-%d] [--slow R] [--plant data|sync]\n",
-			MAX_RANKS);
+	steps = atoi(vs_opt(argc, argv, "--steps", "30"));
+	if ((strcmp(plant, "data") && strcmp(plant, "sync")) || steps < 1) {
+		fprintf(stderr, "usage: ranks [--ranks 2-%d] [--slow R] [--plant data|sync] "
+			"[--steps N] [--hosts] [--out-per-rank]\n", MAX_RANKS);
 		return 2;
 	}
 	if (r && w)
 		return rank_main(atoi(r), atoi(w), slow, !strcmp(plant, "sync"));
 	int n = atoi(vs_opt(argc, argv, "--ranks", "4")), hosts = vs_flag(argc, argv, "--hosts");
+	int per_rank = vs_flag(argc, argv, "--out-per-rank");
+	const char *out = getenv("FEEDTRACE_OUT");
 	if (n < 2 || n > MAX_RANKS) {
 		fprintf(stderr, "ranks: --ranks from 2 to %d\n", MAX_RANKS);
 		return 2;
@@ -182,6 +191,11 @@ int main(int argc, char **argv)
 				setenv("FEEDTRACE_TEST_REALTIME_SKEW_NS", ns, 1);
 				setenv("LOCAL_RANK", "0", 1);
 			}
+			if (per_rank && out) {
+				char dir[4096];
+				snprintf(dir, sizeof dir, "%s/rank-%d", out, i);
+				setenv("FEEDTRACE_OUT", dir, 1);
+			}
 			execv("/proc/self/exe", argv);
 			vs_die("execv");
 		}
@@ -197,6 +211,6 @@ int main(int argc, char **argv)
 	if (bad)
 		fprintf(stderr, "ranks: a rank failed\n");
 	else
-		printf("ranks: %d ranks x %d steps, slow rank %d (%s)\n", n, STEPS, slow, plant);
+		printf("ranks: %d ranks x %d steps, slow rank %d (%s)\n", n, steps, slow, plant);
 	return bad;
 }

@@ -1,0 +1,192 @@
+"""`feedtrace ranks`: the cross-rank report of a job from its ranks'
+summaries (issue 18's scale part). Each rank of tests/vshapes/ranks.c
+traces into a directory of its own (--out-per-rank, as a Slurm or torchrun
+recipe does); `feedtrace report --json` of each is its summary; merging the
+summaries must give exactly what one report of all the ranks' files
+copied together gives, the straggler named with its own verdict. Synthetic
+summaries (tests/ranksynth.py: exact arrivals, hosts with known clock
+errors, summaries that keep every 2nd or 4th collective) check the merge's
+numbers to the nanosecond, and the errors a user can meet."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, TOOL, make, report_json
+import ranksynth
+
+RANKS = os.path.join(BUILD, "vshapes", "ranks")
+NCCL = os.path.join(BUILD, "tests", "nccl")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    make(RANKS, os.path.join(NCCL, "nccl_prog"))
+
+
+def ranks_cmd(*args):
+    return subprocess.run([TOOL, "ranks", *args], capture_output=True, text=True, timeout=300)
+
+
+def ranks_json(*args):
+    r = ranks_cmd("--json", *args)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def job_per_rank(traced, tmp_path, *args):
+    """the job with one trace directory per rank; its summaries written"""
+    run = traced([RANKS, "--out-per-rank"] + list(args),
+                 env={"LD_LIBRARY_PATH": NCCL, "FT_CUDA_PATH": "proc-ptds"}, load=False,
+                 timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    pids = {}
+    for line in run.stdout.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[:2] == ["fact", "rank"]:
+            pids[int(f[2])] = int(f[3])
+    dirs = sorted(glob.glob(os.path.join(run.dir, "rank-*")))
+    assert len(dirs) == len(pids)
+    sums = tmp_path / "summaries"
+    sums.mkdir()
+    for d in dirs:
+        r = subprocess.run([TOOL, "report", "--json", d], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        (sums / (os.path.basename(d) + ".json")).write_text(r.stdout)
+    return pids, dirs, str(sums)
+
+
+def test_summaries_merge_as_the_ranks_files_together(traced, tmp_path):
+    pids, dirs, sums = job_per_rank(traced, tmp_path, "--slow", "2")
+    # every rank's files copied into one directory: the report of them all
+    together = tmp_path / "together"
+    together.mkdir()
+    for d in dirs:
+        for f in glob.glob(os.path.join(d, "*.ft")):
+            shutil.copy(f, together)
+    whole = report_json(str(together))["ranks"]
+    merged = ranks_json(sums)
+    assert merged["ranks"] == whole
+    # trace directories given directly are reported here: the same
+    assert ranks_json(*dirs)["ranks"] == whole
+    rk = merged["ranks"]
+    assert (rk["world"], rk["ranks"], rk["matched"], rk["sampled_every"]) == (4, 4, 30, 1)
+    assert rk["straggler"] == 2
+    assert {x["rank"]: x["pid"] for x in rk["per_rank"]} == pids
+    v = merged["straggler_verdict"]
+    assert (v["rank"], v["pid"], v["limit"]) == (2, pids[2], "data delivery")
+    assert v["file"] == os.path.join(sums, "rank-2.json")
+    assert [x["limit"] for x in rk["per_rank"]][2] == "data delivery"
+    # a summary is small: tens of KB
+    assert all(os.path.getsize(f) < 64 * 1024 for f in glob.glob(sums + "/*.json"))
+    text = " ".join(ranks_cmd(sums).stdout.split())
+    assert "rank 2/4 (pid %d) is the straggler" % pids[2] in text
+    assert "Straggler's verdict: rank 2/4, main process %d" % pids[2] in text
+    assert "its findings: feedtrace report %s" % dirs[2] in text
+
+
+def test_a_long_job_is_sampled(traced, tmp_path):
+    """1100 all-reduces: each summary keeps every 2nd (550, under 1024)"""
+    pids, dirs, sums = job_per_rank(traced, tmp_path, "--ranks", "2", "--steps", "1100")
+    for f in sorted(glob.glob(sums + "/*.json")):
+        procs = [p for p in json.load(open(f))["processes"] if p["collectives"]]
+        assert len(procs) == 1
+        c = procs[0]["collectives"]
+        assert (c["count"], c["sampled_every"]) == (1100, 2)
+        assert [(x["comm"], x["count"], len(x["start_delta_ns"]), len(x["dur_ns"]))
+                for x in c["comms"]] == [(0, 1100, 550, 550)]
+        assert os.path.getsize(f) < 64 * 1024
+    rk = ranks_json(sums)["ranks"]
+    assert (rk["ranks"], rk["matched"], rk["sampled_every"]) == (2, 550, 2)
+    assert [x["collectives"] for x in rk["per_rank"]] == [1100, 1100]
+    assert rk["straggler"] is None
+
+
+def synth(tmp_path, name, *args, **kw):
+    d = str(tmp_path / name)
+    ranksynth.write(d, *args, **kw)
+    return d
+
+
+def test_synthetic_straggler_on_two_hosts_with_mixed_samples(tmp_path):
+    """8 ranks on 2 hosts (the second's monotonic clock 1 s ahead, its wall
+    clock 1.918 ms off), 3000 all-reduces, summaries keeping every 1st, 2nd
+    or 4th: matched on every 4th, every figure exact"""
+    d = synth(tmp_path, "s", 8, 3000, straggler=5, hosts=2, strides={1: 2, 2: 4, 6: 4})
+    rk = ranks_json(d)["ranks"]
+    assert (rk["ranks"], rk["matched"], rk["sampled_every"]) == (8, 750, 4)
+    assert rk["straggler"] == 5
+    assert rk["clocks_refined"] is True
+    assert [(h["host"], h["ranks"], h["correction_ns"], h["residual_ns"]) for h in rk["hosts"]] \
+        == [("node0", 4, 0, 0), ("node1", 4, -ranksynth.wall_err(1), 0)]
+    # lateness against the median arrival (ranks 3 and 4: 35 us)
+    late = [r * ranksynth.STEP - 35_000 for r in range(8)]
+    late[5] += ranksynth.LATE
+    assert [x["late_median_ns"] for x in rk["per_rank"]] == late
+    assert [x["last"] for x in rk["per_rank"]] == [0] * 5 + [750] + [0] * 2
+    a = ranksynth.arrivals(0, 8, 5)
+    per = sum(a[5] - x for x in a)
+    assert rk["per_rank"][5]["others_waited_ns"] == per * 3000
+    assert rk["interval_median_ns"] == ranksynth.INTERVAL
+    text = ranks_cmd(d).stdout
+    assert "(every 4th of" in text and "~" in text
+
+
+def test_synthetic_equal_ranks(tmp_path):
+    d = synth(tmp_path, "s", 16, 200)
+    r = ranks_cmd(d)
+    assert r.returncode == 0
+    assert "no straggler: the ranks arrive within 150.0 us of each other" in " ".join(r.stdout.split())
+    assert "Straggler's verdict" not in r.stdout
+    assert ranks_json(d)["straggler_verdict"] is None
+    assert "(0 more ranks" not in r.stdout and "(0 more" not in r.stdout
+    assert "16 of 16 with collectives" in r.stdout
+
+
+def test_errors_name_the_file(tmp_path):
+    d = synth(tmp_path, "s", 4, 50, straggler=1)
+    files = sorted(glob.glob(d + "/*.json"))
+    bad = tmp_path / "bad.json"
+    text = '{"schema": "feedtrace-report/1", "processes": [ {"pid": 1,, ]}'
+    bad.write_text(text)
+    r = ranks_cmd(*files, str(bad))
+    assert r.returncode == 2
+    at = text.index(",,") + 1           # the second comma
+    assert r.stderr.startswith("feedtrace ranks: %s: not JSON at offset %d" % (bad, at)), r.stderr
+    other = tmp_path / "other.json"
+    other.write_text('{"schema": "feedtrace-diff/1"}')
+    r = ranks_cmd(str(other))
+    assert r.returncode == 2 and "%s: not a feedtrace report" % other in r.stderr
+    r = ranks_cmd(str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and "missing.json: No such file or directory" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = ranks_cmd(str(empty))
+    assert r.returncode == 2 and "neither summaries (*.json) nor a trace (*.ft)" in r.stderr
+    # one rank only: no job of ranks
+    r = ranks_cmd(files[0])
+    assert r.returncode == 1 and "no job of ranks" in r.stdout
+
+
+def test_two_jobs_are_not_merged_unless_mixed(tmp_path):
+    a = synth(tmp_path, "a", 4, 50, straggler=1)
+    b = synth(tmp_path, "b", 4, 50, job="synth-2")
+    r = ranks_cmd(a + "/rank-00000.json", a + "/rank-00001.json", b + "/rank-00002.json")
+    assert r.returncode == 2
+    assert "the summaries are of two jobs" in r.stderr and "'synth-2'" in r.stderr
+    r = ranks_cmd("--mixed", a + "/rank-00000.json", a + "/rank-00001.json",
+                  b + "/rank-00002.json")
+    assert r.returncode == 0, r.stderr
+    assert "3 of 4 with collectives" in r.stdout
+
+
+def test_a_rank_given_twice_is_said(tmp_path):
+    d = synth(tmp_path, "s", 4, 50, straggler=3)
+    r = ranks_cmd(d, d + "/rank-00003.json")
+    assert r.returncode == 0
+    assert r.stderr.count("rank 3 is in ") == 1
+    assert ranks_json(d, d + "/rank-00003.json")["ranks"]["straggler"] == 3
