@@ -46,7 +46,7 @@ READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
               converter/gpu.c converter/reads.c converter/locks.c converter/colls.c \
-              converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c \
+              converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \

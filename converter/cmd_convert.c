@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rankpick.h"
 #include "cmds.h"
 #include "convert.h"
 #include "outfile.h"
@@ -26,6 +27,9 @@ static void usage_to(FILE *out)
 		"                       with a single CPU usable): read, merge and analyse\n"
 		"                       on one, encode and write the Perfetto file on the\n"
 		"                       other (the output is the same byte for byte)\n"
+		"  --ranks LIST         only the processes of these ranks (0,5 or 0-3,8:\n"
+		"                       the straggler beside a typical rank), on the\n"
+		"                       lowest one's host's clock (docs/ANALYSES.md, \"Ranks\")\n"
 		"  --quiet              no progress line\n"
 		"  -h, --help           this text\n"
 		"Example: feedtrace convert t1 -o t1.pftrace\n", ft_an_opts_help);
@@ -38,11 +42,12 @@ static void usage(void)
 
 int ft_cmd_convert(int argc, char **argv)
 {
-	enum { THREADS = FT_OPT_OWN, QUIET };
+	enum { THREADS = FT_OPT_OWN, QUIET, RANKS };
 	static const struct option opts[] = {
 		FT_AN_LONGOPTS, FT_READ_LONGOPTS,
 		{ "out", required_argument, NULL, 'o' },
 		{ "threads", required_argument, NULL, THREADS },
+		{ "ranks", required_argument, NULL, RANKS },
 		{ "quiet", no_argument, NULL, QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -51,7 +56,7 @@ int ft_cmd_convert(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	ft_an_default_opts(&o.an);
 	int quiet = 0;
-	const char *dir = NULL, *out = NULL;
+	const char *dir = NULL, *out = NULL, *ranks = NULL;
 	int mixed = 0, c, k;
 	struct ft_cli cli;
 	ft_cli_begin(&cli, "convert", argc, argv);
@@ -75,6 +80,7 @@ int ft_cmd_convert(int argc, char **argv)
 			break;
 		}
 		case QUIET: quiet = 1; break;
+		case RANKS: ranks = optarg; break;
 		case 'h':
 			usage_to(stdout);
 			ft_cli_end(&cli);
@@ -112,9 +118,16 @@ int ft_cmd_convert(int argc, char **argv)
 		ft_trace_close(&tr);
 		return 2;
 	}
+	int64_t *shift = NULL;                 /* --ranks: each process onto one clock */
+	if (ranks && ft_rank_pick(&tr, ranks, &o.an, &o.mg, &shift, stderr) != 0) {
+		ft_trace_close(&tr);
+		return 2;
+	}
+	o.proc_shift = shift;
 	struct ft_outfile of;
 	if (ft_out_open(&of, out, "convert") != 0) {
 		ft_trace_close(&tr);
+		free(shift);
 		return 1;
 	}
 	struct pf_writer *w = pf_open(ft_out_path(&of));
@@ -122,6 +135,7 @@ int ft_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "feedtrace convert: %s: %s\n", out, strerror(errno));
 		ft_out_close(&of, 0);
 		ft_trace_close(&tr);
+		free(shift);
 		return 1;
 	}
 	struct ft_conv_stats st;
@@ -149,6 +163,7 @@ int ft_cmd_convert(int argc, char **argv)
 			(unsigned long long)st.lane_overflow, FT_CONV_MAX_LANES);
 	ft_symbols_print_notes(stderr, "feedtrace convert: ");
 	ft_trace_close(&tr);
+	free(shift);
 	return rc;
 bad:
 	ft_cli_end(&cli);

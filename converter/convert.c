@@ -725,9 +725,12 @@ void ft_conv_trace(struct pf_writer *w, struct ft_trace *tr, const struct ft_con
 	struct ft_pipe *pl = ft_pipe_new(w, threads, draw_call);
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct conv c;
+		struct ft_conv_opts po = *o;         /* its host's clock (rankpick.c) */
+		if (o->proc_shift)
+			po.ts_shift += o->proc_shift[i];
 		memset(&c, 0, sizeof c);
 		c.pl = pl;
-		c.o = o;
+		c.o = &po;
 		c.st = st;
 		c.p = tr->procs[i];
 		c.last_th = -1;

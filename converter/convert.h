@@ -21,6 +21,7 @@ struct ft_conv_opts {
 	struct ft_progress *progress;   /* the progress line (cli.h), or NULL */
 	const char *label;       /* prefix of process names ("before: "), or NULL */
 	int64_t ts_shift;        /* added to every timestamp */
+	const int64_t *proc_shift;  /* and per process (convert --ranks: rankpick.h), or NULL */
 	int32_t pid_add;         /* added to every pid and tid (two runs in one trace) */
 	int threads;             /* 1 or 2 (pipeline.c); 0: ft_pipe_default_threads() */
 };

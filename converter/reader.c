@@ -815,34 +815,54 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 	return 0;
 }
 
-void ft_trace_close(struct ft_trace *tr)
+static void process_free(struct ft_process *p)
 {
+	struct ft_strtab *tabs[2] = { p->strings, p->symbols };
+	for (int k = 0; k < 2; k++) {
+		struct ft_strtab *t = tabs[k];
+		if (!t)
+			continue;
+		for (uint32_t j = 0; j < t->n; j++)
+			free((void *)t->e[j].s);
+		free(t->e);
+		free(t->index);
+		free(t);
+	}
+	for (int j = 0; j < p->nthreads; j++)
+		free(p->threads[j].cpu);
+	free(p->threads);
+	if (p->sym_free)
+		p->sym_free(p->sym);
+	for (int j = 0; j < p->nmods; j++)
+		free(p->mods[j].path);
+	free(p->mods);
+	free(p->cmdline);
+	free(p->path);
+	pass_end(p);
+	free(p);
+}
+
+void ft_trace_keep(struct ft_trace *tr, const unsigned char *keep)
+{
+	int n = 0;
+	tr->start_ns = 0;
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct ft_process *p = tr->procs[i];
-		struct ft_strtab *tabs[2] = { p->strings, p->symbols };
-		for (int k = 0; k < 2; k++) {
-			struct ft_strtab *t = tabs[k];
-			if (!t)
-				continue;
-			for (uint32_t j = 0; j < t->n; j++)
-				free((void *)t->e[j].s);
-			free(t->e);
-			free(t->index);
-			free(t);
+		if (!keep[i]) {
+			process_free(p);
+			continue;
 		}
-		for (int j = 0; j < p->nthreads; j++)
-			free(p->threads[j].cpu);
-		free(p->threads);
-		if (p->sym_free)
-			p->sym_free(p->sym);
-		for (int j = 0; j < p->nmods; j++)
-			free(p->mods[j].path);
-		free(p->mods);
-		free(p->cmdline);
-		free(p->path);
-		pass_end(p);
-		free(p);
+		tr->procs[n++] = p;
+		if (!tr->start_ns || p->base_ns < tr->start_ns)
+			tr->start_ns = p->base_ns;
 	}
+	tr->nprocs = n;
+}
+
+void ft_trace_close(struct ft_trace *tr)
+{
+	for (int i = 0; i < tr->nprocs; i++)
+		process_free(tr->procs[i]);
 	free(tr->procs);
 	memset(tr, 0, sizeof *tr);
 }

@@ -93,6 +93,8 @@ typedef int (*ft_event_fn)(const struct ft_event *ev, void *arg);
  * Returns 0 if at least one process was readable, -1 otherwise. */
 int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err);
 void ft_trace_close(struct ft_trace *tr);
+/* keeps the processes i with keep[i] (in order), closes the others */
+void ft_trace_keep(struct ft_trace *tr, const unsigned char *keep);
 /* 0 when the files come from one run (the same run id in every header
  * that has one); else one line on err naming two files of different
  * runs, after "feedtrace CMD: ", and -1 */

@@ -45,13 +45,16 @@ def chunk(ctype, payload, codec=0):
 class TraceFile:
     def __init__(self, path, pid, cmdline=("prog",), start_ns=1_000_000_000_000, ppid=1,
                  flush_ns=200_000_000, real_ns=1_700_000_000_000_000_000, version=1,
-                 run_id=0):
+                 run_id=0, host="testhost", rank=None, world=0, job=""):
         self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
         self.strings, self.threads, self.events, self.cpus = {}, [], [], []
         self.cmdline = list(cmdline)
-        # run_id: 0 as in files written before run ids (docs/FORMAT.md)
-        hdr = struct.pack("<8sHHIiiIIQQQQII64sQ", b"FEEDTRC\n", version, 256, 2, pid, ppid, 0,
-                          15, start_ns, start_ns, real_ns, 0, 16384, 0, b"testhost", run_id)
+        # run_id: 0 as in files written before run ids (docs/FORMAT.md);
+        # rank: the launcher's identity (world 0: none; launcher 1: torchrun)
+        hdr = struct.pack("<8sHHIiiIIQQQQII64sQiiiI48s", b"FEEDTRC\n", version, 256, 2, pid,
+                          ppid, 0, 15, start_ns, start_ns, real_ns, 0, 16384, 0, host.encode(),
+                          run_id, -1 if rank is None else rank, -1, world, 1 if world else 0,
+                          job.encode())
         self.header = hdr + b"\0" * (256 - len(hdr))
 
     def string(self, s):

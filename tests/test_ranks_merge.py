@@ -190,3 +190,70 @@ def test_a_rank_given_twice_is_said(tmp_path):
     assert r.returncode == 0
     assert r.stderr.count("rank 3 is in ") == 1
     assert ranks_json(d, d + "/rank-00003.json")["ranks"]["straggler"] == 3
+
+
+# ---------------------------------------------------------------- convert --ranks
+
+def test_convert_chosen_ranks_on_one_clock(tmp_path):
+    """Three ranks written as the recorder writes them (ftgen): ranks 0 and
+    2 on host a, rank 1 on host b, whose monotonic clock is 4000 s ahead
+    and whose wall clock is 3 ms off; rank 1 has a DataLoader worker.
+    `convert --ranks 1,2` keeps rank 1 (and its worker) and rank 2, on
+    host b's clock (rank 1's, the lowest chosen): the all-reduces that
+    every rank leaves together end at the same instant, to the ns."""
+    from test_convert import load
+    import ftgen
+    d = tmp_path / "job"
+    d.mkdir()
+    real0, t0 = 1_700_000_000_000_000_000, 1_000_000_000_000      # host a's start
+    hosts = {"a": (0, 0), "b": (4_000_000_000_000, 3_000_000)}      # mono ahead, wall error
+    late = {0: 0, 1: 7_000_000, 2: 20_000}
+    files = []
+    for rank, host, pid in ((0, "a", 100), (1, "b", 200), (2, "a", 300)):
+        ahead, err = hosts[host]
+        w = ftgen.TraceFile(str(d / ("%s.%d.ft" % (host, pid))), pid, ["train.py"],
+                            start_ns=t0 + ahead, real_ns=real0 + err, host=host, rank=rank,
+                            world=3, job="j1")
+        w.thread(pid, "main", main=True)
+        for k in range(10):
+            arrive = t0 + 1_000_000 + k * 100_000_000 + late[rank]
+            leave = t0 + 1_000_000 + k * 100_000_000 + 7_050_000
+            w.event(pid, "NCCL_ALL_REDUCE", arrive + ahead, leave - arrive, ret=0,
+                    sym="ncclAllReduce", stream=0x10, bytes=4096, comm=0xc0ffee)
+        files.append(w)
+    ahead = hosts["b"][0]
+    wk = ftgen.TraceFile(str(d / "b.201.ft"), 201, ["train.py"], ppid=200, start_ns=t0 + ahead,
+                         real_ns=real0 + hosts["b"][1], host="b", rank=1, world=3, job="j1")
+    wk.thread(201, "worker", main=True)
+    wk.event(201, "READ", t0 + ahead + 2_000_000, 500_000, fd=3, path="/data/x", req=4096,
+             ret=4096)
+    files.append(wk)
+    for w in files:
+        w.close()
+    out = str(tmp_path / "chosen.pftrace")
+    r = subprocess.run([TOOL, "convert", str(d), "--ranks", "1,2", "-o", out],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert ": 3 processes," in r.stderr
+    rows = load(out, "select p.pid as pid, s.ts as ts, s.ts + s.dur as e from slice s "
+                     "join thread_track tt on s.track_id = tt.id join thread using(utid) "
+                     "join process p using(upid) where s.name = 'ncclAllReduce' order by s.ts",
+                "select p.pid as rpid, s.ts as rts from slice s join thread_track tt on "
+                "s.track_id = tt.id join thread using(utid) join process p using(upid) "
+                "where s.name = 'read'")
+    ends = {}
+    for x in rows:
+        if "pid" in x:
+            ends.setdefault(x["pid"], []).append(x["e"])
+    assert sorted(ends) == [200, 300]
+    assert ends[200] == [t0 + ahead + 1_000_000 + k * 100_000_000 + 7_050_000 for k in range(10)]
+    assert ends[300] == ends[200]
+    reads = [x for x in rows if "rpid" in x]
+    assert reads == [{"rpid": 201, "rts": t0 + ahead + 2_000_000}]
+    # a rank not here, a bad list: one line each
+    r = subprocess.run([TOOL, "convert", str(d), "--ranks", "5", "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "none of them is here (ranks 0 to 2 are)" in r.stderr
+    r = subprocess.run([TOOL, "convert", str(d), "--ranks", "1,,2", "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "not '1,,2'" in r.stderr
