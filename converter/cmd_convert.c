@@ -114,12 +114,13 @@ int ft_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "feedtrace convert: nothing to convert\n");
 		return 1;
 	}
-	if (!mixed && ft_trace_one_run(&tr, "convert", stderr) != 0) {
+	/* ranks traced apart are runs of their own: with --ranks, one job */
+	if (!mixed && !ranks && ft_trace_one_run(&tr, "convert", stderr) != 0) {
 		ft_trace_close(&tr);
 		return 2;
 	}
 	int64_t *shift = NULL;                 /* --ranks: each process onto one clock */
-	if (ranks && ft_rank_pick(&tr, ranks, &o.an, &o.mg, &shift, stderr) != 0) {
+	if (ranks && ft_rank_pick(&tr, ranks, mixed, &o.an, &o.mg, &shift, stderr) != 0) {
 		ft_trace_close(&tr);
 		return 2;
 	}

@@ -65,7 +65,7 @@ static int feed(const struct ft_event *ev, void *arg)
 	return 0;
 }
 
-int ft_rank_pick(struct ft_trace *tr, const char *list, const struct ft_an_opts *o,
+int ft_rank_pick(struct ft_trace *tr, const char *list, int mixed, const struct ft_an_opts *o,
 		 const struct ft_merge_opts *mg, int64_t **shift, FILE *err)
 {
 	int32_t *want;
@@ -102,6 +102,16 @@ int ft_rank_pick(struct ft_trace *tr, const char *list, const struct ft_an_opts 
 	ft_trace_keep(tr, keep);
 	free(keep);
 	int n = tr->nprocs, hosts = 0;
+	for (int i = 1; i < n && !mixed; i++) {
+		const struct ft_file_header *a = &tr->procs[0]->hdr, *b = &tr->procs[i]->hdr;
+		if (strncmp(a->job, b->job, sizeof a->job) || a->world_size != b->world_size) {
+			fprintf(err, "feedtrace convert: --ranks %s: %s and %s are of two jobs (job "
+				"'%.48s', world %d; job '%.48s', world %d): --mixed to draw them together\n",
+				list, tr->procs[0]->path, tr->procs[i]->path, a->job, a->world_size,
+				b->job, b->world_size);
+			return -1;
+		}
+	}
 	*shift = ft_xcalloc((size_t)n, sizeof **shift);
 	for (int i = 1; i < n && !hosts; i++)
 		hosts = strcmp(tr->procs[i]->hdr.host, tr->procs[0]->hdr.host) != 0;

@@ -15,10 +15,10 @@
 #include "reader.h"
 
 /* list: "0,5,17" or ranges "0-3,8". Keeps the chosen ranks' processes of
- * tr; *shift (malloc'd, one per kept process) is what moves each onto the
+ * tr (of one launcher job, unless mixed); *shift (malloc'd, one per kept process) is what moves each onto the
  * reference host's clock (0 on that host). -1 with one line on err when
  * the list is bad or names no rank of tr. */
-int ft_rank_pick(struct ft_trace *tr, const char *list, const struct ft_an_opts *o,
+int ft_rank_pick(struct ft_trace *tr, const char *list, int mixed, const struct ft_an_opts *o,
 		 const struct ft_merge_opts *mg, int64_t **shift, FILE *err);
 
 #endif

@@ -117,22 +117,34 @@ static void align(struct ft_ranks *rk, const struct ft_rank_in **in, const int *
 	if (blocking * 2 < m)
 		return;                          /* asynchronous calls: wall clocks only */
 	rk->refined = 1;
+	/* the ranks of each host, grouped once: order[first[h] .. first[h+1]) */
+	int *first = ft_xcalloc((size_t)rk->nhosts + 1, sizeof *first);
+	int *order = ft_xmalloc((size_t)nr * sizeof *order);
+	for (int j = 0; j < nr; j++)
+		first[rk->r[j].host + 1]++;
+	for (int h = 0; h < rk->nhosts; h++)
+		first[h + 1] += first[h];
+	int *fill = ft_xmalloc((size_t)rk->nhosts * sizeof *fill);
+	memcpy(fill, first, (size_t)rk->nhosts * sizeof *fill);
+	for (int j = 0; j < nr; j++)
+		order[fill[rk->r[j].host]++] = j;
+	free(fill);
 	uint64_t *d = ft_xmalloc(m * sizeof *d), *side = ft_xmalloc((size_t)nr * sizeof *side);
-	for (int h = 1; h < rk->nhosts; h++) {
+	double *la = ft_xmalloc(m * sizeof *la);
+	for (int h = 0; h < rk->nhosts; h++) {
 		for (size_t k = 0; k < m; k++) {
 			const int *row = rows + k * (size_t)nr;
 			size_t na = 0;
-			for (int j = 0; j < nr; j++)
-				if (rk->r[j].host == 0)
-					side[na++] = in[j]->colls[row[j]].end;
-			double la = ft_median(side, na);
-			na = 0;
-			for (int j = 0; j < nr; j++)
-				if (rk->r[j].host == h)
-					side[na++] = in[j]->colls[row[j]].end;
-			double lb = ft_median(side, na) + (double)rk->hosts[h].wall_ns;
-			d[k] = biased(la - lb);
+			for (int i = first[h]; i < first[h + 1]; i++)
+				side[na++] = in[order[i]]->colls[row[order[i]]].end;
+			double l = ft_median(side, na);
+			if (h == 0)
+				la[k] = l;              /* the reference host's leaving */
+			else
+				d[k] = biased(la[k] - (l + (double)rk->hosts[h].wall_ns));
 		}
+		if (h == 0)
+			continue;
 		double fix = median_signed(d, m);
 		rk->hosts[h].fix_ns = (int64_t)fix;
 		for (size_t k = 0; k < m; k++) {
@@ -141,6 +153,9 @@ static void align(struct ft_ranks *rk, const struct ft_rank_in **in, const int *
 		}
 		rk->hosts[h].err_ns = (uint64_t)ft_median(d, m);
 	}
+	free(la);
+	free(first);
+	free(order);
 	free(d);
 	free(side);
 }

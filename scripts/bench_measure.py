@@ -25,7 +25,7 @@ Sections: 1 micro (tests/bench/micro.c), 1b callgrind instruction counts,
 2 peers (strace, ltrace, uftrace, LTTng-UST), 3 trace size, 4 memory, 5 Python
 reading small files, 6 CUDA on the simulated driver (tests/bench/cudabench.c,
 tests/bench/cudapy.py), 7 examples/train.py end to end, 8 the converter
-(scripts/bench_convert.sh). The whole is meant to take < 15 min on a quiet
+(scripts/bench_convert.sh), 8b `feedtrace ranks` merging 1 024 rank summaries. The whole is meant to take < 15 min on a quiet
 2-core machine (BUDGET_S): train.py's alternations and the converter's sizes
 are cut, and the report says so, when the time would run out.
 
@@ -1338,8 +1338,48 @@ def section_convert(b):
 
 
 
+# ---------------------------------------------------------------- section 8b: ranks
+RANKS_SIZES = (256, 1024)         # rank summaries merged
+RANKS_COLLS = 1024                # collectives per summary: as many as a summary keeps
+
+
+def section_ranks(b):
+    """`feedtrace ranks DIR` over synthetic rank summaries (tests/ranksynth.py:
+    one communicator, RANKS_COLLS all-reduces each, 8 ranks per host, one
+    straggler): wall time (hyperfine) and peak RSS (/usr/bin/time) of the
+    merge, for two job sizes, so that memory's growth with ranks shows."""
+    res = {"colls": RANKS_COLLS, "rows": []}
+    synth = os.path.join(b.root, "tests", "ranksynth.py")
+    tool = os.path.join(b.build, "feedtrace")
+    for n in RANKS_SIZES:
+        d = os.path.join(b.tmp, f"ranks{n}")
+        b.progress(f"ranks: {n} synthetic summaries")
+        r = b.run([sys.executable, synth, d, str(n), str(RANKS_COLLS), "--straggler",
+                   str(n // 2 + 1), "--hosts", str(max(1, n // 8))], label="ranksynth")
+        if r.rc != 0:
+            b.failures.append((f"ranks, {n} summaries", f"ranksynth: exit {r.rc}: {r.err.strip()[-300:]}"))
+            continue
+        size = dir_bytes(d)
+        argv = [tool, "ranks", "--json", d]
+        hf = b.hyperfine(argv, runs=max(3, RUNS // 2), label="ranks")   # output discarded
+        rss = []
+        for _ in range(3):
+            rr, kb, _cpu = timed(b, argv, None, "ranks")
+            if rr.rc != 0:
+                b.failures.append((f"ranks, {n} summaries", f"exit {rr.rc}: {rr.err.strip()[-300:]}"))
+                break
+            rss.append(kb)
+        out = json.loads(rr.out) if rr.rc == 0 else {}
+        st = (out.get("ranks") or {}).get("straggler")
+        res["rows"].append({"ranks": n, "bytes": size, "wall": wall(hf),
+                            "walls": walls(hf), "rss_kb": med(rss) if rss else None,
+                            "straggler": st, "planted": n // 2 + 1})
+        remove(d)
+    return res
+
+
 # ---------------------------------------------------------------- main
-SECTIONS = ("micro", "instr", "peers", "storm", "python", "cuda", "train", "convert")
+SECTIONS = ("micro", "instr", "peers", "storm", "python", "cuda", "train", "convert", "ranks")
 
 
 def main():
@@ -1397,6 +1437,7 @@ def main():
         run("cuda", section_cuda, b)
         run("train", section_train, b, CONVERT_RESERVE_S if not only or "convert" in only else 0)
         run("convert", section_convert, b)
+        run("ranks", section_ranks, b)
     finally:
         shutil.rmtree(b.tmp, ignore_errors=True)
     results.update(load1=loadavg(), elapsed=b.elapsed(), times=times, sections=sec,

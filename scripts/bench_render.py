@@ -642,6 +642,35 @@ def report_convert(w, res):
     w("")
 
 
+def report_ranks(w, res):
+    rk = res["sections"].get("ranks")
+    w("## 8b. Ranks: `feedtrace ranks` merging rank summaries")
+    w("")
+    if not rk or not rk["rows"]:
+        w("Not measured (see Honesty).")
+        w("")
+        return
+    w(f"tests/ranksynth.py writes one summary per rank as `feedtrace report --json` does (one "
+      f"communicator, {rk['colls']:,} all-reduces each: as many as a summary keeps, so the "
+      f"largest a summary gets; 8 ranks per host, each host's clock off by a known amount; one "
+      f"straggler planted 8 ms late), then `feedtrace ranks --json DIR` merges them: wall time "
+      f"from hyperfine (median of its runs), peak RSS from `/usr/bin/time` (median of 3).")
+    w("")
+    w("| ranks | summaries on disk | merge wall | [min–max] | peak RSS | straggler named (planted) |")
+    w("|---:|---:|---:|---:|---:|---:|")
+    for r in rk["rows"]:
+        span = f"[{min(r['walls']):.2f}–{max(r['walls']):.2f}] s" if r["walls"] else ""
+        wl = f"{r['wall']:.2f} s" if r["wall"] is not None else "?"
+        rss = f"{r['rss_kb'] / 1024:.1f} MiB" if r["rss_kb"] is not None else "?"
+        w(f"| {r['ranks']:,} | {r['bytes'] / 2**20:.1f} MiB | {wl} | {span} | {rss} | "
+          f"{r['straggler']} ({r['planted']}) |")
+    w("")
+    w("Memory holds each summary's collectives (24 bytes each, at most 1 024 per communicator "
+      "and rank) and one index per rank and matched collective: it grows with the ranks, not "
+      "with the events the ranks recorded. Most of the time is json-c parsing the summaries.")
+    w("")
+
+
 def report_honesty(w, res):
     sec = res["sections"]
     micro, peers, instr, storm = sec["micro"], sec["peers"], sec["instr"], sec["storm"]
@@ -960,7 +989,7 @@ def write_report(out, res):
     L = []
     for part in (report_header, report_summary, report_micro, report_peers, report_size,
                  report_memory, report_python, report_cuda, report_train, report_convert,
-                 report_honesty, report_commands):
+                 report_ranks, report_honesty, report_commands):
         part(L.append, res)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:

@@ -4,7 +4,7 @@ writes them (docs/REPORT-SCHEMA.md, "collectives"), for the tests of
 `feedtrace ranks` and its benchmark (make bench, section 8b). Each rank's
 summary holds its main process, one communicator and COLLS all-reduces:
 the k-th starts at k * INTERVAL on the ranks' common clock, rank r
-arriving r * 10 us after that (the straggler STRAGGLER_LATE later), and
+arriving (r mod 8) * 10 us after that (the straggler LATE later), and
 every rank leaving 50 us after the last arrival. A rank on host h records
 on a monotonic clock h * 1 s ahead, and its wall-clock offset (realtime
 minus monotonic) is off by wall_err(h) ns: the merge must take both out.
@@ -17,8 +17,8 @@ import os
 import sys
 
 INTERVAL = 100_000_000          # ns between collectives
-STEP = 10_000                   # rank r arrives r * STEP after the collective's start
-LATE = 5_000_000                # the straggler's extra lateness
+STEP = 10_000                   # rank r arrives (r % 8) * STEP after the collective's start
+LATE = 8_000_000                # the straggler's extra lateness (over a 20th of INTERVAL)
 LEAVE = 50_000                  # everyone leaves this long after the last arrival
 BASE = 1_000_000_000_000        # the first collective, on host 0's monotonic clock
 
@@ -29,7 +29,7 @@ def wall_err(h):
 
 
 def arrivals(k, ranks, straggler):
-    a = [BASE + k * INTERVAL + r * STEP for r in range(ranks)]
+    a = [BASE + k * INTERVAL + r % 8 * STEP for r in range(ranks)]
     if straggler is not None:
         a[straggler] += LATE
     return a
