@@ -31,6 +31,7 @@ static const char ranks_usage[] =
 	"directory (reported here).\n"
 	"  --json               machine-readable (docs/REPORT-SCHEMA.md, \"ranks\")\n"
 	"  --mixed              merge summaries of several jobs (refused else)\n"
+	"  --reorder-ms MS      a trace directory's merge window across threads (1000)\n"
 	"  -h, --help           this text\n"
 	"Example: feedtrace ranks summaries/\n";
 
@@ -96,12 +97,12 @@ static int read_file(const char *path, char **text, size_t *len)
 }
 
 /* a trace directory reported here, its JSON read back as a summary's */
-static int add_trace_dir(struct ft_ranksums *s, const char *dir)
+static int add_trace_dir(struct ft_ranksums *s, const char *dir, const struct ft_merge_opts *mg)
 {
 	struct ft_report r;
 	struct ft_an_opts o;
 	ft_an_default_opts(&o);
-	if (ft_report_build(&r, dir, &o, NULL, stderr) != 0) {
+	if (ft_report_build(&r, dir, &o, mg, stderr) != 0) {
 		fprintf(stderr, "feedtrace ranks: %s: nothing to report\n", dir);
 		return -1;
 	}
@@ -131,7 +132,8 @@ static int add_file(struct ft_ranksums *s, const char *path)
 
 /* one argument: a summary, a directory of summaries or a trace directory;
  * the inputs read are appended to in */
-static int add_arg(struct ft_ranksums *s, const char *arg, struct input **in, int *nin, int *cap)
+static int add_arg(struct ft_ranksums *s, const char *arg, const struct ft_merge_opts *mg,
+		   struct input **in, int *nin, int *cap)
 {
 	struct stat st;
 	if (stat(arg, &st) != 0) {
@@ -163,7 +165,7 @@ static int add_arg(struct ft_ranksums *s, const char *arg, struct input **in, in
 			*in = ft_grow(*in, cap, sizeof **in);
 		struct input *x = &(*in)[(*nin)++];
 		*x = (struct input){ ft_xstrdup(nf ? files[i] : arg), 0 };
-		x->procs = traces ? add_trace_dir(s, x->name) : add_file(s, x->name);
+		x->procs = traces ? add_trace_dir(s, x->name, mg) : add_file(s, x->name);
 		if (x->procs < 0) {
 			rc = -1;
 			break;
@@ -326,7 +328,7 @@ int ft_cmd_ranks(int argc, char **argv)
 	struct input *in = NULL;
 	int nin = 0, cap = 0, rc = 0;
 	for (int i = optind; i < cli.argc && !rc; i++)
-		rc = add_arg(&s, cli.argv[i], &in, &nin, &cap);
+		rc = add_arg(&s, cli.argv[i], &mg, &in, &nin, &cap);
 	ft_cli_end(&cli);
 	if (!rc && !mixed)
 		rc = one_job(&s);
