@@ -156,6 +156,21 @@ def report_summary(w, res):
                       f"**{sgn(r['above_floor'])}**" + (" ✓" if r['above_floor'] <= lim else " ✗")
                       + (f" ({fmt(ir, 0)} Ir)" if ir is not None else "")
                       for lab, r, lim, ir in fl) + ".")
+    peers = sec.get("peers")
+    if peers:
+        parts = []
+        for peer, name in (("uftrace", "uftrace"), ("lttng", "LTTng-UST"), ("strace", "strace")):
+            cells = []
+            for test, lab in (("pread1", "`pread`"), ("read4k", "`read` 4 KiB"),
+                              ("openclose", "open+close"), ("mutex", "lock pair")):
+                e = (peers.get(test) or {}).get(peer) or {}
+                if e.get("multiple") is not None:
+                    cells.append(f"{lab} {e['multiple']:.1f}×")
+            if cells:
+                parts.append(f"{name}: " + ", ".join(cells))
+        if parts:
+            w("- peers per call, their added ns over feedtrace's (section 2; goal ≥ 10× cheaper "
+              "than uftrace on reads and opens): " + "; ".join(parts) + ".")
     w(f"- uncontended lock+unlock pair: **{sgn(mm['added'])} ns** "
       f"({sgn(mm['added_mt'])} ns vs multi-threaded, {sgn(mm['inproc'])} ns hook alone"
       + (f", {fmt(instr['mutex']['hook'], 0)} instructions" if instr else "")
@@ -1027,13 +1042,31 @@ def report_commands(w, res):
     w("")
 
 
+def section_0(out):
+    """Section 0 of the report already at out (hand-written history of
+    measurements made apart from `make bench`), its lines, or []: kept."""
+    try:
+        lines = open(out).read().split("\n")
+    except OSError:
+        return []
+    start = next((i for i, l in enumerate(lines) if l.startswith("## 0.")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
 def write_report(out, res):
-    """Writes the report on results res (benchlib.load_results) to out."""
+    """Writes the report on results res (benchlib.load_results) to out,
+    keeping the section 0 that out has."""
     L = []
+    kept = section_0(out)
     for part in (report_header, report_summary, report_micro, report_peers, report_size,
                  report_memory, report_python, report_cuda, report_train, report_convert,
                  report_honesty, report_commands):
         part(L.append, res)
+        if part is report_summary:
+            L.extend(kept)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(L))
