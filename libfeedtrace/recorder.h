@@ -30,7 +30,9 @@ struct ft_thread {
 	uint64_t limit;              /* tail + capacity, as last seen */
 	uintptr_t busy;              /* 0, or the frame of the hook mid-record
 	                              * (signal reentrancy, ft_busy_slow); 1: not now;
-	                              * a frame + 1: a call-site walk (FT_BUSY_WALK) */
+	                              * a frame + 1: a call-site walk or a CUDA driver
+	                              * call (FT_BUSY_WALK): hooks below it record
+	                              * nothing, one at or above clears it */
 	int32_t tid;
 	_Atomic uint64_t head;       /* slots published */
 	_Atomic uint64_t lost;       /* records dropped by the owner */
@@ -59,8 +61,19 @@ struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here); /* busy: ne
 extern _Atomic uint64_t ft_handler_lost;    /* handler calls not recorded (END) */
 void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wake */
 
+/* Where a hook's frame is, for t->busy: its canonical frame address (the
+ * stack pointer at its call), from the stack pointer and a constant. Unlike
+ * __builtin_frame_address(0) it needs no frame pointer: the hooks' early
+ * exits then save no register (shrink-wrapping), and every marker is the
+ * same kind of address, so they compare as frames do (the stack grows
+ * down: a handler's hook lies below the hook it interrupted). */
+#define FT_FRAME() ((uintptr_t)__builtin_dwarf_cfa())
+
 /* Returns the caller's thread state if group g is being recorded and the
- * thread may record now; NULL means "call straight through". */
+ * thread may record now; NULL means "call straight through". A hook called
+ * from below a call-site walk or a CUDA driver call (the driver's own
+ * locks: every launch takes one) is answered here, without the call to
+ * ft_busy_slow. */
 static inline struct ft_thread *ft_enter(unsigned g)
 {
 	if (ft_unlikely(!(atomic_load_explicit(&ft_active, memory_order_relaxed) & g)))
@@ -68,15 +81,19 @@ static inline struct ft_thread *ft_enter(unsigned g)
 	struct ft_thread *t = ft_self;
 	if (ft_unlikely(!t))
 		return ft_thread_attach();
-	if (ft_unlikely(t->busy))
-		return ft_busy_slow(t, (uintptr_t)__builtin_frame_address(0));
+	uintptr_t b = t->busy;
+	if (ft_unlikely(b)) {
+		if ((b & 1) && FT_FRAME() < b - 1)
+			return NULL;    /* called from below a walk or a CUDA call */
+		return ft_busy_slow(t, FT_FRAME());
+	}
 	return t;
 }
 
 /* A hook is taking its call site (libfeedtrace/callsite.c): hooks the unwinder
  * reaches record nothing; a siglongjmp out of the walk is seen by the
  * thread's next hook at or above this frame, which clears it. */
-#define FT_BUSY_WALK(t) ((t)->busy = (uintptr_t)__builtin_frame_address(0) | 1)
+#define FT_BUSY_WALK(t) ((t)->busy = FT_FRAME() | 1)
 
 /* Reserve n contiguous slots in t's ring; NULL (and the loss counted) if full.
  * The caller fills them and calls ft_commit(). */
@@ -84,7 +101,7 @@ static inline struct ft_rec *ft_reserve(struct ft_thread *t, unsigned n)
 {
 	/* the frame marks who is mid-record: a hook that finds busy set from a
 	 * frame at or below its own knows a siglongjmp left that record */
-	t->busy = (uintptr_t)__builtin_frame_address(0);
+	t->busy = FT_FRAME();
 	atomic_signal_fence(memory_order_seq_cst);
 	if (ft_unlikely(t->head_local + n > t->check_at)) {
 		ft_ring_full(t);

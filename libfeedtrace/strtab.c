@@ -75,6 +75,15 @@ static uint64_t hash64(const char *s, size_t n)
 		h = (h << 27 | h >> 37) * 5 + 0x52dce729;
 	}
 	w = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n >= 8 && i < n) {
+		/* the last 1..7 bytes: the top of the word that ends the string
+		 * (bytes already hashed shifted out), the same value as the
+		 * byte loop below in one load */
+		memcpy(&w, s + n - 8, 8);
+		w >>= 8 * (8 - (n - i));
+	} else
+#endif
 	for (unsigned k = 0; i + k < n; k++)        /* the last 0..7 bytes */
 		w |= (uint64_t)(unsigned char)s[i + k] << (8 * k);
 	w *= k1;

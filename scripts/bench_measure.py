@@ -453,19 +453,25 @@ def section_micro(b, datafile):
     pairs = differences("clock", 1000000, "two TSC reads vs none")
     res["pread1"]["clock_pair"] = med(pairs)
     res["pread1"]["clock_pair_all"] = pairs
-    # the floor (issue 20): a minimal recorder around the same pread (TSC,
+    # the floor (issue 20): a minimal recorder around the same call (TSC,
     # the call through libc's own pointer, TSC, one 32-byte store), against
-    # the bare call, in interleaved blocks of one process
-    floors = differences("floor", 100000, "minimal recorder around pread vs bare pread")
-    res["pread1"]["floor"] = med(floors)
-    res["pread1"]["floor_all"] = floors
+    # the bare call, in interleaved blocks of one process (untraced); the
+    # hook's distance from it is its in-process cost minus the floor
+    for test, n, _reps in MICRO:
+        if test == "contended":
+            continue
+        floors = differences("floor_" + test, n, f"minimal recorder around {test} vs bare calls")
+        m = res[test]
+        m["floor"], m["floor_all"] = med(floors), floors
+        m["above_floor"] = m["inproc"] - m["floor"] if m["inproc"] is not None and m["floor"] is not None else None
     return res
 
 
 # ---------------------------------------------------------------- section 1b
 CG_LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?):([^\s:]+)(?:\s+\[(.*)\])?\s*$")
 HOOK_FILES = ("shim/", "cuda_wrappers.c", "recorder.h", "clock.h", "strtab.h", "ia32intrin.h", "x86intrin.h")
-HOOK_FUNCS = ("ft_fd_path", "ft_fd_set", "ft_intern", "hash64", "arena_add", "ft_ring_full")
+HOOK_FUNCS = ("ft_fd_path", "ft_fd_set", "ft_intern", "ft_intern_path", "intern_n", "hash64",
+              "arena_add", "ft_ring_full", "ft_busy_slow")
 CG_N = (max(10, 1000 // SCALE), max(30, 3000 // SCALE))   # section 1b: calls in the two runs compared
 
 
@@ -902,6 +908,26 @@ def section_cuda(b):
             row["added"] = row["ft"] - row["base"] if row["ft"] is not None and row["base"] is not None else None
             row["added_mt"] = row["ft"] - row["idle"] if row["ft"] is not None and row["idle"] is not None else None
             res["rows"][key] = row
+    # the floor (issue 20): a minimal recorder around the driver's own
+    # launch function, against the bare call, interleaved in one process
+    for mode, n, reps in CUDA_PLAN:
+        row = res["rows"].get(mode)
+        if mode == "copy" or not row:
+            continue
+        n = max(100, n // SCALE)
+        b.progress(f"cuda floor_{mode}: {RUNS} x minimal recorder around the driver's launch, N={n}")
+        floors = []
+        for _i in range(RUNS):
+            r = b.run([prog, "floor_" + mode, drv, str(n), str(reps)], env=dict(SIM_ENV),
+                      label=f"cuda-floor-{mode}")
+            try:
+                x, y, _interp = parse_fig(r, f"cuda floor_{mode}")
+                floors.append(x - y)
+            except RuntimeError as e:
+                res["errors"].append(str(e))
+        row["floor"], row["floor_all"] = med(floors), floors
+        row["above_floor"] = (row["inproc"] - row["floor"]
+                              if row["inproc"] is not None and row["floor"] is not None else None)
     c0, c16 = res["rows"].get("copy0"), res["rows"].get("copy16")
     if c0 and c16:
         res["stack_proc"] = c16["ft"] - c0["ft"] if c16["ft"] is not None and c0["ft"] is not None else None
@@ -973,7 +999,8 @@ def section_cuda_instr(b, prog, drv):
     if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
         return None
     out = {}
-    plan = [("launch", 1000, 3000, ("u", "t0")), ("copy", 200, 600, ("t0", "t16"))]
+    plan = [("launch", 1000, 3000, ("u", "t0")), ("proc", 1000, 3000, ("u", "t0")),
+            ("copy", 200, 600, ("t0", "t16"))]
     b.progress(f"callgrind cuda: {CUDA_CG_RUNS} x (launch untraced/traced, copy stacks off/on) x 2 sizes")
     for mode, n1, n2, cfgs in plan:
         n1, n2 = max(20, n1 // SCALE), max(60, n2 // SCALE)
@@ -1008,7 +1035,7 @@ def section_cuda_instr(b, prog, drv):
 
             def dd(c, k):
                 return (v[c, n2][k] - v[c, n1][k]) / units
-            if mode == "launch":
+            if mode in ("launch", "proc"):
                 per.setdefault("hook", []).append(dd("t0", "hook"))
                 per.setdefault("added", []).append(dd("t0", "total") - dd("u", "total"))
                 per.setdefault("untraced", []).append(dd("u", "total"))

@@ -147,6 +147,30 @@ def report_summary(w, res):
          f"adds {sgn(pm['floor'])} ns, the floor: the hook is {sgn(pm['inproc'] - pm['floor'])} ns "
          f"above it" if pm.get("floor") is not None and pm.get("inproc") is not None else "")
       + "); goal ≤ floor + 15 ns.")
+    fl = floor_rows(sec)
+    if fl:
+        w("- **hook above the floor** (issue 20: a minimal recorder, TSC + call + TSC + one "
+          "32-byte store, around the same call in the same process; goal ≤ floor + 15 ns per "
+          "call, +30 per open+close pair): "
+          + "; ".join(f"{lab} {sgn(r['inproc'])} ns hook alone vs {sgn(r['floor'])} floor = "
+                      f"**{sgn(r['above_floor'])}**" + (" ✓" if r['above_floor'] <= lim else " ✗")
+                      + (f" ({fmt(ir, 0)} Ir)" if ir is not None else "")
+                      for lab, r, lim, ir in fl) + ".")
+    peers = sec.get("peers")
+    if peers:
+        parts = []
+        for peer, name in (("uftrace", "uftrace"), ("lttng", "LTTng-UST"), ("strace", "strace")):
+            cells = []
+            for test, lab in (("pread1", "`pread`"), ("read4k", "`read` 4 KiB"),
+                              ("openclose", "open+close"), ("mutex", "lock pair")):
+                e = (peers.get(test) or {}).get(peer) or {}
+                if e.get("multiple") is not None:
+                    cells.append(f"{lab} {e['multiple']:.1f}×")
+            if cells:
+                parts.append(f"{name}: " + ", ".join(cells))
+        if parts:
+            w("- peers per call, their added ns over feedtrace's (section 2; goal ≥ 10× cheaper "
+              "than uftrace on reads and opens): " + "; ".join(parts) + ".")
     w(f"- uncontended lock+unlock pair: **{sgn(mm['added'])} ns** "
       f"({sgn(mm['added_mt'])} ns vs multi-threaded, {sgn(mm['inproc'])} ns hook alone"
       + (f", {fmt(instr['mutex']['hook'], 0)} instructions" if instr else "")
@@ -162,6 +186,40 @@ def report_summary(w, res):
              f"{py['strace_sec'] / py['sbase']:.1f}×." if py.get("strace") and py.get("strace_sec") and py.get("sbase") else ""))
     for line in summary_6_8(sec):
         w(line)
+    w("")
+
+
+# issue 20's calls: (section, key, short label, limit above the floor in ns)
+FLOOR_CALLS = [("micro", "pread1", "`pread`", 15), ("micro", "read4k", "`read` 4 KiB", 15),
+               ("micro", "openclose", "`open`+`close` pair", 30),
+               ("cuda", "launch", "launch (`dlsym`)", 15),
+               ("cuda", "proc", "launch (`cuGetProcAddress_v2` flags 2)", 15)]
+
+
+def floor_rows(sec):
+    """[(label, row, limit, hook instructions)] of the calls whose floor was measured"""
+    out = []
+    for where, key, lab, lim in FLOOR_CALLS:
+        d = sec.get(where) or {}
+        r = (d.get("rows") or {}).get(key) if where == "cuda" else d.get(key)
+        if not r or r.get("above_floor") is None:
+            continue
+        if where == "cuda":
+            ir = (((d.get("instr") or {}).get(key)) or {}).get("hook")
+        else:
+            ir = ((sec.get("instr") or {}).get(key) or {}).get("hook")
+        out.append((lab, r, lim, ir))
+    return out
+
+
+def floor_table(w, rows):
+    """issue 20's table: floor, hook alone and the distance, with spreads"""
+    w("| call | floor: minimal recorder − bare call | hook alone | above the floor | goal | hook instructions |")
+    w("|---|---|---|---|---|---|")
+    for lab, r, lim, ir in rows:
+        w(f"| {lab} | {sgn(r['floor'])}{spread(r.get('floor_all') or [], 1)} | "
+          f"{sgn(r['inproc'])}{spread(r.get('inproc_all') or [], 1)} | **{sgn(r['above_floor'])}**"
+          + (" ✓" if r['above_floor'] <= lim else " ✗") + f" | ≤ floor + {lim} ns | {fmt(ir, 0)} |")
     w("")
 
 
@@ -247,6 +305,22 @@ def report_micro(w, res):
     w("")
     w("✓/✗: at or under the goal, or over it (shown, not asserted).")
     w("")
+    fl = [x for x in floor_rows(res["sections"]) if x[0] in ("`pread`", "`read` 4 KiB", "`open`+`close` pair")]
+    if fl:
+        w("**The floor** (issue 20): `micro floor_MODE` runs the minimal recorder (TSC, the call "
+          "through libc's own pointer, TSC, one 32-byte store into a ring) against the bare call "
+          "through the same pointer, blocks interleaved in one untraced process; its difference is "
+          "what any timing recorder must add to that call here. *Hook alone* is the column above; "
+          "medians of the runs, [min–max] over them:")
+        w("")
+        floor_table(w, fl)
+        mm = micro.get("mutex") or {}
+        if mm.get("floor") is not None:
+            w(f"The lock pair's goal is absolute (≤ 5 ns: an uncontended lock records nothing); a "
+              f"minimal recorder timing every lock would add {sgn(mm['floor'])} ns"
+              f"{spread(mm.get('floor_all') or [], 1)} per pair here, the hook adds "
+              f"{sgn(mm['inproc'])}.")
+            w("")
     w(f"Drops: with `FEEDTRACE_BUF_KB={cfg['buf_kb']}` the traced micro runs above lost the number of "
       f"records in the last column. One extra run of each with the default "
       f"{cfg['ring_default_kb'] or '?'} KiB ring:")
@@ -278,7 +352,8 @@ def report_micro(w, res):
           "cancel out, median of the runs:")
         w("")
         w("- **hook**: instructions executed in feedtrace's hook code (shim/*.c, the inline "
-          "recorder, the clock, `ft_fd_path`/`ft_intern`) per traced call.")
+          "recorder, the clock, `ft_fd_path`, the string table's `ft_intern_path`/`intern_n`, "
+          "`ft_busy_slow`) per traced call.")
         w("- **flusher and the rest**: everything else the traced run executes beyond the "
           "multi-threaded baseline, per traced call: copying, byte-shuffling and zstd-compressing "
           "the records, `write` (the final drain at exit runs on the main thread; it is counted "
@@ -485,6 +560,13 @@ def report_cuda(w, res):
           f"{'≤ 25 ns per launch' if goal else ('report (no goal)' if key == 'copy0' else 'stack: < 2 µs')} | "
           f"{m['lost']:,} / {m['records']:,} |")
     w("")
+    fl = [x for x in floor_rows(res["sections"]) if x[0].startswith("launch")]
+    if fl:
+        w("**The floor** (issue 20): `cudabench floor_launch` / `floor_proc` run the minimal "
+          "recorder (TSC, the driver's own function, TSC, one 32-byte store) against the bare "
+          "call through the same pointer, blocks interleaved in one untraced process:")
+        w("")
+        floor_table(w, fl)
     lim = 2000
     si, sp = cuda.get("stack_inproc"), cuda.get("stack_proc")
     w(f"**Cost of a stack capture at a sync** (stacks on − stacks off, depth {cuda['depth']}): "
@@ -501,10 +583,15 @@ def report_cuda(w, res):
         w("| what | instructions per call |")
         w("|---|---|")
         w(f"| untraced `cuLaunchKernel` (the simulated driver and the loop) | {fmt(la.get('untraced'), 0)} |")
-        w(f"| feedtrace's launch hook (generated wrapper, `ft_cu_launch`, the clock, the record, the "
-          f"`pthread_mutex_lock` hook on the driver's own mutex) | **{fmt(la.get('hook'), 0)}** |")
+        w(f"| feedtrace's launch hook (generated wrapper with `ft_cu_launch` inline, the kernel-name "
+          f"probe, the clock, the record, the `pthread_mutex_lock` hook passing the driver's own "
+          f"mutex through) | **{fmt(la.get('hook'), 0)}** |")
         w(f"| everything feedtrace adds per launch (hook, flusher copy/shuffle/zstd/`write`) | "
           f"{fmt(la.get('added'), 0)} |")
+        pr = ins.get("proc") or {}
+        if pr.get("hook") is not None:
+            w(f"| feedtrace's launch hook through `cuGetProcAddress_v2` flags 2 "
+              f"(`cuLaunchKernel_ptsz`) | **{fmt(pr.get('hook'), 0)}** |")
         w(f"| feedtrace's sync-copy hook, stacks off (includes `cuPointerGetAttribute`'s lock) | "
           f"{fmt(co.get('hook0'), 0)} |")
         w(f"| **stack capture** (stacks on − off, all code) | **{fmt(co.get('stack'), 0)}** |")
@@ -984,13 +1071,31 @@ def report_commands(w, res):
     w("")
 
 
+def section_0(out):
+    """Section 0 of the report already at out (hand-written history of
+    measurements made apart from `make bench`), its lines, or []: kept."""
+    try:
+        lines = open(out).read().split("\n")
+    except OSError:
+        return []
+    start = next((i for i, l in enumerate(lines) if l.startswith("## 0.")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
 def write_report(out, res):
-    """Writes the report on results res (benchlib.load_results) to out."""
+    """Writes the report on results res (benchlib.load_results) to out,
+    keeping the section 0 that out has."""
     L = []
+    kept = section_0(out)
     for part in (report_header, report_summary, report_micro, report_peers, report_size,
                  report_memory, report_python, report_cuda, report_train, report_convert,
                  report_ranks, report_honesty, report_commands):
         part(L.append, res)
+        if part is report_summary:
+            L.extend(kept)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(L))

@@ -84,7 +84,10 @@ def body(i, r):
     out.append("\tif (!t)")
     out.append("\t\treturn real(%s);" % args)
     out.append("\tuint64_t t0 = ft_now();")
-    out.append("\tt->busy = 1;\t/* the driver's own locks and reads belong to this call */")
+    # the driver's own locks and reads belong to this call: hooks below this
+    # frame record nothing; a siglongjmp out of the driver (a handler) is
+    # seen by the thread's next hook at or above it, which clears it
+    out.append("\tFT_BUSY_WALK(t);\t/* the driver's own locks and reads belong to this call */")
     out.append("\tCUresult r = real(%s);" % args)
     out.append("\tt->busy = 0;")
     kind, p = event_kind(r["api"]), r["ptsz"]

@@ -168,15 +168,14 @@ void *ft_cu_bind_dlsym(const char *name, void *p)
 
 /* ---- record helpers ---- */
 
-static uint32_t sym_id(int idx)
+uint32_t ft_cu_sym_id_slow(int idx)
 {
-	uint32_t id = atomic_load_explicit(&ft_cu_table[idx].sym_id, memory_order_relaxed);
-	if (ft_unlikely(!id)) {
-		id = ft_intern(ft_cu_table[idx].sym);
-		atomic_store_explicit(&ft_cu_table[idx].sym_id, id, memory_order_relaxed);
-	}
+	uint32_t id = ft_intern(ft_cu_table[idx].sym);
+	atomic_store_explicit(&ft_cu_table[idx].sym_id, id, memory_order_relaxed);
 	return id;
 }
+
+#define sym_id ft_cu_sym_id
 
 static inline uint64_t stream_of(int ptsz, uint64_t s)
 {
@@ -200,7 +199,7 @@ static uint32_t lookup_name(CUfunction f)
 }
 
 /* Kernel name id of a function handle, asked of the driver once. */
-static uint32_t kernel_name(CUfunction f)
+uint32_t ft_cu_kernel_name(CUfunction f)
 {
 	uint64_t k = (uint64_t)(uintptr_t)f;
 	if (!k)
@@ -269,22 +268,7 @@ static inline void head_slot(struct ft_rec *r, unsigned kind, uint64_t t0, uint6
 	r->p.u32[3] = w3;
 }
 
-void ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
-		  CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-		  unsigned bx, unsigned by, unsigned bz, CUstream s)
-{
-	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx), name = kernel_name(f);
-	struct ft_rec *rec = ft_reserve(t, 2);
-	if (!rec)
-		return;
-	head_slot(rec, kind, t0, t1, r, sym, name, FT_CU_SUBMIT);
-	uint64_t *x = (uint64_t *)ft_slot(t, 1);
-	x[0] = stream_of(ptsz, (uint64_t)(uintptr_t)s);
-	uint32_t *w = (uint32_t *)(x + 1);
-	w[0] = gx; w[1] = gy; w[2] = gz; w[3] = bx; w[4] = by; w[5] = bz;
-	ft_commit(t, 2);
-}
+/* ft_cu_launch: inline in the wrappers (cuda_shim.h) */
 
 void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle)

@@ -42,9 +42,43 @@ int ft_cu_is_wrapper(void *p);
 /* cuGetProcAddress: the wrapper to hand out for the driver's answer */
 void *ft_cu_bind_proc(const char *symbol, void *pfn, int version, uint64_t flags);
 
-void ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
-		  CUresult r, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-		  unsigned bx, unsigned by, unsigned bz, CUstream s);
+/* sync classes (events.def) */
+enum { FT_CU_SUBMIT = 0, FT_CU_WAIT = 1, FT_CU_HIDDEN = 2, FT_CU_POLL = 3, FT_CU_OTHER = 4 };
+
+uint32_t ft_cu_sym_id_slow(int idx);    /* interns entry idx's symbol (first record) */
+uint32_t ft_cu_kernel_name(CUfunction f);  /* kernel name id, asked of the driver once */
+
+static inline uint32_t ft_cu_sym_id(int idx)
+{
+	uint32_t id = atomic_load_explicit(&ft_cu_table[idx].sym_id, memory_order_relaxed);
+	return ft_likely(id != 0) ? id : ft_cu_sym_id_slow(idx);
+}
+
+/* A launch's record, inline in its wrapper (the hottest CUDA call: a
+ * helper of 14 arguments cost the call as much as the record): two slots,
+ * the head as every CUDA record's, then the stream and the grid. */
+static inline __attribute__((always_inline)) void
+ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0, CUresult r,
+	     CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+	     unsigned bz, CUstream s)
+{
+	uint64_t t1 = ft_now();
+	uint32_t sym = ft_cu_sym_id(idx), name = ft_cu_kernel_name(f);
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	ft_rec_header(rec, kind, 2, t0, t1);
+	rec->p.u32[0] = (uint32_t)r;
+	rec->p.u32[1] = sym;
+	rec->p.u32[2] = name;
+	rec->p.u32[3] = FT_CU_SUBMIT;
+	uint64_t *x = (uint64_t *)ft_slot(t, 1);
+	uint64_t s64 = (uint64_t)(uintptr_t)s;
+	x[0] = ptsz && s64 == 0 ? 2 : s64;      /* 2: CU_STREAM_PER_THREAD */
+	uint32_t *w = (uint32_t *)(x + 1);
+	w[0] = gx; w[1] = gy; w[2] = gz; w[3] = bx; w[4] = by; w[5] = bz;
+	ft_commit(t, 2);
+}
 void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle);
 void ft_cu_copy(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
@@ -76,7 +110,5 @@ void ft_cu_copy_batch3d(struct ft_thread *t, unsigned kind, int idx, int ptsz, u
 void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresult r,
 		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer, uint64_t comm);
 
-/* sync classes (events.def) */
-enum { FT_CU_SUBMIT = 0, FT_CU_WAIT = 1, FT_CU_HIDDEN = 2, FT_CU_POLL = 3, FT_CU_OTHER = 4 };
 
 #endif

@@ -31,31 +31,18 @@ static inline int32_t result32(long r)
 
 /* An opened path is a file, except what may be a device, a FIFO or a
  * /proc entry: those are looked at (fstat) when first read. The path is
- * read only after the open succeeded. */
+ * read only after the open succeeded. Compared a byte at a time inline
+ * (each stops at the first byte that differs, a NUL included): two
+ * strncmp calls were a sixth of the open hook's instructions. */
 static inline unsigned open_kind(const char *path, int flags)
 {
-	if ((flags & (O_NONBLOCK | O_PATH)) || !strncmp(path, "/dev/", 5) ||
-	    !strncmp(path, "/proc/", 6))
+	if ((flags & (O_NONBLOCK | O_PATH)) ||
+	    (path[0] == '/' &&
+	     ((path[1] == 'd' && path[2] == 'e' && path[3] == 'v' && path[4] == '/') ||
+	      (path[1] == 'p' && path[2] == 'r' && path[3] == 'o' && path[4] == 'c' &&
+	       path[5] == '/'))))
 		return FT_FDK_UNKNOWN;
 	return FT_FDK_FILE;
-}
-
-static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const char *path);
-
-/* site: the kind has a "py" field (extra is then the Python site, taken
- * after the call's end time) */
-static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
-			       int fd, const char *path, int flags, int extra, int site)
-{
-	uint64_t t1 = ft_now();
-	if (site)
-		extra = (int)open_site(t, t1, fd, path);
-	/* a path the kernel could not read is not read here either */
-	uint32_t id = fd < 0 && errno == EFAULT ? 0 : ft_intern_path(path);
-	if (fd >= 0)
-		ft_fd_set(fd, id, open_kind(path, flags));
-	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
-		   (uint32_t)extra);
 }
 
 /* The Python code that opened a data file: the converter names a storm's
@@ -64,18 +51,47 @@ static inline void record_open(struct ft_thread *t, unsigned kind, uint64_t t0,
  * plenty, and the walk's cost (a few hundred ns) stays off most opens;
  * never for code or pseudo-files (modpath.h), never when the open failed.
  * CPython 3.11 is read directly; other versions only while the thread
- * holds the GIL, which Python's own open() releases: no site there. */
+ * holds the GIL, which Python's own open() releases: no site there. The
+ * clock test is inline in the hooks; the rest is open_site. */
 #define PY_OPEN_EVERY (1ull << 21)
+static __attribute__((noinline)) uint32_t open_site(struct ft_thread *t, uint64_t t0,
+						    const char *path);
 
-static inline uint32_t open_site(struct ft_thread *t, uint64_t t0, int fd, const char *path)
+/* site: the kind has a "py" field (extra is then the Python site, taken
+ * after the call's end time). Keeps errno: interning and the record make
+ * no system call (a full ring's wake-up keeps errno itself), and the
+ * Python walk is wrapped in open_site; the opens need not save it. */
+static inline __attribute__((always_inline)) void
+record_open(struct ft_thread *t, unsigned kind, uint64_t t0, int fd, const char *path,
+	    int flags, int extra, int site)
 {
-	if (fd < 0 || t0 - t->py_open_at < PY_OPEN_EVERY || !ft_callsite_python_on() ||
-	    ft_is_module_path(path))
+	uint64_t t1 = ft_now();
+	if (site)
+		extra = fd >= 0 && t1 - t->py_open_at >= PY_OPEN_EVERY ?
+			(int)open_site(t, t1, path) : 0;
+	/* a path the kernel could not read is not read here either */
+	uint32_t id = fd < 0 && errno == EFAULT ? 0 : ft_intern_path(path);
+	if (fd >= 0)
+		ft_fd_set(fd, id, open_kind(path, flags));
+	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
+		   (uint32_t)extra);
+}
+
+static __attribute__((noinline)) uint32_t open_site(struct ft_thread *t, uint64_t t0,
+						    const char *path)
+{
+	if (!ft_callsite_python_on()) {
+		t->py_open_at = t0;     /* asked again a millisecond later */
+		return 0;
+	}
+	if (ft_is_module_path(path))
 		return 0;
 	t->py_open_at = t0;
+	int e = errno;                  /* the walk may touch it; the hook keeps it */
 	FT_BUSY_WALK(t);
 	uint32_t py = ft_callsite_python();
 	t->busy = 0;
+	errno = e;
 	return py;
 }
 
@@ -127,9 +143,7 @@ static inline mode_t open_mode(int flags, va_list ap)
 			return REAL(name)(dirv path, flags, mode);      \
 		uint64_t t0 = ft_now();                                 \
 		int fd = REAL(name)(dirv path, flags, mode);            \
-		int e = errno;                                          \
 		record_open(t, kind, t0, fd, path, flags, dirfd, site); \
-		errno = e;                                              \
 		return fd;                                              \
 	}
 
@@ -164,10 +178,8 @@ int close(int fd)
 	ft_fd_set(fd, 0, 0);
 	uint64_t t0 = ft_now();
 	int r = REAL(close)(fd);
-	int e = errno;
 	uint64_t t1 = ft_now();
 	ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
-	errno = e;
 	return r;
 }
 

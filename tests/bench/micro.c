@@ -30,11 +30,15 @@
  *              traced call pays for its start and end time), against the
  *              same loop without them: the clock's floor under any hook on
  *              this machine (x86 only)
- *   floor      the minimal recorder around the same cached 1-byte pread
- *              (issue 20's floor): TSC, pread through libc's own pointer,
- *              TSC, one 32-byte store into a 1 MiB ring; against the bare
- *              pread through the same pointer. floor - direct is what any
- *              timing recorder must add to this call here
+ *   floor_pread1, floor_read4k, floor_openclose, floor_mutex
+ *              the minimal recorder around the same call as pread1, read4k,
+ *              openclose, mutex (issue 20's floor): TSC, the call through
+ *              libc's own pointer, TSC, one 32-byte store into a 1 MiB ring
+ *              (per call: two records per open+close pair; one per lock
+ *              pair, around the lock, as a lock tracer times the
+ *              acquisition); against the bare calls through the same
+ *              pointers. floor - direct is what any timing recorder must
+ *              add to these calls here. floor is floor_pread1 (old name)
  *   mixed      N iterations of: open one of 16 files, reads of varied sizes,
  *              close; a second thread takes a shared mutex so that some
  *              locks wait (trace-size run); prints ns per iteration
@@ -318,25 +322,81 @@ static double block_clock(long n, int with_clock)
 struct min_rec { uint64_t ts; uint32_t dur; uint32_t fd; uint64_t req; int64_t ret; };
 static struct min_rec min_ring[1 << 15];
 
-static double block_floor(int fd, long n)
+static unsigned min_at;
+
+static inline void min_store(uint64_t a, uint64_t b, int fd, uint64_t req, int64_t ret)
+{
+	struct min_rec *m = &min_ring[min_at++ & ((1 << 15) - 1)];
+	m->ts = a;
+	m->dur = (uint32_t)(b - a);
+	m->fd = (uint32_t)fd;
+	m->req = req;
+	m->ret = ret;
+}
+
+#ifdef HAVE_TSC
+#define TSC() __rdtsc()
+#else
+#define TSC() 0ull             /* no floor without a TSC: the bare calls */
+#endif
+
+static double block_floor_pread1(int fd, long n)
 {
 	uint64_t t0 = now_ns();
-#ifdef HAVE_TSC
 	for (long i = 0; i < n; i++) {
-		uint64_t a = __rdtsc();
+		uint64_t a = TSC();
 		ssize_t r = direct.pread(fd, buf, 1, 0);
-		uint64_t b = __rdtsc();
-		struct min_rec *m = &min_ring[i & ((1 << 15) - 1)];
-		m->ts = a;
-		m->dur = (uint32_t)(b - a);
-		m->fd = (uint32_t)fd;
-		m->req = 1;
-		m->ret = r;
+		uint64_t b = TSC();
+		min_store(a, b, fd, 1, r);
 		sink += r;
 	}
-#else
-	(void)fd;
-#endif
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+static double block_floor_read4k(int fd, long n)
+{
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		if ((i & 63) == 0)
+			lseek(fd, 0, SEEK_SET);
+		uint64_t a = TSC();
+		ssize_t r = direct.read(fd, buf, 4096);
+		uint64_t b = TSC();
+		min_store(a, b, fd, 4096, r);
+		sink += r;
+	}
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+static double block_floor_openclose(const char *path, long n)
+{
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		uint64_t a = TSC();
+		int fd = direct.open(path, O_RDONLY);
+		uint64_t b = TSC();
+		min_store(a, b, fd, (uint64_t)(uintptr_t)path, fd);
+		if (fd < 0)
+			die("open");
+		a = TSC();
+		int r = direct.close(fd);
+		b = TSC();
+		min_store(a, b, fd, 0, r);
+	}
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+static double block_floor_mutex(long n)
+{
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		uint64_t a = TSC();
+		int r = direct.lock(&mtx);
+		uint64_t b = TSC();
+		min_store(a, b, 0, (uint64_t)(uintptr_t)&mtx, r);
+		sink++;
+		direct.unlock(&mtx);
+	}
 	return (double)(now_ns() - t0) / (double)n;
 }
 
@@ -371,8 +431,10 @@ int main(int argc, char **argv)
 	}
 
 	int fd = -1;
+	if (strcmp(mode, "floor") == 0)
+		mode = "floor_pread1";
 	if (strcmp(mode, "pread1") == 0 || strcmp(mode, "read4k") == 0 ||
-	    strcmp(mode, "floor") == 0) {
+	    strcmp(mode, "floor_pread1") == 0 || strcmp(mode, "floor_read4k") == 0) {
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			die("open");
@@ -388,8 +450,14 @@ int main(int argc, char **argv)
 			double v;
 			if (strcmp(mode, "pread1") == 0)
 				v = d ? block_pread1_direct(fd, n) : block_pread1_name(fd, n);
-			else if (strcmp(mode, "floor") == 0)
-				v = d ? block_pread1_direct(fd, n) : block_floor(fd, n);
+			else if (strcmp(mode, "floor_pread1") == 0)
+				v = d ? block_pread1_direct(fd, n) : block_floor_pread1(fd, n);
+			else if (strcmp(mode, "floor_read4k") == 0)
+				v = d ? block_read4k_direct(fd, n) : block_floor_read4k(fd, n);
+			else if (strcmp(mode, "floor_openclose") == 0)
+				v = d ? block_openclose_direct(path, n) : block_floor_openclose(path, n);
+			else if (strcmp(mode, "floor_mutex") == 0)
+				v = d ? block_mutex_direct(n) : block_floor_mutex(n);
 			else if (strcmp(mode, "read4k") == 0)
 				v = d ? block_read4k_direct(fd, n) : block_read4k_name(fd, n);
 			else if (strcmp(mode, "openclose") == 0)
