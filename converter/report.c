@@ -566,6 +566,38 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 					print_tree(r, k, d + 1, out);
 }
 
+/* Ranks of a job that made no NCCL collective (gloo, MPI): nothing to
+ * compare, said so, since each rank's waits for the others then read as
+ * waits for data or for other threads. */
+static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
+{
+	if (r->ranks.n)
+		return;
+	int32_t world = 0;
+	int n = 0;
+	unsigned seen[64] = { 0 };            /* ranks below 2048, one bit each */
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct ft_file_header *h = &r->tr.procs[i]->hdr;
+		if (h->world_size < 2 || h->rank < 0)
+			continue;
+		world = h->world_size;
+		if (h->rank < 64 * 32 && !(seen[h->rank / 32] & (1u << (h->rank % 32)))) {
+			seen[h->rank / 32] |= 1u << (h->rank % 32);
+			n++;
+		}
+	}
+	if (n < 2)
+		return;
+	char line[400];
+	snprintf(line, sizeof line, "%d of %d here, and no NCCL collective was recorded (gloo and "
+		 "MPI collectives are not): the ranks are not compared. A rank that waits for the "
+		 "others in gloo shows those waits as waits for another thread or for data in its "
+		 "own verdict.", n, world);
+	fputs("Ranks:", out);
+	ft_wrap_from(out, line, 7, 7 + 1);
+	fputc('\n', out);
+}
+
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
 	char a[48], b[48], c[48], line[320];
@@ -604,6 +636,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 
 	ft_ranks_text(&r->ranks, out, "The verdict below is about it.");
+	report_ranks_unmatched(r, out);
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
 	const struct ft_run_verdict *rv = &r->rv;

@@ -278,3 +278,26 @@ def test_convert_ranks_of_two_jobs_refused(tmp_path):
     r = subprocess.run([TOOL, "convert", str(d), "--ranks", "1,2", "--mixed", "-o", out],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_ranks_without_collectives_are_said(tmp_path):
+    """Ranks that meet in gloo (no NCCL record): the report says the ranks
+    are not compared, and why their waits may read as waits for data."""
+    import ftgen
+    d = tmp_path / "gloo"
+    d.mkdir()
+    for rank in range(2):
+        pid = 100 + rank
+        w = ftgen.TraceFile(str(d / ("h.%d.ft" % pid)), pid, ["train.py"], rank=rank, world=2,
+                            job="g")
+        w.thread(pid, "main", main=True)
+        w.event(pid, "READ", w.start + 1_000_000, 500_000, fd=3, path="/data/x", req=4096,
+                ret=4096)
+        w.close()
+    r = subprocess.run([TOOL, "report", str(d), "--mixed"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "Ranks: 2 of 2 here, and no NCCL collective was recorded" in text
+    assert report_json(str(d))["ranks"] is None
+    r = ranks_cmd(str(d))
+    assert r.returncode == 1 and "no job of ranks" in r.stdout

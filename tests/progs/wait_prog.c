@@ -38,6 +38,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* thread tid of pid is asleep ('S' in its stat): a hook's zero-timeout
+ * probe of the same system call never sleeps, the wait itself does */
+static int asleep(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY);
+	ssize_t k = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (k <= 0)
+		return 0;
+	buf[k] = 0;
+	const char *e = strrchr(buf, ')');        /* the name may hold spaces */
+	return e && e[1] == ' ' && e[2] == 'S';
+}
+
 /* waits until thread tid of pid sleeps in one of the system calls nr */
 static void until_in(pid_t pid, pid_t tid, const int *nr, int n)
 {
@@ -53,7 +70,7 @@ static void until_in(pid_t pid, pid_t tid, const int *nr, int n)
 			int cur = atoi(buf);
 			if (buf[0] >= '0' && buf[0] <= '9')
 				for (int i = 0; i < n; i++)
-					if (cur == nr[i])
+					if (cur == nr[i] && asleep(pid, tid))
 						return;
 		}
 		struct timespec ts = { 0, 200000 };
