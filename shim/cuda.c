@@ -175,13 +175,6 @@ uint32_t ft_cu_sym_id_slow(int idx)
 	return id;
 }
 
-#define sym_id ft_cu_sym_id
-
-static inline uint64_t stream_of(int ptsz, uint64_t s)
-{
-	return ptsz && s == 0 ? 2 : s;           /* 2: CU_STREAM_PER_THREAD */
-}
-
 #define NAME_SLOTS 16384u
 static struct {
 	_Atomic uint64_t key;
@@ -258,15 +251,6 @@ static inline void callsite(struct ft_thread *t, unsigned sync, uint32_t site[2]
 	}
 }
 
-static inline void head_slot(struct ft_rec *r, unsigned kind, uint64_t t0, uint64_t t1,
-			     CUresult res, uint32_t sym, uint32_t w2, uint32_t w3)
-{
-	ft_rec_header(r, kind, 2, t0, t1);
-	r->p.u32[0] = (uint32_t)res;
-	r->p.u32[1] = sym;
-	r->p.u32[2] = w2;
-	r->p.u32[3] = w3;
-}
 
 /* ft_cu_launch: inline in the wrappers (cuda_shim.h) */
 
@@ -274,14 +258,14 @@ void ft_cu_handle(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_
 		  CUresult r, unsigned sync, uint64_t stream, uint64_t handle)
 {
 	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx), site[2];
+	uint32_t sym = ft_cu_sym_id(idx), site[2];
 	callsite(t, sync, site);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
-	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	ft_cu_head(rec, kind, t0, t1, r, sym, sync, 0);
 	uint64_t *x = (uint64_t *)ft_slot(t, 1);
-	x[0] = stream_of(ptsz, stream);
+	x[0] = ft_cu_stream_of(ptsz, stream);
 	x[1] = handle;
 	((uint32_t *)x)[4] = site[0];
 	((uint32_t *)x)[5] = site[1];
@@ -294,7 +278,7 @@ static void copy_record(struct ft_thread *t, unsigned kind, int idx, int ptsz, u
 			uint64_t t1, CUresult r, unsigned dir, int async, uint64_t stream,
 			uint64_t bytes, int pinned)
 {
-	uint32_t sym = sym_id(idx);
+	uint32_t sym = ft_cu_sym_id(idx);
 	unsigned sync;
 	if (dir == 3)
 		sync = FT_CU_SUBMIT;           /* device to device: the host never waits */
@@ -307,9 +291,9 @@ static void copy_record(struct ft_thread *t, unsigned kind, int idx, int ptsz, u
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
-	head_slot(rec, kind, t0, t1, r, sym, dir, sync);
+	ft_cu_head(rec, kind, t0, t1, r, sym, dir, sync);
 	uint32_t *x = (uint32_t *)ft_slot(t, 1);
-	uint64_t s64 = stream_of(ptsz, stream);
+	uint64_t s64 = ft_cu_stream_of(ptsz, stream);
 	memcpy(&x[0], &s64, 8);
 	memcpy(&x[2], &bytes, 8);
 	x[4] = (uint32_t)pinned;
@@ -332,14 +316,14 @@ void ft_cu_mem(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t
 	       CUresult r, unsigned sync, uint64_t stream, uint64_t ptr, uint64_t bytes)
 {
 	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx), site[2];
+	uint32_t sym = ft_cu_sym_id(idx), site[2];
 	callsite(t, sync, site);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
-	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	ft_cu_head(rec, kind, t0, t1, r, sym, sync, 0);
 	uint64_t *x = (uint64_t *)ft_slot(t, 1);
-	x[0] = stream_of(ptsz, stream);
+	x[0] = ft_cu_stream_of(ptsz, stream);
 	x[1] = ptr;
 	x[2] = bytes;
 	((uint32_t *)x)[6] = site[0];
@@ -359,11 +343,11 @@ void ft_cu_nccl(struct ft_thread *t, unsigned kind, int idx, uint64_t t0, CUresu
 		unsigned sync, uint64_t stream, uint64_t count, int dtype, int peer, uint64_t comm)
 {
 	uint64_t t1 = ft_now();
-	uint32_t sym = sym_id(idx);
+	uint32_t sym = ft_cu_sym_id(idx);
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
-	head_slot(rec, kind, t0, t1, r, sym, sync, 0);
+	ft_cu_head(rec, kind, t0, t1, r, sym, sync, 0);
 	uint32_t *x = (uint32_t *)ft_slot(t, 1);
 	uint64_t bytes = count * nccl_type_size(dtype);
 	memcpy(&x[0], &stream, 8);

@@ -54,6 +54,25 @@ static inline uint32_t ft_cu_sym_id(int idx)
 	return ft_likely(id != 0) ? id : ft_cu_sym_id_slow(idx);
 }
 
+/* a call's stream as recorded: the per-thread default stream is 2
+ * (CU_STREAM_PER_THREAD) for a _ptsz entry point given stream 0 */
+static inline uint64_t ft_cu_stream_of(int ptsz, uint64_t s)
+{
+	return ptsz && s == 0 ? 2 : s;
+}
+
+/* the first slot of every two-slot CUDA record (events.def): the result,
+ * the entry point's symbol, then two words of the kind's own */
+static inline void ft_cu_head(struct ft_rec *r, unsigned kind, uint64_t t0, uint64_t t1,
+			      CUresult res, uint32_t sym, uint32_t w2, uint32_t w3)
+{
+	ft_rec_header(r, kind, 2, t0, t1);
+	r->p.u32[0] = (uint32_t)res;
+	r->p.u32[1] = sym;
+	r->p.u32[2] = w2;
+	r->p.u32[3] = w3;
+}
+
 /* A launch's record, inline in its wrapper (the hottest CUDA call: a
  * helper of 14 arguments cost the call as much as the record): two slots,
  * the head as every CUDA record's, then the stream and the grid. */
@@ -67,14 +86,9 @@ ft_cu_launch(struct ft_thread *t, unsigned kind, int idx, int ptsz, uint64_t t0,
 	struct ft_rec *rec = ft_reserve(t, 2);
 	if (!rec)
 		return;
-	ft_rec_header(rec, kind, 2, t0, t1);
-	rec->p.u32[0] = (uint32_t)r;
-	rec->p.u32[1] = sym;
-	rec->p.u32[2] = name;
-	rec->p.u32[3] = FT_CU_SUBMIT;
+	ft_cu_head(rec, kind, t0, t1, r, sym, name, FT_CU_SUBMIT);
 	uint64_t *x = (uint64_t *)ft_slot(t, 1);
-	uint64_t s64 = (uint64_t)(uintptr_t)s;
-	x[0] = ptsz && s64 == 0 ? 2 : s64;      /* 2: CU_STREAM_PER_THREAD */
+	x[0] = ft_cu_stream_of(ptsz, (uint64_t)(uintptr_t)s);
 	uint32_t *w = (uint32_t *)(x + 1);
 	w[0] = gx; w[1] = gy; w[2] = gz; w[3] = bx; w[4] = by; w[5] = bz;
 	ft_commit(t, 2);
