@@ -650,9 +650,6 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
 		fprintf(stderr, "feedtrace: out of memory\n");
 		exit(2);
 	}
-	static FILE *quiet;              /* what is damaged is said once, by the conversion */
-	if (!quiet)
-		quiet = fopen("/dev/null", "w");
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct ft_process *p = tr->procs[i];
 		rl[i].pid = p->hdr.pid;
@@ -663,7 +660,7 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
 		rl[i].world = p->hdr.world_size;
 		struct prepass pp = { &rl[i], xf, i };
 		if (tr->nprocs > 1)
-			ft_process_events(p, role_count, &pp, quiet ? quiet : err);
+			ft_process_events(p, role_count, &pp, ft_said_once(err));  /* said by the conversion */
 	}
 	ft_roles(rl, tr->nprocs);
 	ft_xflows_pair(xf, rl);

@@ -119,14 +119,11 @@ int ft_rank_pick(struct ft_trace *tr, const char *list, int mixed, const struct 
 		return 0;                        /* one host: one monotonic clock */
 	struct ft_rank_in *in = ft_xcalloc((size_t)n, sizeof *in);
 	struct ft_verdict *v = ft_xcalloc((size_t)n, sizeof *v);
-	static FILE *quiet;                      /* damage is said by the conversion */
-	if (!quiet)
-		quiet = fopen("/dev/null", "w");
 	for (int i = 0; i < n; i++) {
 		struct ft_process *p = tr->procs[i];
 		struct feed f = { ft_an_new(p, o, NULL) };
 		struct ft_metrics m;
-		ft_merge_events(p, mg, feed, &f, quiet ? quiet : err, NULL);
+		ft_merge_events(p, mg, feed, &f, ft_said_once(err), NULL);   /* the conversion says it */
 		ft_an_finish(f.an, &m, &v[i]);
 		ft_an_free(f.an);
 		in[i] = (struct ft_rank_in){ .pid = p->hdr.pid, .rank = p->hdr.rank,

@@ -14,27 +14,6 @@
 
 #define TEXT_ROWS 16               /* ranks listed in the text; all in JSON */
 
-static const char *txt(const char *s)
-{
-	return s ? s : "";
-}
-
-/* what the rank's own feed verdict names, short, for the table */
-static const char *limit_word(const char *limit)
-{
-	if (!limit)
-		return "?";
-	if (!strcmp(limit, "work submission"))
-		return "submission";
-	if (!strcmp(limit, "data delivery"))
-		return "data";
-	if (!strcmp(limit, "synchronization"))
-		return "sync";
-	if (!strcmp(limit, "GPU-bound"))
-		return "GPU";
-	return limit;
-}
-
 void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 {
 	char a[48], b[48], c[48], line[480];
@@ -80,7 +59,7 @@ void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 			 rk->nhosts > 1 ? rk->hosts[x->host].name : "", (unsigned long long)x->last,
 			 (unsigned long long)rk->matched,
 			 100.0 * (double)x->last / (double)rk->matched, a, rk->stride > 1 ? "~" : "",
-			 b, then ? " " : "", txt(then));
+			 b, then ? " " : "", ft_txt(then));
 	} else {
 		uint64_t most = 0;
 		for (int j = 0; j < rk->n; j++)
@@ -92,8 +71,8 @@ void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 			 a, (unsigned long long)most, (unsigned long long)rk->matched);
 	}
 	ft_wrap(out, line, 2);
-	fprintf(out, "  %5s %7s %6s %13s %13s %13s %s\n", "rank", "pid", "last", "late (median)",
-		"others waited", "step (median)", "own verdict");
+	fprintf(out, "  %5s %7s %6s %11s %13s %11s %s\n", "rank", "pid", "last", "late median",
+		"others waited", "step median", "own verdict");
 	for (int j = 0; j < rk->n && j < TEXT_ROWS; j++) {
 		const struct ft_rank_sum *x = &rk->r[j];
 		ft_fmt_ns(a, sizeof a, (uint64_t)(x->late_ns < 0 ? -x->late_ns : x->late_ns));
@@ -108,8 +87,8 @@ void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 		if (rk->straggler >= 0 && j != rk->straggler)   /* it waits for the straggler */
 			snprintf(own, sizeof own, "waits for %d", rk->r[rk->straggler].rank);
 		else
-			snprintf(own, sizeof own, "%s", limit_word(x->limit));
-		fprintf(out, "  %5d %7d %6llu %13s %13s %13s %s\n", x->rank, x->pid,
+			snprintf(own, sizeof own, "%s", x->limit ? x->limit : "?");
+		fprintf(out, "  %5d %7d %6llu %11s %13s %11s %s\n", x->rank, x->pid,
 			(unsigned long long)x->last, late, b, c, own);
 	}
 	if (rk->n > TEXT_ROWS)
@@ -140,7 +119,7 @@ void ft_ranks_json(struct ft_json *j, const struct ft_ranks *rk)
 	for (int h = 0; h < rk->nhosts; h++) {
 		const struct ft_rank_host *x = &rk->hosts[h];
 		ft_json_obj(j, NULL);
-		ft_json_str(j, "host", txt(x->name));
+		ft_json_str(j, "host", ft_txt(x->name));
 		ft_json_int(j, "ranks", x->ranks);
 		ft_json_int(j, "wall_offset_ns", x->wall_ns);
 		ft_json_int(j, "correction_ns", x->fix_ns);
@@ -154,7 +133,7 @@ void ft_ranks_json(struct ft_json *j, const struct ft_ranks *rk)
 		ft_json_obj(j, NULL);
 		ft_json_int(j, "rank", x->rank);
 		ft_json_int(j, "pid", x->pid);
-		ft_json_str(j, "host", txt(rk->hosts[x->host].name));
+		ft_json_str(j, "host", ft_txt(rk->hosts[x->host].name));
 		ft_json_u64(j, "collectives", x->colls);
 		ft_json_u64(j, "last", x->last);
 		ft_json_int(j, "late_median_ns", x->late_ns);

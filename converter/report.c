@@ -569,23 +569,27 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 /* Ranks of a job that made no NCCL collective (gloo, MPI): nothing to
  * compare, said so, since each rank's waits for the others then read as
  * waits for data or for other threads. */
+static int by_int32(const void *x, const void *y)
+{
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	return (a > b) - (a < b);
+}
+
 static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
 {
 	if (r->ranks.n)
 		return;
-	int32_t world = 0;
-	int n = 0;
-	unsigned seen[64] = { 0 };            /* ranks below 2048, one bit each */
+	int32_t world = 0, *rank = ft_xmalloc((size_t)(r->nprocs ? r->nprocs : 1) * sizeof *rank);
+	int k = 0, n = 0;
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct ft_file_header *h = &r->tr.procs[i]->hdr;
-		if (h->world_size < 2 || h->rank < 0)
-			continue;
-		world = h->world_size;
-		if (h->rank < 64 * 32 && !(seen[h->rank / 32] & (1u << (h->rank % 32)))) {
-			seen[h->rank / 32] |= 1u << (h->rank % 32);
-			n++;
-		}
+		if (h->world_size >= 2 && h->rank >= 0)
+			world = h->world_size, rank[k++] = h->rank;
 	}
+	qsort(rank, (size_t)k, sizeof *rank, by_int32);
+	for (int i = 0; i < k; i++)          /* distinct ranks (workers share theirs) */
+		n += !i || rank[i] != rank[i - 1];
+	free(rank);
 	if (n < 2)
 		return;
 	char line[400];
@@ -791,12 +795,6 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x)
 }
 
 /* "steps" and what goes with it: null when no step was marked */
-/* a text field: "" when there is none (null is written only where the
- * schema says a field may be null) */
-static const char *txt(const char *s)
-{
-	return s ? s : "";
-}
 
 static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 {
@@ -855,14 +853,14 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
 	ft_json_end(j);
 	ft_json_str(j, "limit", v->limit ? v->limit : "none");
-	ft_json_str(j, "sentence", txt(v->sentence));
+	ft_json_str(j, "sentence", ft_txt(v->sentence));
 	ft_json_str(j, "role", p->role ? p->role : "helper");
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	if (rv) {
-		ft_json_str(j, "process", txt(rv->process));
+		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);
-		ft_json_str(j, "detail", txt(rv->detail));
+		ft_json_str(j, "detail", ft_txt(rv->detail));
 		ft_json_obj(j, "window");
 		ft_json_u64(j, "start_ns", rv->w0);
 		ft_json_u64(j, "end_ns", rv->w1);
@@ -921,8 +919,8 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 		break;
 	case FT_FK_HIDDEN:
 	case FT_FK_LOCK:
-		ft_json_str(j, f->kind == FT_FK_LOCK ? "call" : "symbol", txt(f->symbol));
-		ft_json_str(j, "site", txt(f->site));
+		ft_json_str(j, f->kind == FT_FK_LOCK ? "call" : "symbol", ft_txt(f->symbol));
+		ft_json_str(j, "site", ft_txt(f->site));
 		if (f->kind == FT_FK_LOCK) {
 			ft_json_hex(j, "lock", f->addr);
 			ft_json_str(j, "lock_name", f->lock_name);
@@ -946,7 +944,7 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 		ft_json_arr(j, "top_files");
 		for (int k = 0; k < f->ntop; k++) {
 			ft_json_obj(j, NULL);
-			ft_json_str(j, "path", txt(f->top_file[k]));
+			ft_json_str(j, "path", ft_txt(f->top_file[k]));
 			ft_json_u64(j, "reads", f->top_reads[k]);
 			ft_json_end(j);
 		}
@@ -963,7 +961,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_begin(j, out);
 	ft_json_obj(j, NULL);
 	ft_json_str(j, "schema", "feedtrace-report/1");
-	ft_json_str(j, "dir", txt(r->dir));
+	ft_json_str(j, "dir", ft_txt(r->dir));
 	ft_json_u64(j, "damaged", (uint64_t)r->tr.errors);
 	ft_json_obj(j, "losses");
 	for (int k = 0; k < FT_LOSS_N; k++)
@@ -979,7 +977,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_int(j, "pid", p->pid);
 		ft_json_int(j, "ppid", p->ppid);
 		ft_json_str(j, "role", p->role ? p->role : "helper");
-		ft_json_str(j, "cmdline", txt(p->cmdline));
+		ft_json_str(j, "cmdline", ft_txt(p->cmdline));
 		ft_rank_json(j, r->tr.procs[i]);
 		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);
 		json_metrics(j, &p->m);
@@ -1003,8 +1001,8 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_u64(j, "count", pb[i].count);
 		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
 		ft_json_int(j, "first_finding", pb[i].first);
-		ft_json_str(j, "what", txt(pb[i].what));
-		ft_json_str(j, "suggestion", txt(pb[i].suggestion));
+		ft_json_str(j, "what", ft_txt(pb[i].what));
+		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
 		ft_json_str(j, "opener", pb[i].opener);
 		ft_json_end(j);
 	}
@@ -1018,8 +1016,8 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_obj(j, NULL);
 		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
 		ft_json_int(j, "pid", f->pid);
-		ft_json_str(j, "site", txt(f->site));
-		ft_json_str(j, "symbol", txt(f->symbol));
+		ft_json_str(j, "site", ft_txt(f->site));
+		ft_json_str(j, "symbol", ft_txt(f->symbol));
 		ft_json_int(j, "tid", f->tid);
 		ft_json_u64(j, "count", f->count);
 		ft_json_u64(j, "total_ns", f->total_ns);
@@ -1031,7 +1029,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	const char **notes;
 	int nn = ft_symbols_notes(&notes);
 	for (int i = 0; i < nn; i++)
-		ft_json_str(j, NULL, txt(notes[i]));
+		ft_json_str(j, NULL, ft_txt(notes[i]));
 	ft_json_end(j);
 	ft_json_end(j);
 	fputc('\n', out);
@@ -1059,10 +1057,7 @@ void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
 		return;
 	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
 	/* the report has said what is damaged: not again */
-	static FILE *quiet;
-	if (!quiet)
-		quiet = fopen("/dev/null", "w");
-	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, quiet ? quiet : stderr, NULL);
+	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, ft_said_once(stderr), NULL);
 	*len = ft_steps_lengths(sf.s, n);
 	ft_steps_free(sf.s);
 }

@@ -232,3 +232,11 @@ void ft_wrap(FILE *out, const char *s, int indent)
 {
 	ft_wrap_from(out, s, indent, 0);
 }
+
+FILE *ft_said_once(FILE *err)
+{
+	static FILE *null;
+	if (!null)
+		null = fopen("/dev/null", "w");
+	return null ? null : err;
+}

@@ -29,6 +29,15 @@ void ft_json_string(FILE *out, const char *s);              /* quoted, escaped *
  * col0, already printed */
 void ft_wrap_from(FILE *out, const char *s, int indent, int col0);
 void ft_wrap(FILE *out, const char *s, int indent);
+/* a text field: "" when there is none (null is written only where the
+ * schema says a field may be null) */
+static inline const char *ft_txt(const char *s)
+{
+	return s ? s : "";
+}
+/* where a second pass over a process sends what the reader says of damage
+ * (the first pass said it): /dev/null, or err when that cannot be opened */
+FILE *ft_said_once(FILE *err);
 
 uint64_t ft_hash_str(const char *s);                     /* FNV-1a, 64 bits */
 
