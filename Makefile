@@ -35,7 +35,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/thread.c shim/wait.c \
-           shim/init.c
+           shim/gloo.c shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
@@ -45,7 +45,7 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
-              converter/gpu.c converter/reads.c converter/locks.c converter/colls.c \
+              converter/analyse.c converter/gpu.c converter/reads.c converter/locks.c converter/colls.c \
               converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
@@ -70,7 +70,8 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # beside feedtrace, a CUDA program linked to the simulated driver, a
 # stand-in libnccl and its program
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
-                $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog
+                $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
+                $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 
@@ -136,6 +137,22 @@ $(BUILD)/tests/nccl/libnccl.so.2: tests/nccl/fake_nccl.c
 
 $(BUILD)/tests/nccl/nccl_prog: tests/nccl/nccl_prog.c $(BUILD)/tests/nccl/libnccl.so.2
 	$(CC) -O2 -o $@ $< -L$(BUILD)/tests/nccl -lnccl -ldl -Wl,-rpath,$(abspath $(BUILD)/tests/nccl)
+
+# stand-in libgloo, a process group linked to it, and their program
+GLOO_T = $(BUILD)/tests/gloo
+$(GLOO_T)/libgloo.so.0: tests/gloo/fake_gloo.c shim/gloo.def
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wl,-soname,libgloo.so.0 -o $@ $<
+
+$(GLOO_T)/libfakepg.so: tests/gloo/fake_pg.c shim/gloo.def $(GLOO_T)/libgloo.so.0
+	$(CC) -shared -fPIC -O2 -o $@ $< $(GLOO_T)/libgloo.so.0 -Wl,-rpath,$(abspath $(GLOO_T))
+
+$(GLOO_T)/gloo_prog: tests/gloo/gloo_prog.c $(GLOO_T)/libfakepg.so
+	$(CC) -g -O2 -o $@ $< -ldl -pthread -Wl,-rpath,$(abspath $(GLOO_T))
+
+$(BUILD)/tests/slowread.so: tests/slowread/slowread.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -o $@ $< -ldl
 
 deps:
 	@scripts/deps.sh

@@ -31,7 +31,7 @@
 
 /* the events.def fields the analyses read, by name: one list */
 #define FT_KF_FIELDS(X) X(ret) X(req) X(path) X(fd) X(sync) X(stream) X(sym) X(handle) \
-	X(lock) X(site) X(py) X(cond) X(comm)
+	X(lock) X(site) X(py) X(cond) X(comm) X(kind) X(kinds)
 
 /* A kind's facts, built once from events.def (evfacts.c). */
 struct ft_kfacts {
@@ -39,8 +39,10 @@ struct ft_kfacts {
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	int open;                 /* opens a file by path */
 	int sem;                  /* a semaphore wait */
-	int coll;                 /* an NCCL collective (all-reduce, broadcast, all-gather,
-	                             reduce-scatter: every rank of a communicator takes part) */
+	int coll;                 /* 1 an NCCL collective (all-reduce, broadcast, all-gather,
+	                             reduce-scatter: every rank of a communicator takes part),
+	                             submitted to a stream; 2 a gloo collective, which runs
+	                             on the calling thread (its duration is the wait) */
 	/* where the kind's fields are (NULL: it has none of that name) */
 #define FT_KF_FIELD(name) const struct ft_field *name;
 	FT_KF_FIELDS(FT_KF_FIELD)

@@ -20,10 +20,11 @@
 #include "symbolize.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
-	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_cpu" };
+	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_ranks",
+	"other_cpu" };
 const char *const ft_cat_label[FT_CAT_N] = {
 	"submitting", "waiting on GPU", "hidden sync", "file I/O", "locks",
-	"waiting for data", "other CPU" };
+	"waiting for data", "other ranks", "other CPU" };
 const char *const ft_fkind_track[FT_FK_N] = {
 	"launch gaps", "hidden syncs", "small-read storms", "lock contention" };
 const char *const ft_fkind_slice[FT_FK_N] = {
@@ -109,6 +110,11 @@ struct ft_an {
 	struct ft_an_ctx c;
 	void *state[NAN_OPS];
 	struct { uint64_t addr; int gil; } gilc[16];  /* is_gil's answers by address */
+	/* ft_an_blocking: the union of the blocking collectives, disjoint and
+	 * in order, the first that may still overlap an event (events come in
+	 * start order), and the communication workers that run them */
+	struct ft_span *blk; int nblk, blk_at;
+	int32_t blk_tid[16]; int nblk_tid;
 };
 
 struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
@@ -142,7 +148,87 @@ void ft_an_free(struct ft_an *a)
 		table[i]->free(a->state[i]);
 	ft_threads_free(a->c.th);
 	free(a->c.out.colls);
+	free(a->blk);
 	free(a);
+}
+
+static int by_span_start(const void *x, const void *y)
+{
+	const struct ft_span *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+void ft_an_blocking(struct ft_an *a, const struct ft_span *s, int n)
+{
+	free(a->blk);
+	a->blk = NULL;
+	a->nblk = a->blk_at = a->nblk_tid = 0;
+	if (n <= 0)
+		return;
+	struct ft_span *v = ft_xmalloc((size_t)n * sizeof *v);
+	memcpy(v, s, (size_t)n * sizeof *v);
+	qsort(v, (size_t)n, sizeof *v, by_span_start);
+	/* the communication workers: the threads that run at least half as
+	 * many collectives as the busiest (ProcessGroupGloo's take turns), not
+	 * a training thread that called one itself (a barrier) */
+	int32_t tid[16];
+	int cnt[16] = { 0 }, nt = 0, most = 0;
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+		while (k < nt && tid[k] != v[i].tid)
+			k++;
+		if (k == nt && nt < 16)
+			tid[nt++] = v[i].tid;
+		if (k < nt && ++cnt[k] > most)
+			most = cnt[k];
+	}
+	for (int k = 0; k < nt; k++)
+		if (2 * cnt[k] >= most)
+			a->blk_tid[a->nblk_tid++] = tid[k];
+	for (int i = 0; i < n; i++) {
+		if (a->nblk && v[i].start <= v[a->nblk - 1].end) {
+			if (v[i].end > v[a->nblk - 1].end)
+				v[a->nblk - 1].end = v[i].end;
+		} else {
+			v[a->nblk++] = v[i];
+		}
+	}
+	a->blk = v;
+}
+
+/* [s, e) lies at least half within the blocking collectives */
+static int in_blocking(struct ft_an *a, uint64_t s, uint64_t e)
+{
+	while (a->blk_at < a->nblk && a->blk[a->blk_at].end <= s)
+		a->blk_at++;
+	uint64_t in = 0;
+	for (int i = a->blk_at; i < a->nblk && a->blk[i].start < e; i++) {
+		uint64_t lo = a->blk[i].start > s ? a->blk[i].start : s;
+		uint64_t hi = a->blk[i].end < e ? a->blk[i].end : e;
+		in += hi - lo;
+	}
+	return e > s && 2 * in >= e - s;
+}
+
+/* A wait that may be for a collective: a condition or semaphore (a
+ * training thread waiting for its collective's worker), or a socket or
+ * epoll wait (the collective's transport). Pipes carry DataLoader batches
+ * (multiprocessing queues): waits on them stay waits for data. */
+static int rank_wait(const struct ft_kfacts *f, const struct ft_rec *r)
+{
+	if (f->got == 2)
+		return 1;
+	unsigned k = f->kind ? (unsigned)ft_field_raw(r, f->kind)
+			     : f->kinds ? (unsigned)ft_field_raw(r, f->kinds) & 0xfu : 0;
+	return k == FT_FDK_SOCKET || k == FT_FDK_EPOLL;
+}
+
+static int blocking_thread(const struct ft_an *a, int32_t tid)
+{
+	for (int k = 0; k < a->nblk_tid; k++)
+		if (a->blk_tid[k] == tid)
+			return 1;
+	return 0;
 }
 
 static int is_gil(struct ft_an *a, uint64_t addr)
@@ -170,6 +256,13 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	e.gil = e.f && e.f->cond && is_gil(a, ft_field_raw(e.r, e.f->cond));
 	if (e.gil)
 		e.in.cat = FT_CAT_LOCK;
+	int got = e.f && !e.gil && ft_kf_got_data(e.f, e.r);
+	if (a->nblk && e.f && e.f->got && !e.gil) {
+		if (blocking_thread(a, ev->tid))
+			got = 0;            /* a communication worker waiting for work */
+		else if (rank_wait(e.f, e.r) && in_blocking(a, ev->ts_ns, e.end))
+			e.in.cat = FT_CAT_RANKS, got = 0;
+	}
 	*inp = e.in;
 	c->now = ev->ts_ns;
 	if (!c->m.events++ || ev->ts_ns < c->first_ts)
@@ -180,8 +273,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	e.t = ft_thread_of(c->th, ev->tid);
 	ft_thread_seen(e.t, ev->ts_ns, e.end);
 	if (e.f)
-		ft_thread_call(&c->o, e.t, ev->ts_ns, e.end, e.in.cat,
-			       !e.gil && ft_kf_got_data(e.f, e.r));
+		ft_thread_call(&c->o, e.t, ev->ts_ns, e.end, e.in.cat, got);
 	unsigned k = e.r->kind;
 	for (unsigned m = sees[e.f ? k : 0]; m; m &= m - 1) {
 		int i = __builtin_ctz(m);

@@ -21,6 +21,9 @@ enum ft_cat {
 	FT_CAT_LOCK,        /* mutex and rwlock waits */
 	FT_CAT_DATA,        /* waiting for data: semaphore, condition, poll/select/
 	                       epoll waits, pipe/socket reads, recv* */
+	FT_CAT_RANKS,       /* waiting for other ranks: a collective that runs on
+	                       its thread (gloo), and another thread's wait
+	                       for data while its process is in one */
 	FT_CAT_CPU,         /* untraced CPU time (and process calls) */
 	FT_CAT_N
 };
@@ -138,6 +141,7 @@ struct ft_thread_sum {
 	uint64_t wall;                 /* [first, last_end] within the window */
 	uint64_t t[FT_CAT_N];          /* traced time per category (CPU: process calls) */
 	uint64_t all[FT_CAT_N];        /* the same over the whole process */
+	uint64_t pre[FT_CAT_N];        /* the same before the window (start-up) */
 	uint64_t batches;              /* data waits that returned data */
 	uint64_t first_batch, last_batch; /* their ends */
 };
@@ -188,6 +192,13 @@ extern const char *const ft_ctr_name[FT_CTR_N];
 struct ft_an;
 struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
 			const struct ft_an_sink *sink);
+/* A call that blocks its thread in a collective (a gloo collective). */
+struct ft_span { uint64_t start, end; int32_t tid; };
+/* The process's blocking collectives (any order; copied), before its
+ * events: a wait for a condition or semaphore by another thread that lies
+ * at least half within them counts as a wait for other ranks, and the
+ * collectives' threads (communication workers) receive no batches. */
+void ft_an_blocking(struct ft_an *a, const struct ft_span *s, int n);
 /* events in start-time order (ft_merge_events) */
 void ft_an_event(struct ft_an *a, const struct ft_event *ev);
 /* flushes open windows and grouped findings to the sink, computes the verdict */

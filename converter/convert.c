@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "analyse.h"
 #include "convert.h"
 #include "events.h"
 #include "pipeline.h"
@@ -588,6 +589,12 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 		c->fl[k].name = ft_fkind_track[k];
 	struct ft_an_sink sink = { on_finding, on_counter, c };
 	c->an = ft_an_new(p, &c->o->an, &sink);
+	if (ft_may_block_in_collectives(p)) {   /* its blocking collectives first */
+		struct ft_span *sp;
+		int n = ft_coll_spans(p, &c->o->mg, ft_said_once(err), &sp);
+		ft_an_blocking(c->an, sp, n);
+		free(sp);
+	}
 	struct ft_merge_stats ms;
 	ft_merge_events(p, &c->o->mg, on_event, c, err, &ms);
 	for (int i = 0; i < c->nth; i++)

@@ -59,6 +59,11 @@ void ft_kfacts_build(void)
 		f->sem = k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT;
 		f->coll = k == FT_EV_NCCL_ALL_REDUCE || k == FT_EV_NCCL_BROADCAST ||
 			  k == FT_EV_NCCL_ALL_GATHER || k == FT_EV_NCCL_REDUCE_SCATTER;
+		/* a gloo collective runs on its thread: the call is the wait */
+		if (k >= FT_EV_GLOO_ALLREDUCE && k <= FT_EV_GLOO_BARRIER) {
+			f->coll = 2;
+			f->cat = FT_CAT_RANKS;
+		}
 		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
 			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
 	}

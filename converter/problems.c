@@ -40,6 +40,9 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 			       "workers";
 		case FT_CAT_LOCK:
 			return "the launching thread waits for a lock: shorten or split the lock";
+		case FT_CAT_RANKS:
+			return "the launching thread waits for other ranks in a collective: the "
+			       "last rank to arrive sets the pace (the Ranks block, feedtrace ranks)";
 		}
 		return "";
 	case FT_FK_HIDDEN:
@@ -149,6 +152,7 @@ static const char *const doing[FT_CAT_N] = {
 	[FT_CAT_IO] = "reading files",
 	[FT_CAT_LOCK] = "waiting for a lock",
 	[FT_CAT_DATA] = "waiting for data",
+	[FT_CAT_RANKS] = "waiting for other ranks in a collective",
 	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
 };
 

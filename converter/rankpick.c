@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse.h"
 #include "rankpick.h"
 #include "ranks.h"
 #include "util.h"
@@ -54,14 +55,6 @@ static int chosen(const int32_t *v, int n, int32_t r)
 	for (int i = 0; i < n; i++)
 		if (v[i] == r)
 			return 1;
-	return 0;
-}
-
-struct feed { struct ft_an *an; };
-
-static int feed(const struct ft_event *ev, void *arg)
-{
-	ft_an_event(((struct feed *)arg)->an, ev);
 	return 0;
 }
 
@@ -121,11 +114,8 @@ int ft_rank_pick(struct ft_trace *tr, const char *list, int mixed, const struct 
 	struct ft_verdict *v = ft_xcalloc((size_t)n, sizeof *v);
 	for (int i = 0; i < n; i++) {
 		struct ft_process *p = tr->procs[i];
-		struct feed f = { ft_an_new(p, o, NULL) };
 		struct ft_metrics m;
-		ft_merge_events(p, mg, feed, &f, ft_said_once(err), NULL);   /* the conversion says it */
-		ft_an_finish(f.an, &m, &v[i]);
-		ft_an_free(f.an);
+		ft_analyse(p, o, mg, NULL, ft_said_once(err), NULL, NULL, &m, &v[i]);  /* the conversion says it */
 		in[i] = (struct ft_rank_in){ .pid = p->hdr.pid, .rank = p->hdr.rank,
 					     .world = p->hdr.world_size, .host = p->hdr.host,
 					     .wall_ns = ft_wall_offset(p), .colls = v[i].colls,

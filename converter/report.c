@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "analyse.h"
 #include "json.h"
 #include "problems.h"
 #include "report.h"
@@ -75,16 +76,12 @@ void ft_report_progress(struct ft_progress *pg)
 	rep_pg = pg;
 }
 
-struct feed { struct ft_an *an; uint64_t events; };
-
-static int feed(const struct ft_event *ev, void *arg)
+static void tick(void *arg, const struct ft_process *p, uint64_t events)
 {
-	struct feed *f = arg;
-	ft_an_event(f->an, ev);
-	if ((f->events++ & 0xffff) == 0 && rep_pg)     /* the first event, then every 65536 */
+	(void)arg;
+	if (rep_pg)
 		ft_progress_line(rep_pg, 0, "feedtrace report: process %d/%d (pid %d): %llu events",
-				 rep_i + 1, rep_n, ev->proc->hdr.pid, (unsigned long long)f->events);
-	return 0;
+				 rep_i + 1, rep_n, p->hdr.pid, (unsigned long long)events);
 }
 
 static int by_lost(const void *x, const void *y)
@@ -100,10 +97,7 @@ static void analyse(struct ft_process *p, const struct ft_an_opts *o,
 		    const struct ft_merge_opts *mg, const struct ft_an_sink *sink, FILE *err,
 		    struct ft_metrics *m, struct ft_verdict *v)
 {
-	struct feed fd = { ft_an_new(p, o, sink), 0 };
-	ft_merge_events(p, mg, feed, &fd, err, NULL);
-	ft_an_finish(fd.an, m, v);
-	ft_an_free(fd.an);
+	ft_analyse(p, o, mg, sink, err, tick, NULL, m, v);
 }
 
 /* ---- the run's verdict (docs/ANALYSES.md, "The verdict") ---- */
@@ -137,15 +131,11 @@ static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 	rv->prod[rv->nprod++] = *p;
 }
 
-static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
-			const struct ft_merge_opts *mg, FILE *err)
+/* The window of a process's verdict, the training loop, from its whole-run
+ * analysis v0: its steps (less the warm-up), else from its first launch
+ * or batch, else the whole run. */
+static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 {
-	struct ft_run_verdict *rv = &r->rv;
-	if (!r->nprocs)
-		return;
-	struct ft_rep_proc *mp = &r->procs[r->main];
-	const struct ft_verdict *v0 = &mp->v;
-	/* the window: the training loop */
 	if (v0->first_step && (v0->by_launch || v0->batches)) {
 		rv->from = "steps";
 		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
@@ -168,6 +158,17 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		rv->from = "whole run";
 		rv->w0 = v0->win_start, rv->w1 = v0->win_end;
 	}
+}
+
+static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
+			const struct ft_merge_opts *mg, FILE *err)
+{
+	struct ft_run_verdict *rv = &r->rv;
+	if (!r->nprocs)
+		return;
+	struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v0 = &mp->v;
+	loop_window(v0, rv);
 	/* roles */
 	int nworkers = 0, allpy = ft_is_python(mp->cmdline);
 	for (int i = 0; i < r->nprocs; i++) {
@@ -181,10 +182,6 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	wo.win_end = rv->w1;
 	struct ft_metrics m;
 	int32_t tid0 = mp->pid;
-	uint64_t all[FT_CAT_N] = { 0 };
-	for (int i = 0; i < v0->nths; i++)
-		if (v0->ths[i].tid == tid0)
-			memcpy(all, v0->ths[i].all, sizeof all);
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
 		if (strcmp(p->role, "helper") == 0 || !strcmp(rv->from, "whole run"))
@@ -201,7 +198,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (v->ths[i].tid == tid0)
 			for (int c = 0; c < FT_CAT_N; c++)
 				if (c != FT_CAT_CPU) {
-					uint64_t x = all[c] > v->ths[i].t[c] ? all[c] - v->ths[i].t[c] : 0;
+					uint64_t x = v->ths[i].pre[c];
 					rv->startup[c] = x < rv->startup_ns ? x : rv->startup_ns;
 					traced += rv->startup[c];
 				}
@@ -284,12 +281,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			snprintf(who, sizeof who, "%s", lt);
 		const char *more = nw ? "workers" : "loader threads";
 		const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
+		const char *their = rv->nprod == 1 ? "its" : "their";
 		double d = pw ? (double)pw : 1.0;
 		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s %.0f%% of their time in "
+				 "The %s %s %.0f%% of %s time in "
 				 "file I/O: read fewer, larger pieces or add %s.", who, spend,
-				 100 * (double)pio / d, more);
+				 100 * (double)pio / d, their, more);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
@@ -306,8 +304,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "loop and have no CPU samples: what they did is unknown.");
 		else
 			snprintf(rv->detail, sizeof rv->detail,
-				 "The %d producers spend under 20%% of their "
-				 "time in file I/O or on the CPU: they wait themselves.", rv->nprod);
+				 "The %d producer%s %s under 20%% of %s "
+				 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
+				 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
+				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
@@ -451,6 +451,21 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	}
 	r->total.wall_ns = wall;
 	run_verdict(r, o ? o : &dflt, mg, err);
+	/* every other rank's own verdict is about its own loop, as the main
+	 * process's is: its whole run would count its start-up as CPU */
+	for (int j = 0; j < r->ranks.n; j++) {
+		int i = r->ranks.r[j].proc;
+		struct ft_run_verdict w = { 0 };
+		loop_window(&r->procs[i].v, &w);
+		if (i == r->main || !strcmp(w.from, "whole run"))
+			continue;
+		struct ft_an_opts wo = o ? *o : dflt;
+		wo.win_start = w.w0;
+		wo.win_end = w.w1;
+		struct ft_metrics m;
+		ft_verdict_free(&r->procs[i].v);
+		analyse(r->tr.procs[i], &wo, mg, NULL, ft_said_once(err), &m, &r->procs[i].v);
+	}
 	for (int j = 0; j < r->ranks.n; j++) {
 		r->ranks.r[j].limit = r->procs[r->ranks.r[j].proc].v.limit;
 		r->ranks.r[j].step_median_ns = r->procs[r->ranks.r[j].proc].own_step_median_ns;
@@ -566,7 +581,8 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 					print_tree(r, k, d + 1, out);
 }
 
-/* Ranks of a job that made no NCCL collective (gloo, MPI): nothing to
+/* Ranks of a job that made no collective feedtrace records (MPI's, or
+ * gloo built into the program rather than loaded as libgloo): nothing to
  * compare, said so, since each rank's waits for the others then read as
  * waits for data or for other threads. */
 static int by_int32(const void *x, const void *y)
@@ -593,10 +609,10 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
 	if (n < 2)
 		return;
 	char line[400];
-	snprintf(line, sizeof line, "%d of %d here, and no NCCL collective was recorded (gloo and "
-		 "MPI collectives are not): the ranks are not compared. A rank that waits for the "
-		 "others in gloo shows those waits as waits for another thread or for data in its "
-		 "own verdict.", n, world);
+	snprintf(line, sizeof line, "%d of %d here, and no collective was recorded (NCCL's and "
+		 "libgloo's are; MPI's are not): the ranks are not compared. A rank that waits for "
+		 "the others in a collective not recorded shows those waits as waits for another "
+		 "thread or for data in its own verdict.", n, world);
 	fputs("Ranks:", out);
 	ft_wrap_from(out, line, 7, 7 + 1);
 	fputc('\n', out);

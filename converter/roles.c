@@ -119,17 +119,41 @@ static int pick_main(const struct ft_role_proc *p, int n)
 	return best;
 }
 
+/* the root of its rank's processes: its parent (if traced) is of no rank
+ * or of another (a DataLoader worker's parent is of its rank) */
+static int rank_root(const struct ft_role_proc *p, int i)
+{
+	int q = p[i].parent;
+	return q < 0 || p[q].rank != p[i].rank || p[q].world != p[i].world;
+}
+
+/* p[k] before p[i] as its rank's main: more launches, then (a job on the
+ * CPU) the root of the rank's processes, then more batches received, then
+ * more events, then first */
+static int rank_before(const struct ft_role_proc *p, int k, int i)
+{
+	if (p[k].launches != p[i].launches)
+		return p[k].launches > p[i].launches;
+	if (rank_root(p, k) != rank_root(p, i))
+		return rank_root(p, k);
+	if (p[k].batches != p[i].batches)
+		return p[k].batches > p[i].batches;
+	if (p[k].events != p[i].events)
+		return p[k].events > p[i].events;
+	return k < i;
+}
+
 /* process i is its rank's main: of the processes of its rank (its workers
- * inherit it), the one that launches most kernels (most events on a tie) */
+ * inherit it), the one that launches most kernels, or on the CPU the one
+ * its workers are children of */
 static int rank_main(const struct ft_role_proc *p, int n, int i)
 {
-	if (p[i].world < 2 || p[i].rank < 0 || p[i].rank >= p[i].world || !p[i].launches)
+	if (p[i].world < 2 || p[i].rank < 0 || p[i].rank >= p[i].world ||
+	    (!p[i].launches && !p[i].batches))
 		return 0;
 	for (int k = 0; k < n; k++)
 		if (k != i && p[k].rank == p[i].rank && p[k].world == p[i].world &&
-		    (p[k].launches > p[i].launches ||
-		     (p[k].launches == p[i].launches && (p[k].events > p[i].events ||
-							 (p[k].events == p[i].events && k < i)))))
+		    rank_before(p, k, i))
 			return 0;
 	return 1;
 }

@@ -20,7 +20,8 @@ struct ft_role_proc {
 	int parent;               /* out: index of its parent, -1: none traced */
 	const char *role;         /* out: "main", "worker", "rank" (another rank's
 	                             main process: the one of its rank that launches
-	                             most kernels) or "helper" */
+	                             most kernels; without launches, the root of its
+	                             rank's processes) or "helper" */
 	int worker_no;            /* out: a worker's number among the main's, by start */
 };
 

@@ -136,6 +136,8 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 			return;
 		int step = !step_open_on(t) && is_step(s, r->p.u32[0]);
 		t->s[t->n++] = (struct open_push){ level, step, ev->ts_ns };
+		if (step)
+			s->r.step_tid = ev->tid;
 		s->open += step;
 		return;
 	}
@@ -217,7 +219,7 @@ static void settle(struct ft_steps *s)
 	s->r.hidden = b->hidden - a->hidden;
 	s->r.reads = b->reads - a->reads;
 	s->r.from_batches = 1;
-	s->r.batch_tid = t->tid;
+	s->r.batch_tid = s->r.step_tid = t->tid;
 }
 
 static int by_len(const void *x, const void *y)

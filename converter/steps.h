@@ -25,6 +25,8 @@ struct ft_steps_result {
 	uint64_t warmup_steps, warmup_end_ns; /* leading steps > FT_WARMUP_X x the median, the last one's end */
 	int from_batches;                     /* no step range: one step per batch received */
 	int32_t batch_tid;                    /* the thread that received them */
+	int32_t step_tid;                     /* the thread whose ranges or batches the
+	                                         steps are (0: async ranges only) */
 };
 
 /* A leading step longer than this many medians is warm-up (lazy module

@@ -22,6 +22,7 @@ struct ft_thacc {
 	uint64_t first, last_end, events, launches;
 	uint64_t t[FT_CAT_N];
 	uint64_t ct[FT_CAT_N];       /* t clipped to the window */
+	uint64_t pre[FT_CAT_N];      /* t before the window (start-up) */
 	uint64_t wevents, batches, first_batch, last_batch;
 	struct ft_recent ring[FT_RECENT];
 	uint32_t nring, ring_head;   /* entries, next write position */
@@ -68,6 +69,14 @@ static inline void ft_thread_seen(struct ft_thacc *t, uint64_t ts, uint64_t end)
 		t->last_end = end;
 }
 
+/* the part of [s, e) before o's window (none without a window) */
+static inline uint64_t ft_thread_pre(const struct ft_an_opts *o, uint64_t s, uint64_t e)
+{
+	if (!o->win_end || s >= o->win_start)
+		return 0;
+	return (e < o->win_start ? e : o->win_start) - s;
+}
+
 /* A known kind's call of category cat, in window o: its time counted
  * (calls recorded inside it, written first, give theirs back); got: it
  * returned data. */
@@ -81,11 +90,13 @@ static inline void ft_thread_call(const struct ft_an_opts *o, struct ft_thacc *t
 			break;
 		t->t[n->cat] -= n->end - n->start;
 		t->ct[n->cat] -= ft_an_clip(o, n->start, n->end);
+		t->pre[n->cat] -= ft_thread_pre(o, n->start, n->end);
 		t->ring_head = last;
 		t->nring--;
 	}
 	t->t[cat] += end - ts;
 	t->ct[cat] += ft_an_clip(o, ts, end);
+	t->pre[cat] += ft_thread_pre(o, ts, end);
 	if (!o->win_end || (ts >= o->win_start && ts < o->win_end))
 		t->wevents++;
 	if (got) {

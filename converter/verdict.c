@@ -51,9 +51,17 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		if (v->ths[i].batches > maxb)
 			maxb = v->ths[i].batches;
 	}
+	/* without launches, a training loop's thread (its step ranges, or the
+	 * DataLoader batches its steps are) that receives batches is the one
+	 * feeder: not a rendezvous server receiving on sockets (TCPStore) */
+	int32_t loop = 0;
+	for (int i = 0; i < v->nths && !v->by_launch && sr->steps; i++)
+		if (v->ths[i].tid == sr->step_tid && v->ths[i].batches)
+			loop = sr->step_tid;
 	for (int i = 0; i < v->nths; i++) {
 		const struct ft_thread_sum *t = &v->ths[i];
-		if (v->by_launch ? !t->launches : !t->batches || t->batches * 2 < maxb)
+		if (loop ? t->tid != loop
+			 : v->by_launch ? !t->launches : !t->batches || t->batches * 2 < maxb)
 			continue;
 		if (!v->by_launch) {
 			if (!v->first_batch || t->first_batch < v->first_batch)
@@ -89,6 +97,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		sh[c] = (double)v->t[c] / w;
 	double data = sh[FT_CAT_IO] + sh[FT_CAT_DATA], sync = sh[FT_CAT_HIDDEN];
 	double locks = sh[FT_CAT_LOCK], sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU];
+	double ranks = sh[FT_CAT_RANKS];
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	if (!v->nfeeders) {
 		v->limit = "none";
@@ -97,7 +106,15 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		return;
 	}
 	if (!v->by_launch) {
-		if (data >= locks && data >= 0.2) {
+		if (ranks > data && ranks >= locks && ranks >= 0.2) {
+			v->limit = "other ranks";
+			snprintf(v->sentence, sizeof v->sentence,
+				 "No GPU work was recorded; the process waits for other ranks: %s "
+				 "%.0f%% of the time in collectives and %.0f%% waiting for data. The "
+				 "last rank to arrive sets the pace: with every rank traced, the Ranks "
+				 "block names it.",
+				 who, 100 * ranks, 100 * data);
+		} else if (data >= locks && data >= 0.2) {
 			v->limit = "data delivery";
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by data delivery: "
@@ -139,12 +156,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
 		for (int c = 0; c < FT_CAT_N; c++)
 			S[c] = (double)v->sidle[c] / den;
-		double g[4] = { S[FT_CAT_IO] + S[FT_CAT_DATA], S[FT_CAT_HIDDEN], S[FT_CAT_LOCK],
-				S[FT_CAT_SUBMIT] + S[FT_CAT_CPU] + S[FT_CAT_GPU_WAIT] };
-		static const char *const lim[4] = { "data delivery", "synchronization", "locks",
-						    "work submission" };
+		double g[5] = { S[FT_CAT_IO] + S[FT_CAT_DATA], S[FT_CAT_HIDDEN], S[FT_CAT_LOCK],
+				S[FT_CAT_SUBMIT] + S[FT_CAT_CPU] + S[FT_CAT_GPU_WAIT], S[FT_CAT_RANKS] };
+		static const char *const lim[5] = { "data delivery", "synchronization", "locks",
+						    "work submission", "other ranks" };
 		int best = 0;
-		for (int k = 1; k < 4; k++)
+		for (int k = 1; k < 5; k++)
 			if (g[k] > g[best])
 				best = k;
 		/* a GPU busy 85% of the loop is the limit (removing all its idle
@@ -168,6 +185,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	if (sync > best) best = sync, v->limit = "synchronization";
 	if (locks > best) best = locks, v->limit = "locks";
 	if (sub > best) best = sub, v->limit = "work submission";
+	if (ranks > best) best = ranks, v->limit = "other ranks";
 	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
 		v->limit = "GPU-bound";
 	if (!strcmp(v->limit, "GPU-bound"))
@@ -186,6 +204,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks.",
 			 who, 100 * locks);
+	else if (!strcmp(v->limit, "other ranks"))
+		snprintf(v->sentence, sizeof v->sentence,
+			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "
+			 "The last rank to arrive sets the pace: with every rank traced, the Ranks "
+			 "block names it.",
+			 who, 100 * ranks);
 	else
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "

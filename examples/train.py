@@ -22,6 +22,11 @@ Fixed (--fixed):
   - pin_memory=True and .to(device, non_blocking=True) (on a GPU);
   - the loss summed on the device, read back every 10 steps.
 
+Launched as one rank of several (torchrun's environment: WORLD_SIZE of 2
+or more, RANK, MASTER_ADDR, MASTER_PORT), it trains data-parallel over
+torch.distributed's gloo backend (DistributedDataParallel: each step's
+gradients are all-reduced), each rank on a data set of its own.
+
 Each training step is a range named "step N" (N from 0): through
 feedtrace_range_push/_pop when libfeedtrace.so is loaded (ctypes; nothing
 otherwise), and through torch.cuda.nvtx on a GPU (recorded when
@@ -164,6 +169,16 @@ def step_marker(cuda):
     return step
 
 
+def dist_init():
+    """torch.distributed over gloo when launched as a rank of a job of two
+    or more (torchrun's environment); None otherwise."""
+    if int(os.environ.get("WORLD_SIZE", "1")) < 2:
+        return None
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    return dist
+
+
 def model():
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -195,7 +210,10 @@ def main():
             ds = SampleFiles(root, args.steps * BATCH)
             loader = DataLoader(ds, batch_size=BATCH, shuffle=False,
                                 num_workers=args.workers, pin_memory=False)
+        dist = dist_init()
         net = model().to(device)
+        if dist:
+            net = nn.parallel.DistributedDataParallel(net)
         opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
         lossf = nn.CrossEntropyLoss()
 
@@ -232,9 +250,12 @@ def main():
             torch.cuda.synchronize()
         dt = time.time() - t0
         assert steps == args.steps, (steps, args.steps)
-        print("train.py%s: device %s, %d steps of %d, %d files, %d loader workers, "
-              "loss %.3f, %.2f s" % (" --fixed" if args.fixed else "", device.type, steps,
-                                     BATCH, nfiles, args.workers, last, dt))
+        rank = " rank %d/%d," % (dist.get_rank(), dist.get_world_size()) if dist else ""
+        if dist:
+            dist.destroy_process_group()
+        print("train.py%s:%s device %s, %d steps of %d, %d files, %d loader workers, "
+              "loss %.3f, %.2f s" % (" --fixed" if args.fixed else "", rank, device.type,
+                                     steps, BATCH, nfiles, args.workers, last, dt))
     finally:
         if own_dir:
             shutil.rmtree(root, ignore_errors=True)

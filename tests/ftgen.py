@@ -69,8 +69,9 @@ class TraceFile:
         """A CPU-time sample: thread tid had used cpu_ns of CPU at ts (ticks = ns here)."""
         self.cpus.append((ts, tid, cpu_ns))
 
-    def event(self, tid, kind, ts, dur, slots=None, **fields):
-        """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text.
+    def event(self, tid, kind, ts, dur, /, slots=None, **fields):
+        """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text
+        (a field may be named kind: the parameters before it are positional).
         slots: fewer slots than the kind has today (a record of an older
         recorder: the fields past them are not written)."""
         num, _name, nslots, layout = KINDS[kind]

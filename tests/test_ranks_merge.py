@@ -281,10 +281,11 @@ def test_convert_ranks_of_two_jobs_refused(tmp_path):
 
 
 def test_ranks_without_collectives_are_said(tmp_path):
-    """Ranks that meet in gloo (no NCCL record): the report says the ranks
-    are not compared, and why their waits may read as waits for data."""
+    """Ranks that meet in a collective not recorded (MPI): the report says
+    the ranks are not compared, and why their waits may read as waits for
+    data."""
     import ftgen
-    d = tmp_path / "gloo"
+    d = tmp_path / "mpi"
     d.mkdir()
     for rank in range(2):
         pid = 100 + rank
@@ -297,7 +298,7 @@ def test_ranks_without_collectives_are_said(tmp_path):
     r = subprocess.run([TOOL, "report", str(d), "--mixed"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())
-    assert "Ranks: 2 of 2 here, and no NCCL collective was recorded" in text
+    assert "Ranks: 2 of 2 here, and no collective was recorded (NCCL's and libgloo's are" in text
     assert report_json(str(d))["ranks"] is None
     r = ranks_cmd(str(d))
     assert r.returncode == 1 and "no job of ranks" in r.stdout

@@ -1,0 +1,90 @@
+"""Which rank starves a real PyTorch job (issue 18), on the CPU: two ranks
+of examples/train.py train data-parallel (DistributedDataParallel over
+torch.distributed's gloo backend, whose collectives shim/gloo.c records),
+launched as torchrun launches them (tests/scripts/ranklaunch.py: Debian's
+torchrun fails on Python 3.11). Both read their data sets in the broken
+mode (4 KiB reads); one rank's data set is on slow storage (a test double,
+tests/slowread/slowread.c: 2 ms more per read), so its loader starves it
+and the other rank waits for it at every all-reduce.
+
+The report must record every rank's identity, match the ranks' gloo
+collectives, name the slow rank as the straggler with its own feed (data
+delivery: its worker reads files most of the time), and give the other
+rank's verdict as a wait for other ranks, not for data."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, LIB, PYTHON, ROOT, TOOL, clean_env, make, preload, report_json
+
+STEPS = 8
+SLOW_US = 2000
+
+
+@pytest.fixture(scope="module")
+def slowread():
+    so = os.path.join(BUILD, "tests", "slowread.so")
+    make(so)
+    return so
+
+
+def job(tmp_path, slowread, slow_rank):
+    out = str(tmp_path / "run")
+    env = clean_env("LD_PRELOAD")
+    env["FEEDTRACE_OUT"] = out
+    env["LD_PRELOAD"] = preload()
+    s = str(slow_rank)
+    argv = [PYTHON, os.path.join(ROOT, "tests", "scripts", "ranklaunch.py"), "2",
+            "--rank-env", s + ":LD_PRELOAD=" + preload(LIB, slowread),
+            "--rank-env", s + ":SLOWREAD_MATCH=feedtrace-train-",
+            "--rank-env", s + ":SLOWREAD_US=%d" % SLOW_US, "--",
+            PYTHON, os.path.join(ROOT, "examples", "train.py"), "--cpu", "--steps", str(STEPS),
+            "--workers", "1"]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240,
+                       cwd=str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    pids = {int(r): int(pid) for r, pid in re.findall(r"^fact rank (\d) (\d+)$", p.stdout, re.M)}
+    assert len(pids) == 2
+    for r in range(2):
+        assert "train.py: rank %d/2, device cpu, %d steps" % (r, STEPS) in p.stdout
+    return out, pids
+
+
+@pytest.mark.parametrize("slow_rank", [1, 0])
+def test_gloo_job_names_the_rank_on_slow_storage(tmp_path, slowread, slow_rank):
+    out, pids = job(tmp_path, slowread, slow_rank)
+    fast_rank = 1 - slow_rank
+    rep = report_json(out)
+    procs = {p["pid"]: p for p in rep["processes"]}
+    # every rank's processes, its DataLoader worker too, carry its identity
+    for r, pid in pids.items():
+        assert procs[pid]["rank"]["rank"] == r and procs[pid]["rank"]["world_size"] == 2
+        kids = [p for p in rep["processes"] if p["ppid"] == pid]
+        assert len(kids) == 1 and kids[0]["rank"]["rank"] == r
+    jobs = {procs[pid]["rank"]["job"] for pid in pids.values()}
+    assert len(jobs) == 1 and jobs.pop().startswith("ranklaunch-")
+    rk = rep["ranks"]
+    assert rk is not None and rk["ranks"] == 2 and rk["communicators"] == 1
+    # DDP: a broadcast of the parameters, then an all-reduce per step
+    assert rk["matched"] >= STEPS + 1
+    assert rk["straggler"] == slow_rank
+    per = {x["rank"]: x for x in rk["per_rank"]}
+    assert per[slow_rank]["pid"] == pids[slow_rank]
+    assert per[slow_rank]["last"] * 2 >= rk["matched"]
+    assert per[slow_rank]["late_median_ns"] > 0 > per[fast_rank]["late_median_ns"]
+    assert per[slow_rank]["others_waited_ns"] > per[fast_rank]["others_waited_ns"]
+    assert per[slow_rank]["limit"] == "data delivery"
+    assert per[fast_rank]["limit"] == "other ranks"
+    # the verdict is the straggler's, and its producer is a reading worker
+    v = rep["verdict"]
+    assert v["pid"] == pids[slow_rank] and v["limit"] == "data delivery"
+    [w] = v["producers"]
+    assert w["role"] == "worker" and w["io_ns"] * 2 > w["wall_ns"]
+    fast = procs[pids[fast_rank]]["verdict"]
+    assert fast["time_ns"]["other_ranks"] > 2 * fast["time_ns"]["data_wait"]
+    text = " ".join(subprocess.run([TOOL, "report", out], capture_output=True,
+                                   text=True).stdout.split())
+    assert "rank %d/2 (pid %d) is the straggler" % (slow_rank, pids[slow_rank]) in text
+    assert "waits for %d" % slow_rank in text
