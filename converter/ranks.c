@@ -24,9 +24,9 @@
                                      * double holds every integer up to 2^53: exact) */
 #define BLOCKING_NS 100000          /* a call that long waited for the other ranks */
 
-/* the share of matched collectives a straggler arrives last at: half with
- * 4 ranks or more, more with fewer (2 ranks: each is last half the time by
- * chance) */
+/* the share of matched collectives a straggler arrives last at, or of the
+ * others' waiting it makes: half with 4 ranks or more, more with fewer (2
+ * ranks: each is last half the time by chance) */
 static double last_share_needed(int n)
 {
 	return n >= 4 ? 0.5 : n == 3 ? 2.0 / 3 : 0.75;
@@ -272,14 +272,24 @@ void ft_ranks_build(struct ft_ranks *rk, const struct ft_rank_in *p, int n)
 	}
 	if (ngap)
 		rk->interval_ns = (uint64_t)ft_median(gap, ngap);
-	/* the straggler: last at most collectives, late by a millisecond or
-	 * more and by a twentieth of the time between collectives */
+	/* the straggler: the rank the others waited for most, last at that
+	 * share of the collectives or making that share of all the waiting (a
+	 * short trace's start-up collectives, arrivals by chance, weigh as
+	 * much as its steps' in the count, little in the time), and late by a
+	 * millisecond or more and by a twentieth of the time between
+	 * collectives */
 	int b = 0;
-	for (int j = 1; j < nr; j++)
-		if (rk->r[j].last > rk->r[b].last)
+	uint64_t waited = 0;
+	for (int j = 0; j < nr; j++) {
+		waited += rk->r[j].waited_ns;
+		if (rk->r[j].waited_ns > rk->r[b].waited_ns ||
+		    (rk->r[j].waited_ns == rk->r[b].waited_ns && rk->r[j].last > rk->r[b].last))
 			b = j;
+	}
 	const struct ft_rank_sum *s = &rk->r[b];
-	if (m >= 3 && (double)s->last >= last_share_needed(nr) * (double)m &&
+	double need = last_share_needed(nr);
+	if (m >= 3 && ((double)s->last >= need * (double)m ||
+		       (double)s->waited_ns >= need * (double)waited) &&
 	    s->late_ns >= 1000000 && (uint64_t)s->late_ns * 20 >= rk->interval_ns)
 		rk->straggler = b;
 	for (int j = 0; j < nr; j++)

@@ -50,16 +50,20 @@ void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 	}
 	if (rk->straggler >= 0) {
 		const struct ft_rank_sum *x = &rk->r[rk->straggler];
+		uint64_t all_waited = 0;
+		for (int j = 0; j < rk->n; j++)
+			all_waited += rk->r[j].waited_ns;
 		ft_fmt_ns(a, sizeof a, (uint64_t)x->late_ns);
 		ft_fmt_ns(b, sizeof b, x->waited_ns);
 		snprintf(line, sizeof line, "rank %d/%d (pid %d%s%.40s) is the straggler: it arrived "
 			 "last at %llu of %llu collectives (%.0f%%), %s after the ranks' median; the "
-			 "other ranks waited %s%s for it in all.%s%s",
+			 "other ranks waited %s%s for it in all (%.0f%% of their waiting).%s%s",
 			 x->rank, rk->world, x->pid, rk->nhosts > 1 ? " on " : "",
 			 rk->nhosts > 1 ? rk->hosts[x->host].name : "", (unsigned long long)x->last,
 			 (unsigned long long)rk->matched,
 			 100.0 * (double)x->last / (double)rk->matched, a, rk->stride > 1 ? "~" : "",
-			 b, then ? " " : "", ft_txt(then));
+			 b, 100.0 * (double)x->waited_ns / (double)(all_waited ? all_waited : 1),
+			 then ? " " : "", ft_txt(then));
 	} else {
 		uint64_t most = 0;
 		for (int j = 0; j < rk->n; j++)
@@ -67,7 +71,8 @@ void ft_ranks_text(const struct ft_ranks *rk, FILE *out, const char *then)
 				most = rk->r[j].last;
 		ft_fmt_ns(a, sizeof a, rk->spread_ns);
 		snprintf(line, sizeof line, "no straggler: the ranks arrive within %s of each other "
-			 "(median), and none arrived last at more than %llu of the %llu collectives.",
+			 "(median), none arrived last at more than %llu of the %llu collectives, "
+			 "and none made most of the others' waiting.",
 			 a, (unsigned long long)most, (unsigned long long)rk->matched);
 	}
 	ft_wrap(out, line, 2);

@@ -11,6 +11,7 @@ The report must record every rank's identity, match the ranks' gloo
 collectives, name the slow rank as the straggler with its own feed (data
 delivery: its worker reads files most of the time), and give the other
 rank's verdict as a wait for other ranks, not for data."""
+import json
 import os
 import re
 import subprocess
@@ -30,13 +31,18 @@ def slowread():
     return so
 
 
-def job(tmp_path, slowread, slow_rank):
+def job(tmp_path, slowread, slow_rank, per_rank=False):
+    """The job run; per_rank: each rank traces into a directory of its own
+    (rank-R), as the torchrun recipe does (docs/ANALYSES.md, "Ranks")."""
     out = str(tmp_path / "run")
     env = clean_env("LD_PRELOAD")
     env["FEEDTRACE_OUT"] = out
     env["LD_PRELOAD"] = preload()
     s = str(slow_rank)
-    argv = [PYTHON, os.path.join(ROOT, "tests", "scripts", "ranklaunch.py"), "2",
+    dirs = []
+    for r in range(2) if per_rank else []:
+        dirs += ["--rank-env", "%d:FEEDTRACE_OUT=%s/rank-%d" % (r, out, r)]
+    argv = [PYTHON, os.path.join(ROOT, "tests", "scripts", "ranklaunch.py"), "2"] + dirs + [
             "--rank-env", s + ":LD_PRELOAD=" + preload(LIB, slowread),
             "--rank-env", s + ":SLOWREAD_MATCH=feedtrace-train-",
             "--rank-env", s + ":SLOWREAD_US=%d" % SLOW_US, "--",
@@ -52,8 +58,8 @@ def job(tmp_path, slowread, slow_rank):
     return out, pids
 
 
-@pytest.mark.parametrize("slow_rank", [1, 0])
-def test_gloo_job_names_the_rank_on_slow_storage(tmp_path, slowread, slow_rank):
+def test_gloo_job_names_the_rank_on_slow_storage(tmp_path, slowread):
+    slow_rank = 1
     out, pids = job(tmp_path, slowread, slow_rank)
     fast_rank = 1 - slow_rank
     rep = report_json(out)
@@ -88,3 +94,26 @@ def test_gloo_job_names_the_rank_on_slow_storage(tmp_path, slowread, slow_rank):
                                    text=True).stdout.split())
     assert "rank %d/2 (pid %d) is the straggler" % (slow_rank, pids[slow_rank]) in text
     assert "waits for %d" % slow_rank in text
+
+
+def test_gloo_ranks_traced_apart_merge_by_summaries(tmp_path, slowread):
+    """The same job with rank 0 on slow storage, each rank traced into a
+    directory of its own, each reported apart (report --json) and merged
+    with `feedtrace ranks`: rank 0 is named, with its own verdict; rank 1's
+    own report says it waits for other ranks."""
+    out, pids = job(tmp_path, slowread, 0, per_rank=True)
+    sums = []
+    for r in range(2):
+        d = os.path.join(out, "rank-%d" % r)
+        rep = report_json(d)
+        assert rep["verdict"]["pid"] == pids[r]
+        assert rep["verdict"]["limit"] == ("data delivery" if r == 0 else "other ranks")
+        sums.append(os.path.join(out, "rank-%d.json" % r))
+        with open(sums[-1], "w") as f:
+            json.dump(rep, f)
+    p = subprocess.run([TOOL, "ranks", "--json"] + sums, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = json.loads(p.stdout)
+    assert m["ranks"]["straggler"] == 0 and m["ranks"]["matched"] >= STEPS + 1
+    assert m["straggler_verdict"]["limit"] == "data delivery"
+    assert m["straggler_verdict"]["pid"] == pids[0]
