@@ -104,6 +104,8 @@ struct ft_an_out {
 	/* colls.c: the collectives, in call order (malloc'd; the verdict takes them) */
 	struct ft_coll *colls;
 	int ncolls;
+	/* reads.c: what the process's file reads in the window were, mostly */
+	struct ft_read_shape shape;
 };
 
 /* The process as every analysis sees it. */

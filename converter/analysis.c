@@ -306,6 +306,7 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 		*m = c->m;
 	if (v) {
 		ft_verdict_of(c, v);
+		v->shape = c->out.shape;
 		v->colls = c->out.colls;            /* the verdict's now */
 		v->ncolls = c->out.ncolls;
 		c->out.colls = NULL;

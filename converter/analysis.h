@@ -155,6 +155,16 @@ struct ft_coll {
 	uint64_t start, end;      /* the call: arrival, leaving */
 };
 
+/* The reads that took most of a process's file I/O time in the window: the
+ * size asked for most (by time) and the directory read most (by time). */
+struct ft_read_shape {
+	uint64_t req;             /* bytes asked for (0: no file reads) */
+	uint64_t req_ns, req_calls;   /* the time and calls of reads of that size */
+	uint64_t io_ns, calls;    /* every file read's */
+	char dir[256];            /* the directory read most, "" when unknown */
+	uint64_t dir_ns;
+};
+
 struct ft_verdict {
 	int nfeeders;
 	int32_t feeder[8];        /* the GPU-feeding threads (first 8) */
@@ -178,6 +188,7 @@ struct ft_verdict {
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
 	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */
 	struct ft_coll *colls; int ncolls;     /* its collectives (malloc'd; ft_verdict_free) */
+	struct ft_read_shape shape;            /* its file reads in the window, mostly */
 };
 void ft_verdict_free(struct ft_verdict *v);
 

@@ -125,6 +125,18 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 	o->idle = room - o->cpu;
 }
 
+/* the read shape of the producers: that of the producing process (a worker,
+ * or the main process for its loader threads) whose reads took most time */
+static void read_shape(const struct ft_report *r, struct ft_run_verdict *rv)
+{
+	memset(&rv->shape, 0, sizeof rv->shape);
+	for (int i = 0; i < rv->nprod; i++)
+		for (int k = 0; k < r->nprocs; k++)
+			if (r->procs[k].pid == rv->prod[i].pid &&
+			    r->procs[k].v.shape.io_ns > rv->shape.io_ns)
+				rv->shape = r->procs[k].v.shape;
+}
+
 static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 {
 	rv->prod = ft_xrealloc(rv->prod, (size_t)(rv->nprod + 1) * sizeof *rv->prod);
@@ -283,11 +295,20 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
 		const char *their = rv->nprod == 1 ? "its" : "their";
 		double d = pw ? (double)pw : 1.0;
+		read_shape(r, rv);
+		char how[400] = "";
+		if (rv->shape.req && rv->shape.req_ns * 2 >= rv->shape.io_ns) {
+			char n[32], sz[32];
+			ft_fmt_count(n, sizeof n, rv->shape.req_calls);
+			ft_fmt_count(sz, sizeof sz, rv->shape.req);
+			snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
+				 *rv->shape.dir ? " in " : "", rv->shape.dir);
+		}
 		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s %.0f%% of %s time in "
-				 "file I/O: read fewer, larger pieces or add %s.", who, spend,
-				 100 * (double)pio / d, their, more);
+				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
+				 100 * (double)pio / d, their, how, more);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
@@ -877,6 +898,19 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);
 		ft_json_str(j, "detail", ft_txt(rv->detail));
+		if (rv->data_cause && rv->shape.calls) {
+			ft_json_obj(j, "producer_reads");
+			ft_json_u64(j, "calls", rv->shape.calls);
+			ft_json_u64(j, "io_ns", rv->shape.io_ns);
+			ft_json_u64(j, "req_bytes", rv->shape.req);
+			ft_json_u64(j, "req_calls", rv->shape.req_calls);
+			ft_json_u64(j, "req_ns", rv->shape.req_ns);
+			ft_json_str(j, "dir", rv->shape.dir);
+			ft_json_u64(j, "dir_ns", rv->shape.dir_ns);
+			ft_json_end(j);
+		} else {
+			ft_json_null(j, "producer_reads");
+		}
 		ft_json_obj(j, "window");
 		ft_json_u64(j, "start_ns", rv->w0);
 		ft_json_u64(j, "end_ns", rv->w1);

@@ -38,7 +38,8 @@ struct ft_producer {
 /* the run's verdict: about the main process (r->procs[r->main]) */
 struct ft_run_verdict {
 	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
-	char detail[384];         /* the producers' line, or "" */
+	char detail[768];         /* the producers' line, or "" */
+	struct ft_read_shape shape;   /* the producers' reads, mostly (req 0: none) */
 	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
 	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
 	uint64_t w0, w1, startup_ns;

@@ -88,6 +88,13 @@ def test_gloo_job_names_the_rank_on_slow_storage(tmp_path, slowread):
     assert v["pid"] == pids[slow_rank] and v["limit"] == "data delivery"
     [w] = v["producers"]
     assert w["role"] == "worker" and w["io_ns"] * 2 > w["wall_ns"]
+    # in 4 KiB reads of the data set's directory (every read of it asks 4 KiB)
+    pr = v["producer_reads"]
+    assert pr["req_bytes"] == 4096 and pr["req_calls"] == pr["calls"] > 0
+    assert os.path.basename(pr["dir"].rstrip("/")).startswith("feedtrace-train-")
+    assert pr["dir_ns"] == pr["io_ns"]
+    assert "mostly in %s reads of 4,096 bytes in %s" % (format(pr["calls"], ","), pr["dir"]) \
+        in " ".join(v["detail"].split())
     fast = procs[pids[fast_rank]]["verdict"]
     assert fast["time_ns"]["other_ranks"] > 2 * fast["time_ns"]["data_wait"]
     text = " ".join(subprocess.run([TOOL, "report", out], capture_output=True,

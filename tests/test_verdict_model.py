@@ -89,6 +89,28 @@ def fed_by_poll(tmp_path, steps=10, worker_io=True, cpu_samples=False):
     return str(d)
 
 
+def test_producer_reads_by_time_not_by_count(tmp_path):
+    """A third worker reads 20 x 4 KiB of /a/ (0.1 ms each) and 2 x 1 MiB
+    of /b/ (5 ms each) in the window: the size and the directory that took
+    most time are 1 MiB and /b/, though 4 KiB reads are ten times as many."""
+    d = fed_by_poll(tmp_path, worker_io=False)
+    x = new(tmp_path / "poll", 104, ppid=100)
+    for k in range(20):
+        x.event(104, "READ", T0 + 10 * MS + k * 200 * US, 100 * US, fd=7, req=4096, ret=4096,
+                path="/a/%d" % k)
+    for k in range(2):
+        x.event(104, "READ", T0 + 30 * MS + k * 10 * MS, 5 * MS, fd=8, req=1 << 20,
+                ret=1 << 20, path="/b/big%d" % k)
+    x.close()
+    v = report(d)["verdict"]
+    assert v["producer_reads"] == {"calls": 22, "io_ns": 12 * MS, "req_bytes": 1 << 20,
+                                   "req_calls": 2, "req_ns": 10 * MS, "dir": "/b/",
+                                   "dir_ns": 10 * MS}
+    # the producers are mostly on the CPU (the lock-only workers' untraced
+    # time): the sentence is about preprocessing, not about these reads
+    assert v["data_cause"] == "preprocessing" and "mostly in" not in v["detail"]
+
+
 def test_main_process_roles_and_names(tmp_path):
     rep = report(fed_by_poll(tmp_path))
     v = rep["verdict"]
@@ -133,6 +155,12 @@ def test_workers_in_file_io(tmp_path):
     v = report(fed_by_poll(tmp_path, cpu_samples=True))["verdict"]
     assert v["data_cause"] == "I/O"
     assert "2 workers spend 76% of their time in file I/O" in v["detail"]
+    # their reads in the window: 23 of 4 KiB in /data/ (the first one cut
+    # by the window's start: 2.9 ms, then 22 of 3 ms), the first worker's
+    assert v["producer_reads"] == {"calls": 23, "io_ns": 68900 * US, "req_bytes": 4096,
+                                   "req_calls": 23, "req_ns": 68900 * US, "dir": "/data/",
+                                   "dir_ns": 68900 * US}
+    assert "mostly in 23 reads of 4,096 bytes in /data/:" in " ".join(v["detail"].split())
     prod = {p["pid"]: p for p in v["producers"]}
     assert set(prod) == {101, 102}
     for p in prod.values():
