@@ -497,9 +497,12 @@ def test_many_short_lived_threads(traced, data):
     t = r.trace
     p = t.procs[0]
     rd = reads(t, data)
-    assert len(rd) + p["lost"] == 3000
-    assert p["lost"] == 0
-    assert p["threads_untraced"] == 0
+    # the counts in the message: a short count seen once under extreme load
+    # (2 014 of 3 000, lost 0) could not be told apart from untraced threads
+    facts = (len(rd), p["lost"], p["threads_untraced"], p.get("damaged_chunks"))
+    assert len(rd) + p["lost"] == 3000, facts
+    assert p["lost"] == 0, facts
+    assert p["threads_untraced"] == 0, facts
     assert len(rd) == 3000
     assert len({e["tid"] for e in rd}) > 1
 
