@@ -74,4 +74,12 @@ void ft_analyse(struct ft_process *p, const struct ft_an_opts *o, const struct f
 	ft_merge_events(p, mg, feed, &fd, err, NULL);
 	ft_an_finish(fd.an, m, v);
 	ft_an_free(fd.an);
+	/* no launcher's identity (torch.multiprocessing.spawn): its gloo
+	 * contexts say which rank of which world it is */
+	if (!p->hdr.world_size && v->coll_world >= 2) {
+		p->hdr.rank = v->coll_rank;
+		p->hdr.world_size = v->coll_world;
+		p->hdr.local_rank = -1;
+		p->hdr.launcher = FT_LAUNCH_GLOO;
+	}
 }

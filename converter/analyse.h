@@ -27,7 +27,9 @@ int ft_coll_spans(struct ft_process *p, const struct ft_merge_opts *mg, FILE *er
 /* called with the events fed so far: the first, then every 65536 */
 typedef void (*ft_analyse_tick)(void *arg, const struct ft_process *p, uint64_t events);
 
-/* p analysed: its findings to sink (NULL: none), m and v; tick NULL: none */
+/* p analysed: its findings to sink (NULL: none), m and v; tick NULL: none.
+ * A process without a launcher's rank identity whose gloo collectives
+ * gave their context's rank and size takes them (launcher FT_LAUNCH_GLOO). */
 void ft_analyse(struct ft_process *p, const struct ft_an_opts *o, const struct ft_merge_opts *mg,
 		const struct ft_an_sink *sink, FILE *err, ft_analyse_tick tick, void *targ,
 		struct ft_metrics *m, struct ft_verdict *v);

@@ -31,7 +31,7 @@
 
 /* the events.def fields the analyses read, by name: one list */
 #define FT_KF_FIELDS(X) X(ret) X(req) X(path) X(fd) X(sync) X(stream) X(sym) X(handle) \
-	X(lock) X(site) X(py) X(cond) X(comm) X(kind) X(kinds)
+	X(lock) X(site) X(py) X(cond) X(comm) X(kind) X(kinds) X(rank) X(size)
 
 /* A kind's facts, built once from events.def (evfacts.c). */
 struct ft_kfacts {
@@ -104,6 +104,7 @@ struct ft_an_out {
 	/* colls.c: the collectives, in call order (malloc'd; the verdict takes them) */
 	struct ft_coll *colls;
 	int ncolls;
+	int32_t coll_rank, coll_world;    /* a gloo collective's context's (world 0: none) */
 	/* reads.c: what the process's file reads in the window were, mostly */
 	struct ft_read_shape shape;
 };

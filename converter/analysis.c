@@ -307,6 +307,8 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	if (v) {
 		ft_verdict_of(c, v);
 		v->shape = c->out.shape;
+		v->coll_rank = c->out.coll_rank;
+		v->coll_world = c->out.coll_world;
 		v->colls = c->out.colls;            /* the verdict's now */
 		v->ncolls = c->out.ncolls;
 		c->out.colls = NULL;

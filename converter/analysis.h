@@ -188,6 +188,7 @@ struct ft_verdict {
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
 	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */
 	struct ft_coll *colls; int ncolls;     /* its collectives (malloc'd; ft_verdict_free) */
+	int32_t coll_rank, coll_world;         /* its gloo contexts' rank of world (0: none) */
 	struct ft_read_shape shape;            /* its file reads in the window, mostly */
 };
 void ft_verdict_free(struct ft_verdict *v);

@@ -28,7 +28,6 @@ static void *colls_new(struct ft_an_ctx *c)
 static void colls_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 {
 	struct colls *cl = s;
-	(void)c;
 	if (!e->f || !e->f->coll)
 		return;
 	uint64_t comm = e->f->comm ? ft_field_raw(e->r, e->f->comm) : 0;
@@ -36,6 +35,12 @@ static void colls_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 	if (i < 0) {
 		i = cl->ncomms++;
 		ft_map_put(&cl->comms, comm, (uint32_t)i);
+	}
+	if (e->f->rank && e->f->size && !c->out.coll_world) {
+		int32_t rank = (int32_t)ft_field_signed(e->r, e->f->rank);
+		int32_t size = (int32_t)ft_field_signed(e->r, e->f->size);
+		if (size >= 2 && rank >= 0 && rank < size)
+			c->out.coll_rank = rank, c->out.coll_world = size;
 	}
 	if (cl->n == cl->cap)
 		cl->v = ft_grow(cl->v, &cl->cap, sizeof *cl->v);

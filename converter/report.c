@@ -427,6 +427,18 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	uint64_t wall = last - first;          /* the run: first start to last end */
+	/* a rank known from its gloo collectives only (analyse.c): its
+	 * children without an identity (its DataLoader workers) are of it */
+	for (int i = 0; i < r->nprocs; i++) {
+		struct ft_file_header *h = &r->tr.procs[i]->hdr;
+		for (int k = 0; k < r->nprocs && !h->world_size; k++) {
+			const struct ft_file_header *q = &r->tr.procs[k]->hdr;
+			if (q->pid == h->ppid && q->launcher == FT_LAUNCH_GLOO) {
+				h->rank = q->rank, h->world_size = q->world_size;
+				h->local_rank = -1, h->launcher = FT_LAUNCH_GLOO;
+			}
+		}
+	}
 	/* a job of ranks: the straggler's main process, if any, is the one the
 	 * verdict is about (ranks.c) */
 	struct ft_rank_in *ri = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *ri);

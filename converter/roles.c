@@ -239,7 +239,7 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 
 static const char *const launcher_name[] = {
 	[FT_LAUNCH_NONE] = "none", [FT_LAUNCH_TORCH] = "torchrun", [FT_LAUNCH_MPI] = "mpi",
-	[FT_LAUNCH_PMI] = "pmi", [FT_LAUNCH_SLURM] = "slurm",
+	[FT_LAUNCH_PMI] = "pmi", [FT_LAUNCH_SLURM] = "slurm", [FT_LAUNCH_GLOO] = "gloo",
 };
 
 int ft_rank_text(const struct ft_process *p, char *out, size_t cap)

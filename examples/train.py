@@ -23,7 +23,9 @@ Fixed (--fixed):
   - the loss summed on the device, read back every 10 steps.
 
 Launched as one rank of several (torchrun's environment: WORLD_SIZE of 2
-or more, RANK, MASTER_ADDR, MASTER_PORT), it trains data-parallel over
+or more, RANK, MASTER_ADDR, MASTER_PORT), or imported and called as main()
+once the caller made the process group (torch.multiprocessing.spawn), it
+trains data-parallel over
 torch.distributed's gloo backend (DistributedDataParallel: each step's
 gradients are all-reduced), each rank on a data set of its own.
 
@@ -171,10 +173,13 @@ def step_marker(cuda):
 
 def dist_init():
     """torch.distributed over gloo when launched as a rank of a job of two
-    or more (torchrun's environment); None otherwise."""
+    or more (torchrun's environment), or when the caller made the process
+    group already (torch.multiprocessing.spawn); None otherwise."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         return None
-    import torch.distributed as dist
     dist.init_process_group("gloo")
     return dist
 

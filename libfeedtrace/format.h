@@ -77,6 +77,9 @@ enum ft_launcher {
 	FT_LAUNCH_MPI = 2,      /* Open MPI's mpirun: OMPI_COMM_WORLD_* */
 	FT_LAUNCH_PMI = 3,      /* MPICH / Hydra: PMI_RANK, PMI_SIZE */
 	FT_LAUNCH_SLURM = 4,    /* srun: SLURM_PROCID, SLURM_NTASKS */
+	FT_LAUNCH_GLOO = 5,     /* never written: the converter's, for a process with
+	                           no launcher's identity whose gloo collectives gave
+	                           their context's rank and size */
 };
 
 #define FT_CHUNK_MAGIC 0x4b435446u      /* "FTCK" */

@@ -118,6 +118,30 @@ static inline const void *context_of(const void *opts)
 	return opts ? *(const void *const *)opts : NULL;
 }
 
+/* The context's rank and size, its first members ("const int rank, size"),
+ * after a vtable pointer in gloo releases whose destructor is virtual
+ * (Debian's 2022 snapshot) and at its start in later ones: the pointer is
+ * told by dladdr (it points into libgloo), once per process (the layout is
+ * the library's). A pair that is no rank of a world (0 <= rank < size) is
+ * not recorded. */
+static _Atomic int ctx_off = -1;         /* in int32 words; -1: not known yet */
+
+static void rank_of(const void *ctx, int32_t *rank, int32_t *size)
+{
+	*rank = *size = 0;
+	if (!ctx)
+		return;
+	int off = atomic_load_explicit(&ctx_off, memory_order_relaxed);
+	if (off < 0) {
+		Dl_info info;
+		off = dladdr(*(void *const *)ctx, &info) ? 2 : 0;
+		atomic_store_explicit(&ctx_off, off, memory_order_relaxed);
+	}
+	const int32_t *w = (const int32_t *)ctx + off;
+	if (w[0] >= 0 && w[0] < w[1] && w[1] <= (1 << 24))
+		*rank = w[0], *size = w[1];
+}
+
 #pragma GCC visibility push(default)
 
 #define GLOO_FN(kind, op, sym)                                               \
@@ -130,9 +154,12 @@ static inline const void *context_of(const void *opts)
 			return;                                               \
 		}                                                             \
 		const void *ctx = context_of(opts);                           \
+		int32_t rank, size;                                           \
+		rank_of(ctx, &rank, &size);                                   \
 		uint64_t t0 = ft_now();                                       \
 		real(opts);                                                   \
-		ft_record_p(t, FT_EV_##kind, t0, ft_now(), ctx, 0, 0);        \
+		ft_record_p(t, FT_EV_##kind, t0, ft_now(), ctx, (uint32_t)rank, \
+			    (uint32_t)size);                                  \
 	}
 #include "gloo.def"
 #undef GLOO_FN

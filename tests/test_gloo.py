@@ -31,6 +31,8 @@ def test_gloo_collectives_recorded_through_a_local_library(traced, gloo_prog):
     ar = r.trace.calls("gloo::allreduce")
     assert len(ar) == STEPS
     assert {e["args"]["comm"] for e in ar} == {m.group(1)}
+    # the context's rank and size (its first members in this gloo's layout)
+    assert {(e["args"]["rank"], e["args"]["size"]) for e in ar} == {(0, 2)}
     assert all(e["dur_ns"] >= DELAY_US * 1000 for e in ar)
     [b] = r.trace.calls("gloo::barrier")
     assert b["args"]["comm"] == m.group(1)

@@ -124,3 +124,39 @@ def test_gloo_ranks_traced_apart_merge_by_summaries(tmp_path, slowread):
     assert m["ranks"]["straggler"] == 0 and m["ranks"]["matched"] >= STEPS + 1
     assert m["straggler_verdict"]["limit"] == "data delivery"
     assert m["straggler_verdict"]["pid"] == pids[0]
+
+
+def test_spawned_ranks_take_their_identity_from_gloo(tmp_path, slowread):
+    """torch.multiprocessing.spawn, each rank making its process group
+    itself (tests/scripts/spawn_train.py): no environment says which rank a
+    process is; the report takes each rank's identity from its gloo
+    contexts (rank 1 of 2, launcher "gloo"), its DataLoader worker's from
+    its parent, and names rank 1, on slow storage, as the straggler."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = str(tmp_path / "run")
+    env = clean_env("LD_PRELOAD")
+    env["FEEDTRACE_OUT"] = out
+    env["LD_PRELOAD"] = preload(LIB, slowread)
+    argv = [PYTHON, os.path.join(ROOT, "tests", "scripts", "spawn_train.py"), "2", "1",
+            str(SLOW_US), str(port), "--", "--cpu", "--steps", str(STEPS), "--workers", "1"]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240,
+                       cwd=str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    pids = {int(r): int(pid) for r, pid in re.findall(r"^fact rank (\d) (\d+)$", p.stdout, re.M)}
+    assert len(pids) == 2
+    rep = report_json(out)
+    procs = {q["pid"]: q for q in rep["processes"]}
+    for r, pid in pids.items():
+        assert procs[pid]["rank"] == {"rank": r, "local_rank": None, "world_size": 2,
+                                      "launcher": "gloo", "job": ""}
+        [kid] = [q for q in rep["processes"] if q["ppid"] == pid]
+        assert kid["rank"] == procs[pid]["rank"]
+    rk = rep["ranks"]
+    assert rk["straggler"] == 1 and rk["matched"] >= STEPS + 1
+    per = {x["rank"]: x for x in rk["per_rank"]}
+    assert per[1]["pid"] == pids[1] and per[1]["limit"] == "data delivery"
+    assert per[0]["limit"] == "other ranks"
+    assert rep["verdict"]["pid"] == pids[1]
