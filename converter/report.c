@@ -724,7 +724,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			      rv->from);
 		ft_wrap(out, line, 2);
 		int col = 0;
+		const struct ft_file_header *mh = &r->tr.procs[r->main]->hdr;
 		for (int k = 0; k < FT_CAT_N; k++) {
+			/* waiting for other ranks: shown for a rank, or when there was some */
+			if (k == FT_CAT_RANKS && !v->t[k] && !mh->world_size)
+				continue;
 			double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
 			int m = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);
 			if (col + m + 3 > 78) {
@@ -774,12 +778,15 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputs(")\n", out);
 	if (!npb)
 		fputs("  none\n", out);
-	/* the rows that matter: ten at most, and past the third none under
-	 * 1% of the first's cost (the rest are in --json) */
+	/* the rows that matter: ten at most, past the third none under 1% of
+	 * the first's cost, and none that cost under a thousandth of the
+	 * verdict's window (a few microseconds of a library's own lock in a
+	 * run of seconds is true and beside the point; the rest are in --json) */
 	int shown_pb = 0;
+	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
 	for (int i = 0; i < npb && i < 10; i++) {
 		const struct ft_problem *p = &pb[i];
-		if (i >= 3 && p->lost_ns * 100 < pb[0].lost_ns)
+		if ((i >= 3 && p->lost_ns * 100 < pb[0].lost_ns) || p->lost_ns < negligible)
 			break;
 		shown_pb++;
 		ft_fmt_ns(a, sizeof a, p->lost_ns);
@@ -794,7 +801,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			ft_wrap(out, line, 31);
 		}
 	}
-	if (npb > shown_pb)
+	if (npb > shown_pb && shown_pb < npb && pb[shown_pb].lost_ns < negligible)
+		fprintf(out, "  %s%d smaller, each under 0.1%% of the %s (--json lists them all)\n",
+			shown_pb ? "... " : "", npb - shown_pb,
+			!strcmp(rv->from, "whole run") ? "run" : "loop");
+	else if (npb > shown_pb)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
 	if (t->gaps) {
