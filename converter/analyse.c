@@ -5,7 +5,9 @@
  * that block their thread (gloo runs each on a worker thread of
  * ProcessGroupGloo while the training thread waits for it in a condition
  * variable): the analyses need them before the waits they contain, which
- * start earlier.
+ * start earlier (convert's own pass over a process asks ft_coll_spans for
+ * them too). A process with no launcher's identity takes the one its gloo
+ * contexts give (torch.multiprocessing.spawn).
  */
 #include <stdlib.h>
 #include <string.h>
