@@ -140,7 +140,6 @@ struct ft_thread_sum {
 	uint64_t first, last_end;      /* its first call's start, last call's end */
 	uint64_t wall;                 /* [first, last_end] within the window */
 	uint64_t t[FT_CAT_N];          /* traced time per category (CPU: process calls) */
-	uint64_t all[FT_CAT_N];        /* the same over the whole process */
 	uint64_t pre[FT_CAT_N];        /* the same before the window (start-up) */
 	uint64_t batches;              /* data waits that returned data */
 	uint64_t first_batch, last_batch; /* their ends */

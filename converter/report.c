@@ -172,6 +172,18 @@ static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 	}
 }
 
+/* process i's verdict again, within [w0, w1] */
+static void reanalyse(struct ft_report *r, int i, const struct ft_an_opts *o, uint64_t w0,
+		      uint64_t w1, const struct ft_merge_opts *mg, FILE *err)
+{
+	struct ft_an_opts wo = *o;
+	wo.win_start = w0;
+	wo.win_end = w1;
+	struct ft_metrics m;
+	ft_verdict_free(&r->procs[i].v);
+	analyse(r->tr.procs[i], &wo, mg, NULL, err, &m, &r->procs[i].v);
+}
+
 static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			const struct ft_merge_opts *mg, FILE *err)
 {
@@ -189,18 +201,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			nworkers++, allpy &= ft_is_python(p->cmdline);
 	}
 	/* again, within the window: the main process and its workers */
-	struct ft_an_opts wo = *o;
-	wo.win_start = rv->w0;
-	wo.win_end = rv->w1;
-	struct ft_metrics m;
 	int32_t tid0 = mp->pid;
-	for (int i = 0; i < r->nprocs; i++) {
-		struct ft_rep_proc *p = &r->procs[i];
-		if (strcmp(p->role, "helper") == 0 || !strcmp(rv->from, "whole run"))
-			continue;
-		ft_verdict_free(&p->v);
-		analyse(r->tr.procs[i], &wo, mg, NULL, err, &m, &p->v);
-	}
+	for (int i = 0; i < r->nprocs; i++)
+		if (strcmp(r->procs[i].role, "helper") && strcmp(rv->from, "whole run"))
+			reanalyse(r, i, o, rv->w0, rv->w1, mg, err);
 	const struct ft_verdict *v = &mp->v;
 	/* start-up: the time before the window, and the main thread's calls in it */
 	uint64_t pstart = mp->start;
@@ -490,14 +494,8 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		int i = r->ranks.r[j].proc;
 		struct ft_run_verdict w = { 0 };
 		loop_window(&r->procs[i].v, &w);
-		if (i == r->main || !strcmp(w.from, "whole run"))
-			continue;
-		struct ft_an_opts wo = o ? *o : dflt;
-		wo.win_start = w.w0;
-		wo.win_end = w.w1;
-		struct ft_metrics m;
-		ft_verdict_free(&r->procs[i].v);
-		analyse(r->tr.procs[i], &wo, mg, NULL, ft_said_once(err), &m, &r->procs[i].v);
+		if (i != r->main && strcmp(w.from, "whole run"))
+			reanalyse(r, i, o ? o : &dflt, w.w0, w.w1, mg, ft_said_once(err));
 	}
 	for (int j = 0; j < r->ranks.n; j++) {
 		r->ranks.r[j].limit = r->procs[r->ranks.r[j].proc].v.limit;

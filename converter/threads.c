@@ -96,7 +96,6 @@ struct ft_thread_sum *ft_thread_sums(const struct ft_threads *th, int *count)
 		o->last_end = t->last_end;
 		o->wall = ft_an_clip(&th->o, t->first, t->last_end);
 		memcpy(o->t, t->ct, sizeof o->t);
-		memcpy(o->all, t->t, sizeof o->all);
 		memcpy(o->pre, t->pre, sizeof o->pre);
 		o->batches = t->batches;
 		o->first_batch = t->first_batch;

@@ -1,7 +1,7 @@
 /*
  * threads.h: every thread's time account in one process (threads.c): the
- * traced time per category (whole process and within the verdict's
- * window), its launches and batches received, and its recent calls, which
+ * traced time per category (within the verdict's window, and before it:
+ * start-up), its launches and batches received, and its recent calls, which
  * say what it did during a launch gap. The analysis driver (analysis.c)
  * counts each event here before the analyses see it; they read it.
  */
@@ -20,9 +20,8 @@ struct ft_recent { uint64_t start, end; int cat; };
 struct ft_thacc {
 	int32_t tid;
 	uint64_t first, last_end, events, launches;
-	uint64_t t[FT_CAT_N];
-	uint64_t ct[FT_CAT_N];       /* t clipped to the window */
-	uint64_t pre[FT_CAT_N];      /* t before the window (start-up) */
+	uint64_t ct[FT_CAT_N];       /* traced time per category within the window */
+	uint64_t pre[FT_CAT_N];      /* the same before the window (start-up) */
 	uint64_t wevents, batches, first_batch, last_batch;
 	struct ft_recent ring[FT_RECENT];
 	uint32_t nring, ring_head;   /* entries, next write position */
@@ -88,13 +87,11 @@ static inline void ft_thread_call(const struct ft_an_opts *o, struct ft_thacc *t
 		struct ft_recent *n = &t->ring[last];
 		if (n->start < ts || n->end > end)
 			break;
-		t->t[n->cat] -= n->end - n->start;
 		t->ct[n->cat] -= ft_an_clip(o, n->start, n->end);
 		t->pre[n->cat] -= ft_thread_pre(o, n->start, n->end);
 		t->ring_head = last;
 		t->nring--;
 	}
-	t->t[cat] += end - ts;
 	t->ct[cat] += ft_an_clip(o, ts, end);
 	t->pre[cat] += ft_thread_pre(o, ts, end);
 	if (!o->win_end || (ts >= o->win_start && ts < o->win_end))
