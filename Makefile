@@ -34,7 +34,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
-           shim/dl.c shim/cuda.c shim/nvtx.c shim/thread.c shim/wait.c \
+           shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
@@ -71,7 +71,8 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # stand-in libnccl and its program
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
                 $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
-                $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so
+                $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so \
+                $(BUILD)/tests/solo_next.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 

@@ -6,10 +6,10 @@ set -e
 pkgs="gcc make libc6-dev libzstd-dev libunwind-dev libprotobuf-c-dev protobuf-c-compiler libjson-c-dev
       protobuf-compiler libcmocka-dev libdw-dev libiberty-dev python3 python3-dev python3-pytest python3-numpy python3-torch
       clang libclang-rt-14-dev
-      libjemalloc2 faketime libfaketime
+      libjemalloc2 faketime libfaketime valgrind
       chromium"
 if [ "$1" = bench ]; then
-	pkgs="$pkgs strace ltrace uftrace hyperfine lttng-tools liblttng-ust-dev valgrind"
+	pkgs="$pkgs strace ltrace uftrace hyperfine lttng-tools liblttng-ust-dev"
 fi
 missing=""
 for p in $pkgs; do

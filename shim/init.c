@@ -7,6 +7,7 @@
  */
 #include "cuda_shim.h"
 #include "real.h"
+#include "solo.h"
 #include "../libfeedtrace/internal.h"
 #include "../libfeedtrace/lifecycle.h"
 
@@ -34,5 +35,6 @@ __attribute__((constructor(101))) static void ft_start(void)
 		.pthread_create = flusher_create,
 		.fork_child = ft_cuda_fork_child,
 	};
+	ft_solo_init();                 /* before the flusher thread exists */
 	ft_lifecycle_start(&ops);
 }

@@ -10,6 +10,7 @@
 #include "../libfeedtrace/callsite.h"
 #include "real.h"
 #include "shape.h"
+#include "solo.h"
 #include "../libfeedtrace/modpath.h"
 #include "../libfeedtrace/internal.h"
 
@@ -131,7 +132,7 @@ static inline mode_t open_mode(int flags, va_list ap)
  * parameter and argument, or nothing; dirfd: what the record's last field
  * holds, unless site is 1: then that field is the Python site of the open
  * (record_open; openat's kinds keep the directory there instead). */
-#define OPEN_VA(name, kind, dirp, dirv, dirfd, site)                     \
+#define OPEN_VA(name, kind, dirp, dirv, dirfd, site, at)                 \
 	int name(dirp const char *path, int flags, ...)                 \
 	{                                                               \
 		va_list ap;                                             \
@@ -142,15 +143,17 @@ static inline mode_t open_mode(int flags, va_list ap)
 		if (!t)                                                 \
 			return REAL(name)(dirv path, flags, mode);      \
 		uint64_t t0 = ft_now();                                 \
-		int fd = REAL(name)(dirv path, flags, mode);            \
+		int fd = (int)FT_SOLO_OR(REAL(name)(dirv path, flags, mode), \
+					 SYS_openat, at, path, flags, mode); \
 		record_open(t, kind, t0, fd, path, flags, dirfd, site); \
 		return fd;                                              \
 	}
 
-OPEN_VA(open, FT_EV_OPEN, , , 0, 1)
-OPEN_VA(open64, FT_EV_OPEN64, , , 0, 1)
-OPEN_VA(openat, FT_EV_OPENAT, int dirfd COMMA, dirfd COMMA, dirfd, 0)
-OPEN_VA(openat64, FT_EV_OPENAT64, int dirfd COMMA, dirfd COMMA, dirfd, 0)
+/* at: the directory of the system call glibc makes (openat, also for open) */
+OPEN_VA(open, FT_EV_OPEN, , , 0, 1, AT_FDCWD)
+OPEN_VA(open64, FT_EV_OPEN64, , , 0, 1, AT_FDCWD)
+OPEN_VA(openat, FT_EV_OPENAT, int dirfd COMMA, dirfd COMMA, dirfd, 0, dirfd)
+OPEN_VA(openat64, FT_EV_OPENAT64, int dirfd COMMA, dirfd COMMA, dirfd, 0, dirfd)
 
 /* __open_2, __open64_2 (_FORTIFY_SOURCE's checked opens: no mode) */
 #define OPEN_2(name, kind)                                              \
@@ -177,26 +180,29 @@ int close(int fd)
 	 * may open the same number, and clearing after would erase its path */
 	ft_fd_set(fd, 0, 0);
 	uint64_t t0 = ft_now();
-	int r = REAL(close)(fd);
+	int r = (int)FT_SOLO_OR(REAL(close)(fd), SYS_close, fd, 0, 0, 0);
 	uint64_t t1 = ft_now();
 	ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
 	return r;
 }
 
-/* read and its positioned and checked variants: n bytes asked for */
-#define READ_N(name, kind, params, args)                                \
+/* read and its positioned and checked variants: n bytes asked for; call:
+ * the real call as made while tracing (FT_SOLO_OR: the system call itself
+ * while the program has one thread, shim/solo.h) */
+#define READ_N(name, kind, params, args, call)                          \
 	ssize_t name params                                             \
 	{                                                               \
 		struct ft_thread *t = ft_enter(FT_G_IO);                \
 		if (!t)                                                 \
 			return REAL(name) args;                         \
 		uint64_t t0 = ft_now();                                 \
-		ssize_t r = REAL(name) args;                            \
+		ssize_t r = call;                                       \
 		record_read(t, kind, t0, fd, n, r);                     \
 		return r;                                               \
 	}
 
-READ_N(read, FT_EV_READ, (int fd, void *buf, size_t n), (fd, buf, n))
+READ_N(read, FT_EV_READ, (int fd, void *buf, size_t n), (fd, buf, n),
+       FT_SOLO_OR(REAL(read)(fd, buf, n), SYS_read, fd, buf, n, 0))
 
 /* A write is recorded only to a pipe or socket the tracer knows (made by
  * pipe, socketpair, socket..., or read before): the producer's side of a
@@ -217,10 +223,13 @@ ssize_t write(int fd, const void *buf, size_t n)
 	return r;
 }
 
+/* __read_chk checks the buffer's size first: always the real one */
 READ_N(__read_chk, FT_EV_READ_CHK, (int fd, void *buf, size_t n, size_t buflen),
-       (fd, buf, n, buflen))
-READ_N(pread, FT_EV_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
-READ_N(pread64, FT_EV_PREAD64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
+       (fd, buf, n, buflen), REAL(__read_chk)(fd, buf, n, buflen))
+READ_N(pread, FT_EV_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off),
+       FT_SOLO_OR(REAL(pread)(fd, buf, n, off), SYS_pread64, fd, buf, n, off))
+READ_N(pread64, FT_EV_PREAD64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),
+       FT_SOLO_OR(REAL(pread64)(fd, buf, n, off), SYS_pread64, fd, buf, n, off))
 
 /* bytes asked for; an iov array the kernel could not read (EFAULT) is not
  * read here either */

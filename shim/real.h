@@ -6,8 +6,11 @@
 #ifndef FT_REAL_H
 #define FT_REAL_H
 
+#include <aio.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <mqueue.h>
+#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +25,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <threads.h>
 #include <unistd.h>
 
 /* fortified entry points: declared by glibc only under _FORTIFY_SOURCE */

@@ -18,6 +18,7 @@
 
 #include "../libfeedtrace/callsite.h"
 #include "real.h"
+#include "solo.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */
@@ -64,6 +65,8 @@ static void *start_tracked(void *p)
 
 int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
+	if (!ft_tls_notrace)
+		ft_solo_end();          /* before the thread exists (shim/solo.h) */
 	if (atomic_load_explicit(&ft_active, memory_order_relaxed) && !ft_tls_notrace)
 		for (unsigned i = 0; i < START_POOL; i++) {
 			int none = 0;

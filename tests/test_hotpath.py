@@ -1,8 +1,9 @@
 """The hot path kept honest, structurally (issue 20): the hooks of `pread`,
 `read`, `open`/`openat`, `close`, `pthread_mutex_lock` and the generated
 kernel-launch wrappers, as built, call nothing on their way but the real
-function (an indirect call through the pointer resolved at start-up) and
-the helpers listed per hook; the recording itself is inline (recorder.h,
+function (an indirect call through the pointer resolved at start-up; while
+the program has one thread of its own, the system call inline instead:
+shim/solo.h) and the helpers listed per hook; the recording itself is inline (recorder.h,
 cuda_shim.h). Every other call in their bodies goes to a cold path: a
 thread's first record (ft_thread_attach), a hook re-entered from a signal
 handler (ft_busy_slow), a full ring (ft_ring_full), a wrapper called
@@ -50,12 +51,17 @@ def calls(lines, name=None):
     return direct, indirect, ijmp
 
 
+def syscalls(lines):
+    return sum(1 for l in lines if re.search(r"\tsyscall\s*$", l))
+
+
 @pytest.mark.parametrize("hook", ["pread", "pread64", "read", "close"])
 def test_read_close_hooks_record_inline(hook):
     direct, indirect, ijmp = calls(body(hook), hook)
     assert direct <= COLD, direct - COLD
     assert indirect == 1          # the real function
     assert ijmp <= 1              # the same, as a tail call when not tracing
+    assert syscalls(body(hook)) == 1   # single-threaded: the call itself
 
 
 @pytest.mark.parametrize("hook", ["open", "open64", "openat", "openat64"])
@@ -67,6 +73,7 @@ def test_open_hooks(hook):
     allowed = COLD | {"ft_intern_path", "open_site"}
     assert direct <= allowed, direct - allowed
     assert indirect == 2          # the real function, traced or not (one call each)
+    assert syscalls(body(hook)) == 1   # single-threaded: openat itself
 
 
 def test_mutex_lock_hook():
