@@ -40,6 +40,31 @@ static size_t packed_cap;
 static ZSTD_CCtx *cctx;
 
 
+/* glibc ends the process (exit(0), on the thread that ends last) when
+ * the count of threads it keeps reaches zero: a program whose main thread
+ * left by pthread_exit or was cancelled ends so when its last thread does.
+ * The flusher is no program thread: it is taken off that count while it
+ * runs (and put back just before it returns, so that its own end never
+ * reaches zero), else such a program would wait for it for ever. The
+ * count is glibc's __nptl_nthreads (GLIBC_PRIVATE, what libthread_db
+ * reads); without it, nothing is changed. */
+static unsigned *glibc_nthreads;
+
+/* Just before the flusher returns (glibc then takes one off the count):
+ * back on the count, so that its own end is never the last. A count of
+ * zero means the program's last thread is in exit(0) already, called by
+ * glibc (the flusher is stopped from the destructors then): two, so that
+ * the flusher does not call exit(0) too. */
+static void count_flusher_again(void)
+{
+	if (!glibc_nthreads)
+		return;
+	unsigned c = __atomic_load_n(glibc_nthreads, __ATOMIC_SEQ_CST);
+	while (!__atomic_compare_exchange_n(glibc_nthreads, &c, c + (c == 0 ? 2 : 1), 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
+
 /* The flusher is compressing a chunk, not holding the lock (fork reads it
  * for its FORK record: the child was made without waiting for zstd). */
 static _Atomic int compressing;
@@ -531,6 +556,7 @@ static void *flusher_main(void *arg)
 		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
 		syscall(SYS_futex, &ft_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 	}
+	count_flusher_again();
 	return NULL;
 }
 
@@ -546,6 +572,7 @@ int ft_flusher_start(void)
 		if (!stage || !shuffled || !packed || !cctx)
 			return -1;
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+		glibc_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
 	}
 	atomic_store(&flusher_stop, 0);
 	atomic_store(&flusher_settled, 0);
@@ -559,6 +586,8 @@ int ft_flusher_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		return -1;
+	if (glibc_nthreads)
+		__atomic_fetch_sub(glibc_nthreads, 1, __ATOMIC_SEQ_CST);
 	atomic_store(&flusher_running, 1);
 	return 0;
 }

@@ -63,6 +63,21 @@ def test_libc_exit_functions_keep_the_status(traced, data, tmp_path, how):
     assert len(reads(t, data)) == N
 
 
+@pytest.mark.parametrize("how", ["main_leaves", "main_cancelled"])
+def test_main_thread_ends_first(traced, data, tmp_path, how):
+    """The main thread leaves (pthread_exit) or is cancelled; the process
+    ends, as untraced, when its last thread returns: glibc calls exit(0)
+    there (its stdio flushed), not kept alive by the flusher thread."""
+    r = same_as_untraced(traced, [EXIT, how, data, str(N), str(STATUS)], tmp_path)
+    assert r.returncode == 0
+    assert r.stdout == "main leaves\nlast thread done\n"
+    t = r.trace
+    p = t.procs[0]
+    assert p["end"] == "exit" and p["status"] == 0
+    assert p["lost"] == 0
+    assert len(reads(t, data)) == 2 * N      # the main thread's, then the last one's
+
+
 def test_failed_exec_then_exit(traced, data, tmp_path):
     r = same_as_untraced(traced, [EXIT, "execfail_exit", data, str(N), str(STATUS)],
                          tmp_path)

@@ -1,10 +1,15 @@
 /*
  * exit_prog.c: ends a process each way libc offers (quick_exit, err*,
  * verr*, error, error_at_line) and execs that fail, after reading a file
- * N times; tests/test_exits.py runs it traced and untraced.
+ * N times; tests/test_exits.py runs it traced and untraced. main_leaves
+ * and main_cancelled: the main thread ends (pthread_exit; cancelled by a
+ * second thread while it waits in pause) and the second thread reads the
+ * file, prints unflushed stdio, and returns: glibc then ends the process
+ * with exit(0) on it.
  * usage: exit_prog MODE FILE N STATUS
  */
 #include <err.h>
+#include <pthread.h>
 #include <errno.h>
 #include <error.h>
 #include <fcntl.h>
@@ -24,6 +29,20 @@ static void reads(const char *path, int n)
 			_exit(90);
 		close(fd);
 	}
+}
+
+static const char *leave_path;
+static int leave_n;
+static pthread_t main_thread;
+
+static void *last_thread(void *cancel_main)
+{
+	if (cancel_main)
+		pthread_cancel(main_thread);
+	usleep(50000);                  /* the main thread has ended by now */
+	reads(leave_path, leave_n);
+	printf("last thread done\n");   /* flushed by exit(0) only */
+	return NULL;
 }
 
 static void say(const char *s)
@@ -82,6 +101,19 @@ int main(int argc, char **argv)
 		char *args[] = { argv[0], "done", argv[2], argv[3], argv[4], NULL };
 		execv(argv[0], args);
 		return 93;
+	} else if (!strcmp(m, "main_leaves") || !strcmp(m, "main_cancelled")) {
+		pthread_t th;
+		int cancel = !strcmp(m, "main_cancelled");
+		leave_path = path;
+		leave_n = n;
+		main_thread = pthread_self();
+		printf("main leaves\n");
+		if (pthread_create(&th, NULL, last_thread, cancel ? &th : NULL) != 0)
+			return 94;
+		if (cancel)
+			for (;;)
+				pause();        /* a cancellation point */
+		pthread_exit(NULL);
 	} else if (!strcmp(m, "done")) {
 		return st;
 	}
