@@ -11,12 +11,14 @@ rounds with [min-max]. Used for BENCHMARKS.md section 0's before/after.
               [--n N] [--env NAME=VALUE ...] LIB...
 
 --n sets every call's block size; --env adds to the traced runs' settings
-(FEEDTRACE_BUF_KB=16384 and FEEDTRACE_STACK_DEPTH=0 by default, as
-`make bench`). On a loaded 2-core machine the flusher shares the free core
-with the program and its draining lands in the traced blocks: with
-FEEDTRACE_FLUSH_MS=60000 FEEDTRACE_BUF_KB=65536 --n 20000 it never runs
-during the timed blocks (the ring is never a quarter full), and only the
-hooks' own code (and the first touch of fresh ring pages) is timed.
+(FEEDTRACE_BUF_KB=1024, the default ring, as large as the floor's, and
+FEEDTRACE_STACK_DEPTH=0 by default, as `make bench`). On a loaded 2-core
+machine the flusher shares the free core with the program and its
+draining lands in the traced blocks; FEEDTRACE_FLUSH_MS=60000 keeps it to
+the quarter-full wake-ups. A ring larger than the floor's (BUF_KB=65536,
+as used until 2026-11-26) is written once over fresh pages: their first
+touch (a page fault every 128 records) then adds ~10-20 ns a call that
+the floor never pays.
 
 Needs build/bench/micro, build/bench/cudabench (scripts/bench.sh builds
 them) and build/simgpu/libcuda.so.1 (make simgpu). Standard library only.
@@ -75,7 +77,7 @@ def main():
                     d = tempfile.mkdtemp(dir=tmp)
                     got[c].append(run(prog, call, n, reps, data,
                                       {"LD_PRELOAD": os.path.abspath(c), "FEEDTRACE_OUT": d,
-                                       "FEEDTRACE_BUF_KB": "16384", "FEEDTRACE_STACK_DEPTH": "0",
+                                       "FEEDTRACE_BUF_KB": "1024", "FEEDTRACE_STACK_DEPTH": "0",
                                        **extra}))
                     subprocess.run(["rm", "-rf", d])
         res[call] = got

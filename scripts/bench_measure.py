@@ -61,7 +61,9 @@ RUNS = 3 if QUICK else 7          # alternations for feedtrace's own micro figur
 PEER_RUNS = 3 if QUICK else 5     # alternations for peers, storms, Python
 CG_RUNS = 3                       # callgrind repetitions: instruction counts barely vary
 STORM10M_RUNS = 3                 # the 10M-read storm (~30 s a pair): RSS growth and size
-BUF_KB = 16384                    # FEEDTRACE_BUF_KB used for every traced run
+BUF_KB = 1024                     # FEEDTRACE_BUF_KB for every traced run: the default
+                                  # ring, the size of the floor's (micro.c): a larger one
+                                  # puts first touches of fresh pages into the hook's figure
 SCALE = 10 if QUICK else 1        # divides the call counts in quick mode
 
 LTTNG_PRELOAD = "liblttng-ust-libc-wrapper.so liblttng-ust-pthread-wrapper.so"

@@ -192,3 +192,22 @@ def test_python_open64(traced, tmp_path):
         got = sum(e["args"]["ret"] for e in t.calls("read", path=p))
         assert got == 3000
         assert t.count("close", path=p) == 1
+
+
+def test_paths_hashed_wherever_they_lie(traced, tmp_path):
+    """The string table hashes a path 8 bytes at a time, its last 1-7
+    bytes in one load (libfeedtrace/strtab.c, hash64): a path that ends
+    just before an unmapped page is read to its end and no further, and the
+    same text from 8 addresses (every alignment) is one string. Paths longer than
+    4 095 bytes are kept as their first 4 095 (4 095, 4 096 and 5 000 are
+    then one string)."""
+    lens = [20, 21, 27, 28, 29, 35, 36, 100, 4094, 4095, 4096, 5000]
+    argv = [built_prog("intern_align")] + [str(n) for n in lens]
+    r = traced(argv)
+    same_output(r, argv)
+    assert r.stdout == "%d failed\n" % (8 * len(lens))
+    want = ["/nonexistent-intern/" + "a" * (min(n, 4095) - 20) for n in lens for _ in range(8)]
+    assert [e["args"]["path"] for e in r.trace.calls("open")] == want
+    p = r.trace.procs[0]
+    assert p["strings"] == len(set(want)) + 1      # and the program's own path
+    assert p["strings_lost"] == 0
