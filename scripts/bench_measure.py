@@ -470,22 +470,33 @@ def section_micro(b, datafile):
 
 
 # ---------------------------------------------------------------- section 1b
-CG_LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?):([^\s:]+)(?:\s+\[(.*)\])?\s*$")
+# callgrind_annotate --show=CG_EVENTS: a count per event ("N (p%)", "0" or
+# "." for none), then file:function [object]
+CG_EVENTS = "Ir,D1mr,D1mw,DLmr,DLmw"      # runs with --cache-sim=yes; others: Ir
+CG_CELL = r"(?:([\d,]+)(?:\s+\(\s*[\d.]+%\))?|\.)\s+"
+CG_LINE = {k: re.compile(r"^\s*" + CG_CELL * k + r"(.*?):([^\s:]+)(?:\s+\[(.*)\])?\s*$")
+           for k in (1, 5)}
 HOOK_FILES = ("shim/", "cuda_wrappers.c", "recorder.h", "clock.h", "strtab.h", "ia32intrin.h", "x86intrin.h")
 HOOK_FUNCS = ("ft_fd_path", "ft_fd_set", "ft_intern", "ft_intern_path", "intern_n", "hash64",
               "arena_add", "ft_ring_full", "ft_busy_slow")
 CG_N = (max(10, 1000 // SCALE), max(30, 3000 // SCALE))   # section 1b: calls in the two runs compared
 
 
-def cg_rows(b, d):
-    """[(Ir, file, function, object)] over all callgrind thread files in d."""
+def cg_rows(b, d, cache=True):
+    """[(Ir, file, function, object, D1 misses, LL misses)] over all callgrind
+    thread files in d (misses from callgrind's cache simulation, for runs
+    made with --cache-sim=yes; else 0)."""
     rows = []
+    k = 5 if cache else 1
     for f in os.listdir(d):
-        r = b.run(["callgrind_annotate", "--threshold=100", "--auto=no", os.path.join(d, f)])
+        r = b.run(["callgrind_annotate", "--threshold=100", "--auto=no",
+                   "--show=" + (CG_EVENTS if cache else "Ir"), os.path.join(d, f)])
         for line in r.out.splitlines():
-            m = CG_LINE.match(line)
-            if m:
-                rows.append((int(m.group(1).replace(",", "")), m.group(2), m.group(3), m.group(4) or ""))
+            m = CG_LINE[k].match(line)
+            if m and not m.group(k + 1).endswith("PROGRAM TOTALS"):
+                n = [int((m.group(i) or "0").replace(",", "")) for i in range(1, k + 1)] + [0] * (5 - k)
+                rows.append((n[0], m.group(k + 1), m.group(k + 2), m.group(k + 3) or "",
+                             n[1] + n[2], n[3] + n[4]))
     return rows
 
 
@@ -495,18 +506,20 @@ def is_hook_row(fil, fn):
 
 
 def callgrind_counts(b, d):
-    """(total Ir, Ir in hook code, Ir in flusher.c, Ir in libzstd) over all
-    thread files in directory d."""
-    total = hook = flusher = zstd = 0
-    for ir, fil, fn, obj in cg_rows(b, d):
+    """(total Ir, Ir in hook code, Ir in flusher.c, Ir in libzstd, D1 and LL
+    misses in hook code) over all thread files in directory d."""
+    total = hook = flusher = zstd = d1 = ll = 0
+    for ir, fil, fn, obj, m1, ml in cg_rows(b, d):
         total += ir
         if is_hook_row(fil, fn):
             hook += ir
+            d1 += m1
+            ll += ml
         elif fil.endswith("flusher.c") or fil.endswith("shuffle.h"):
             flusher += ir
         elif "libzstd" in obj:
             zstd += ir
-    return total, hook, flusher, zstd
+    return total, hook, flusher, zstd, d1, ll
 
 
 def section_instr(b, datafile):
@@ -520,7 +533,7 @@ def section_instr(b, datafile):
     res = {}
     for test in ("pread1", "read4k", "openclose", "mutex"):
         b.progress(f"callgrind {test}: {CG_RUNS} x (untraced, untraced+idle, feedtrace) x N={n1},{n2}")
-        per = {"hook": [], "rest": [], "mt": [], "flusher_c": [], "zstd": []}
+        per = {"hook": [], "rest": [], "mt": [], "flusher_c": [], "zstd": [], "d1": [], "ll": []}
         for _i in range(CG_RUNS):
             v = {}
             for cfg in ("u", "i", "t"):
@@ -533,6 +546,7 @@ def section_instr(b, datafile):
                         od = b.fresh_dir("cgft")
                         env = b.ft_env(od)
                     r = b.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                               "--cache-sim=yes",
                                f"--callgrind-out-file={d}/cg.out"] +
                               b.micro_args(test, n, 1, datafile), env=env,
                               label=f"callgrind-{ {'u': 'untraced', 'i': 'idle', 't': 'feedtrace'}[cfg] }")
@@ -549,7 +563,11 @@ def section_instr(b, datafile):
             dU = v["u", n2][0] - v["u", n1][0]
             per["hook"].append(dTh / units)
             per["rest"].append((dT - dI - dTh) / units)
-            per["mt"].append((dI - dU) / (2 * units))   # by-name and direct calls
+            # the penalty falls on libc's calls: by name and direct for locks,
+            # by name only where direct is the system call itself
+            per["mt"].append((dI - dU) / ((2 if test == "mutex" else 1) * units))
+            per["d1"].append((v["t", n2][4] - v["t", n1][4]) / units)
+            per["ll"].append((v["t", n2][5] - v["t", n1][5]) / units)
             per["flusher_c"].append((v["t", n2][2] - v["t", n1][2]) / units)
             per["zstd"].append((v["t", n2][3] - v["t", n1][3]) / units)
         res[test] = {k: med(x) for k, x in per.items()}
@@ -1020,12 +1038,15 @@ def section_cuda_instr(b, prog, drv):
                         if c == "t0":
                             env["FEEDTRACE_STACK_DEPTH"] = "0"
                     r = b.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                               "--cache-sim=yes",
                                f"--callgrind-out-file={d}/cg.out", prog, mode, drv, str(n), "1"],
                               env=env, label=f"callgrind-cuda-{mode}-{c}")
                     if r.rc == 0:
                         rows = cg_rows(b, d)
                         v[c, n] = {"total": sum(x[0] for x in rows),
                                    "hook": sum(x[0] for x in rows if is_hook_row(x[1], x[2])),
+                                   "d1": sum(x[4] for x in rows if is_hook_row(x[1], x[2])),
+                                   "ll": sum(x[5] for x in rows if is_hook_row(x[1], x[2])),
                                    "unwind": sum(x[0] for x in rows if "libunwind" in x[3]),
                                    "driver": sum(x[0] for x in rows if "libcuda.so" in x[3])}
                     shutil.rmtree(d, ignore_errors=True)
@@ -1039,6 +1060,8 @@ def section_cuda_instr(b, prog, drv):
                 return (v[c, n2][k] - v[c, n1][k]) / units
             if mode in ("launch", "proc"):
                 per.setdefault("hook", []).append(dd("t0", "hook"))
+                per.setdefault("d1", []).append(dd("t0", "d1"))
+                per.setdefault("ll", []).append(dd("t0", "ll"))
                 per.setdefault("added", []).append(dd("t0", "total") - dd("u", "total"))
                 per.setdefault("untraced", []).append(dd("u", "total"))
                 per.setdefault("driver", []).append(dd("u", "driver"))
@@ -1066,7 +1089,7 @@ def section_cuda_instr(b, prog, drv):
                        f"--callgrind-out-file={d}/cg.out", "/usr/bin/python3", script, drv, str(n), "1"],
                       env=env, label=f"callgrind-cuda-python-{c}")
             if r.rc == 0:
-                rows = cg_rows(b, d)
+                rows = cg_rows(b, d, cache=False)
                 v[c, n] = {"total": sum(x[0] for x in rows),
                            "addr2line": sum(x[0] for x in rows if x[2] == "PyCode_Addr2Line"),
                            "printf": sum(x[0] for x in rows if "vfprintf" in x[1] or "vfprintf" in x[2]
