@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "config.h"
+#include "dlreal.h"
 #include "internal.h"
 #include "lifecycle.h"
 #include "shuffle.h"
@@ -572,7 +573,9 @@ int ft_flusher_start(void)
 		if (!stage || !shuffled || !packed || !cctx)
 			return -1;
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-		glibc_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+		ft_dl_boot();   /* libc's own dlvsym: the exported one is a wrapper */
+		glibc_nthreads = ft_real_dlvsym ?
+			ft_real_dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE") : NULL;
 	}
 	atomic_store(&flusher_stop, 0);
 	atomic_store(&flusher_settled, 0);

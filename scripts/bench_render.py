@@ -378,9 +378,11 @@ def report_micro(w, res):
           "it on reads, opens and closes (shim/solo.h).")
         w("- **hook D1 / LL misses**: data-cache misses (reads + writes) in the hook code per "
           "traced call, from callgrind's cache simulation (`--cache-sim=yes`, this machine's "
-          "cache sizes; a model, not hardware counters, which this VM does not expose). The "
-          "record's line in the ring is the usual one: a 32-byte record starts a new 64-byte "
-          "line every second call; the model keeps no line of a 1 MiB ring in D1 between passes.")
+          "cache sizes; a model, not hardware counters, which this VM does not expose). These "
+          "runs write fewer records than a ring holds, so each 64-byte line of the ring is "
+          "touched for the first time (a compulsory miss): one every second 32-byte record, "
+          "every two-slot launch record. Once a ring wraps, its lines come back from L2 or L3, "
+          "which this figure does not show.")
         w("")
         w("| call | hook Ir | hook D1 misses | hook LL misses | flusher and the rest Ir | of which flusher.c + shuffle.h (copy-out loop, slot shuffle) | of which libzstd | single-thread penalty Ir |")
         w("|---|---|---|---|---|---|---|---|")

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import SANITIZER, prog, untraced
+from conftest import SANITIZER, prog, skip_under, untraced
 
 EXIT = prog("exit_prog")
 N = 7
@@ -63,7 +63,9 @@ def test_libc_exit_functions_keep_the_status(traced, data, tmp_path, how):
     assert len(reads(t, data)) == N
 
 
-@pytest.mark.parametrize("how", ["main_leaves", "main_cancelled"])
+@pytest.mark.parametrize("how", ["main_leaves", pytest.param("main_cancelled", marks=skip_under(
+    ["asan"], "ASan's runtime itself faults (stack-buffer-overflow in its sigaltstack "
+    "interceptor) when the main thread is cancelled, untraced too"))])
 def test_main_thread_ends_first(traced, data, tmp_path, how):
     """The main thread leaves (pthread_exit) or is cancelled; the process
     ends, as untraced, when its last thread returns: glibc calls exit(0)
