@@ -24,8 +24,8 @@ STEPS = 8
 # each read of the slow rank's data: under a sanitizer (every process
 # preloads its runtime: the ranks' compute is several times slower, and a
 # loaded CI machine slower still) 2 ms a read hid behind the compute in 2
-# of 6 full runs, and the rank was rightly no straggler (1.9 ms late per
-# collective in 345 ms steps); 10 ms keeps the storage the slow part there
+# of 3 long ASan runs, and the rank was rightly no straggler (1.9 ms late
+# per collective in 345 ms steps); 10 ms keeps the storage the slow part
 SLOW_US = 10000 if SANITIZER else 2000
 
 
