@@ -78,10 +78,14 @@ void ft_analyse(struct ft_process *p, const struct ft_an_opts *o, const struct f
 	ft_an_free(fd.an);
 	/* no launcher's identity (torch.multiprocessing.spawn): its gloo
 	 * contexts say which rank of which world it is */
-	if (!p->hdr.world_size && v->coll_world >= 2) {
-		p->hdr.rank = v->coll_rank;
-		p->hdr.world_size = v->coll_world;
-		p->hdr.local_rank = -1;
-		p->hdr.launcher = FT_LAUNCH_GLOO;
-	}
+	if (!p->hdr.world_size && v->coll_world >= 2)
+		ft_take_gloo_identity(&p->hdr, v->coll_rank, v->coll_world);
+}
+
+void ft_take_gloo_identity(struct ft_file_header *h, int32_t rank, int32_t world)
+{
+	h->rank = rank;
+	h->world_size = world;
+	h->local_rank = -1;
+	h->launcher = FT_LAUNCH_GLOO;
 }

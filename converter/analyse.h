@@ -34,4 +34,8 @@ void ft_analyse(struct ft_process *p, const struct ft_an_opts *o, const struct f
 		const struct ft_an_sink *sink, FILE *err, ft_analyse_tick tick, void *targ,
 		struct ft_metrics *m, struct ft_verdict *v);
 
+/* h is rank of world, as its gloo contexts say (no launcher's identity:
+ * launcher FT_LAUNCH_GLOO, no local rank) */
+void ft_take_gloo_identity(struct ft_file_header *h, int32_t rank, int32_t world);
+
 #endif

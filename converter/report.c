@@ -437,10 +437,8 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		struct ft_file_header *h = &r->tr.procs[i]->hdr;
 		for (int k = 0; k < r->nprocs && !h->world_size; k++) {
 			const struct ft_file_header *q = &r->tr.procs[k]->hdr;
-			if (q->pid == h->ppid && q->launcher == FT_LAUNCH_GLOO) {
-				h->rank = q->rank, h->world_size = q->world_size;
-				h->local_rank = -1, h->launcher = FT_LAUNCH_GLOO;
-			}
+			if (q->pid == h->ppid && q->launcher == FT_LAUNCH_GLOO)
+				ft_take_gloo_identity(h, q->rank, q->world_size);
 		}
 	}
 	/* a job of ranks: the straggler's main process, if any, is the one the
@@ -799,7 +797,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			ft_wrap(out, line, 31);
 		}
 	}
-	if (npb > shown_pb && shown_pb < npb && pb[shown_pb].lost_ns < negligible)
+	if (npb > shown_pb && pb[shown_pb].lost_ns < negligible)
 		fprintf(out, "  %s%d smaller, each under 0.1%% of the %s (--json lists them all)\n",
 			shown_pb ? "... " : "", npb - shown_pb,
 			!strcmp(rv->from, "whole run") ? "run" : "loop");
