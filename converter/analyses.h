@@ -31,7 +31,8 @@
 
 /* the events.def fields the analyses read, by name: one list */
 #define FT_KF_FIELDS(X) X(ret) X(req) X(path) X(fd) X(sync) X(stream) X(sym) X(handle) \
-	X(lock) X(site) X(py) X(cond) X(comm) X(kind) X(kinds) X(rank) X(size)
+	X(lock) X(site) X(py) X(cond) X(comm) X(kind) X(kinds) X(rank) X(size) \
+	X(child)
 
 /* A kind's facts, built once from events.def (evfacts.c). */
 struct ft_kfacts {

@@ -115,6 +115,7 @@ struct ft_an {
 	 * start order), and the communication workers that run them */
 	struct ft_span *blk; int nblk, blk_at;
 	int32_t blk_tid[16]; int nblk_tid;
+	int32_t *forked; int nforked, capforked;  /* its fork records' children, in order */
 };
 
 struct ft_an *ft_an_new(const struct ft_process *p, const struct ft_an_opts *o,
@@ -149,6 +150,7 @@ void ft_an_free(struct ft_an *a)
 	ft_threads_free(a->c.th);
 	free(a->c.out.colls);
 	free(a->blk);
+	free(a->forked);
 	free(a);
 }
 
@@ -281,6 +283,14 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 	}
 	if (e.f)
 		ft_thread_recent(e.t, ev->ts_ns, e.end, e.in.cat);
+	if (e.f && e.f->child) {
+		int32_t child = ft_an_forked(e.r);
+		if (child) {
+			if (a->nforked == a->capforked)
+				a->forked = ft_grow(a->forked, &a->capforked, sizeof *a->forked);
+			a->forked[a->nforked++] = child;
+		}
+	}
 }
 
 void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
@@ -313,5 +323,9 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 		v->ncolls = c->out.ncolls;
 		c->out.colls = NULL;
 		c->out.ncolls = 0;
+		v->forked = a->forked;
+		v->nforked = a->nforked;
+		a->forked = NULL;
+		a->nforked = a->capforked = 0;
 	}
 }

@@ -188,6 +188,7 @@ struct ft_verdict {
 	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */
 	struct ft_coll *colls; int ncolls;     /* its collectives (malloc'd; ft_verdict_free) */
 	int32_t coll_rank, coll_world;         /* its gloo contexts' rank of world (0: none) */
+	int32_t *forked; int nforked;          /* children it forked, in fork order (malloc'd) */
 	struct ft_read_shape shape;            /* its file reads in the window, mostly */
 };
 void ft_verdict_free(struct ft_verdict *v);
@@ -229,6 +230,8 @@ void ft_an_info(const struct ft_rec *r, struct ft_evinfo *out);
 /* what roles.c needs of a record: a kernel launch, a data wait that
  * returned data (a batch received; the GIL's waits not told apart) */
 void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batches);
+/* the child a fork record made (its pid), 0 for any other record */
+int32_t ft_an_forked(const struct ft_rec *r);
 /* ft_an_event(), also handing back ft_an_info() of the event (computed
  * once for both). */
 void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evinfo *in);

@@ -637,13 +637,23 @@ void ft_conv_clock(struct pf_writer *w, const struct ft_trace *tr)
  * "DataLoader worker 1 (pid 5562)") and links it to its parent. With more
  * than one process the roles need each one's launches and batches: a
  * light pass over its records, before the conversion. */
-struct prepass { struct ft_role_proc *rp; struct ft_xflows *xf; int i; };
+struct prepass {
+	struct ft_role_proc *rp; struct ft_xflows *xf; int i;
+	int32_t *forked; int capforked;       /* rp->forked, growing */
+};
 
 static int role_count(const struct ft_event *ev, void *arg)
 {
 	struct prepass *pp = arg;
 	pp->rp->events++;
 	ft_an_role_count(ev->rec, &pp->rp->launches, &pp->rp->batches);
+	int32_t child = ft_an_forked(ev->rec);
+	if (child) {
+		if (pp->rp->nforked == pp->capforked)
+			pp->forked = ft_grow(pp->forked, &pp->capforked, sizeof *pp->forked);
+		pp->forked[pp->rp->nforked++] = child;
+		pp->rp->forked = pp->forked;
+	}
 	ft_xflows_event(pp->xf, pp->i, ev);
 	return 0;
 }
@@ -665,7 +675,7 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
 		rl[i].start = p->base_ns;
 		rl[i].rank = p->hdr.rank;
 		rl[i].world = p->hdr.world_size;
-		struct prepass pp = { &rl[i], xf, i };
+		struct prepass pp = { &rl[i], xf, i, NULL, 0 };
 		if (tr->nprocs > 1)
 			ft_process_events(p, role_count, &pp, ft_said_once(err));  /* said by the conversion */
 	}
@@ -748,6 +758,8 @@ void ft_conv_trace(struct pf_writer *w, struct ft_trace *tr, const struct ft_con
 		free(c.sm);
 	}
 	ft_pipe_finish(pl);
+	for (int i = 0; i < tr->nprocs; i++)
+		free((void *)rl[i].forked);
 	free(rl);
 	ft_xflows_free(xf);
 }

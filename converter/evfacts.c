@@ -80,6 +80,13 @@ void ft_an_role_count(const struct ft_rec *r, uint64_t *launches, uint64_t *batc
 	*batches += ft_kf_got_data(f, r);
 }
 
+int32_t ft_an_forked(const struct ft_rec *r)
+{
+	const struct ft_kfacts *f = ft_kfacts(r->kind);
+	int64_t child = f && f->child ? ft_field_signed(r, f->child) : 0;
+	return child > 0 && child <= INT32_MAX ? (int32_t)child : 0;
+}
+
 void ft_an_info(const struct ft_rec *r, struct ft_evinfo *o)
 {
 	ft_evinfo_of(ft_kfacts(r->kind), r, o);

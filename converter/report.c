@@ -461,6 +461,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		rl[i] = (struct ft_role_proc){ .pid = q->pid, .ppid = q->ppid, .cmdline = q->cmdline,
 					       .start = q->start, .launches = q->m.launches,
 					       .events = q->m.events, .batches = q->v.batches,
+					       .forked = q->v.forked, .nforked = q->v.nforked,
 					       .rank = p->hdr.rank, .world = p->hdr.world_size };
 	}
 	if (r->ranks.straggler >= 0)

@@ -166,6 +166,33 @@ static int worker_of(const struct ft_role_proc *c, const struct ft_role_proc *m)
 	       strstr(c->cmdline, "multiprocessing-fork");
 }
 
+/* worker i's place among its parent's forks, -1 when the parent recorded
+ * none of it (a child made otherwise: posix_spawn, clone). Its trace's
+ * start is no substitute: a child starts its trace in its own fork
+ * handler, and under load a later child may get there first. A pid
+ * forked twice (reused after the first child ended) counts at its last
+ * fork. */
+static int fork_place(const struct ft_role_proc *p, int i)
+{
+	const struct ft_role_proc *m = &p[p[i].parent];
+	for (int k = m->nforked; k-- > 0;)
+		if (m->forked[k] == p[i].pid)
+			return k;
+	return -1;
+}
+
+/* worker k is numbered before worker i: the forked ones first, in fork
+ * order; then the others by start, then by index */
+static int worker_before(const struct ft_role_proc *p, int k, int i)
+{
+	int fk = fork_place(p, k), fi = fork_place(p, i);
+	if ((fk >= 0) != (fi >= 0))
+		return fk >= 0;
+	if (fk >= 0)
+		return fk < fi;
+	return p[k].start < p[i].start || (p[k].start == p[i].start && k < i);
+}
+
 int ft_roles(struct ft_role_proc *p, int n)
 {
 	if (n <= 0)
@@ -180,8 +207,7 @@ int ft_roles(struct ft_role_proc *p, int n)
 	for (int i = 0; i < n; i++)
 		if (!strcmp(p[i].role, "worker"))
 			for (int k = 0; k < n; k++)
-				if (k != i && !strcmp(p[k].role, "worker") &&
-				    (p[k].start < p[i].start || (p[k].start == p[i].start && k < i)))
+				if (k != i && !strcmp(p[k].role, "worker") && worker_before(p, k, i))
 					p[i].worker_no++;
 	return m;
 }

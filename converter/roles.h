@@ -17,12 +17,18 @@ struct ft_role_proc {
 	uint64_t launches, events, batches;
 	int32_t rank, world;      /* the launcher's rank of world; world 0: none */
 	int chosen;               /* in: the main process, whatever its launches (a straggler) */
+	const int32_t *forked;    /* in: the children it forked, in fork order (its fork
+	                             records: ft_an_forked), nforked of them */
+	int nforked;
 	int parent;               /* out: index of its parent, -1: none traced */
 	const char *role;         /* out: "main", "worker", "rank" (another rank's
 	                             main process: the one of its rank that launches
 	                             most kernels; without launches, the root of its
 	                             rank's processes) or "helper" */
-	int worker_no;            /* out: a worker's number among the main's, by start */
+	int worker_no;            /* out: a worker's number among the main's: in the order
+	                             they were forked, as PyTorch numbers its DataLoader
+	                             workers; those the main recorded no fork of after
+	                             them, by start */
 };
 
 /* parents, the main process (its index, returned) and every role */

@@ -19,6 +19,9 @@ void ft_verdict_free(struct ft_verdict *v)
 	free(v->colls);
 	v->colls = NULL;
 	v->ncolls = 0;
+	free(v->forked);
+	v->forked = NULL;
+	v->nforked = 0;
 }
 
 /* The process's verdict (docs/ANALYSES.md, "The verdict"): about its

@@ -40,15 +40,18 @@ def test_dataloader_workers_named_and_linked(traced, tmp_path, workers):
     assert r.returncode == 0 and r.stdout == "8\n", r.stderr
     procs = sorted(r.trace.procs, key=lambda p: p["pid"])
     [main] = [p for p in procs if p["ppid"] not in [q["pid"] for q in procs]]
-    kids = sorted([p for p in procs if p["ppid"] == main["pid"]], key=lambda p: p["pid"])
-    assert len(kids) == workers
+    # in the order the main process forked them (its fork records), as
+    # PyTorch numbers its workers; not by each child's trace start, which
+    # under load a later child may reach first
+    forked = [e["args"]["child"] for e in r.trace.calls("fork", pid=main["pid"])]
+    kids = [next(p for p in procs if p["pid"] == c) for c in forked]
+    assert len(kids) == workers and all(k["ppid"] == main["pid"] for k in kids)
     out = str(tmp_path / "t.pftrace")
     convert(r.dir, out)
     rows = load(out, QUERY)
     got = {x["pid"]: ((x["name"] or "").replace("\xa0", " "), x["parent"]) for x in rows}
     # its parent is not traced: linked to its pid all the same
     assert got[main["pid"]] == ("main: python3 loop.py %d" % workers, main["ppid"])
-    # numbered by start, as PyTorch numbers its workers (forked in order)
     for n, k in enumerate(kids):
         assert got[k["pid"]] == ("DataLoader worker %d (pid %d)" % (n, k["pid"]),
                                  main["pid"])
@@ -111,3 +114,35 @@ def test_each_batch_flows_from_its_worker_to_the_main_process(traced, tmp_path, 
     assert len(rows) == 8
     assert all((x["a"], x["b"], x["dst"]) == ("write", "read", main["pid"]) for x in rows)
     assert {x["src"] for x in rows} <= kids and len({x["src"] for x in rows}) >= 2
+
+
+def test_workers_numbered_in_fork_order(tmp_path):
+    """Synthetic: the main process forks pids 301, 302, 303 in that order
+    (its fork records), but their traces start in the opposite order (each
+    child starts its trace in its own fork handler: under load the last
+    child forked may get there first). Numbered as forked, as PyTorch numbers
+    its workers; a fourth worker the main recorded no fork of (304) comes
+    after them, by its start. Was: by start, so 303 was worker 0."""
+    import ftgen
+    MS = 1_000_000
+    t0 = 1_000_000_000_000
+    main = ftgen.TraceFile(str(tmp_path / "h.300.ft"), 300, ["python3", "train.py"],
+                           start_ns=t0, ppid=1)
+    main.thread(300, "python3", main=True)
+    for k, child in enumerate([301, 302, 303]):
+        main.event(300, "FORK", t0 + (k + 1) * MS, 100_000, child=child, flusher_busy=0)
+    main.event(300, "READ", t0 + 10 * MS, 1000, fd=3, path="/data/x", req=4096, ret=4096)
+    main.close()
+    starts = {301: 9, 302: 7, 303: 5, 304: 8}     # ms after the main's start
+    for child, ms in starts.items():
+        w = ftgen.TraceFile(str(tmp_path / ("h.%d.ft" % child)), child, ["python3", "train.py"],
+                            start_ns=t0 + ms * MS, ppid=300)
+        w.thread(child, "python3", main=True)
+        w.event(child, "READ", t0 + (ms + 1) * MS, 1000, fd=3, path="/data/y", req=4096, ret=4096)
+        w.close()
+    out = str(tmp_path / "t.pftrace")
+    convert(str(tmp_path), out)
+    got = {x["pid"]: (x["name"] or "").replace("\xa0", " ") for x in load(out, QUERY)}
+    assert got[300] == "main: python3 train.py"
+    assert [got[p] for p in (301, 302, 303, 304)] == [
+        "DataLoader worker %d (pid %d)" % (n, p) for n, p in enumerate((301, 302, 303, 304))]
