@@ -20,13 +20,23 @@
 
 /* Sizes: virtual (MAP_NORESERVE), pages come as strings do, so a run's
  * memory is what it interned, up to these bounds: 256 MiB of text (about
- * 4 M paths of 50 bytes) and a 64 MiB table (4 M slots, half full at 2 M
- * strings). The last DIR_RESERVE of the arena takes only the directories
+ * 4 M paths of 50 bytes) and a table of 1 MiB near slots then 64 MiB far
+ * ones (4 M, half full at 2 M strings). A string takes a slot among the
+ * first NEAR_PROBES from its hash's place in the near part, else goes on
+ * to the far part: a hash puts each string on a page of its own, so a
+ * single 64 MiB table had a page resident per string up to 16 K strings
+ * (a PyTorch DataLoader worker: ~20 MiB for the paths of its imports),
+ * where the near part holds the first tens of thousands of strings in
+ * 1 MiB. The last DIR_RESERVE of the arena takes only the directories
  * of paths that no longer fit (ft_intern_path), so when paths must be
  * dropped their directory is kept, and each drop is counted. */
 #define ARENA_BYTES (256ull << 20)
 #define DIR_RESERVE (8ull << 20)
-#define TABLE_SLOTS (1u << 22)
+#define NEAR_SLOTS (1u << 16)
+#define NEAR_PROBES 16
+#define FAR_SLOTS (1u << 22)
+#define FAR_PROBES 64
+#define TABLE_SLOTS (NEAR_SLOTS + FAR_SLOTS)
 #define MAX_STRING 4095
 
 struct table_slot {
@@ -147,12 +157,24 @@ static uint32_t add_uncached(const char *s, size_t n, uint64_t limit)
 	return id;
 }
 
+/* The probe-th slot a string of hash h may take: NEAR_PROBES in the near
+ * part from the low bits, then FAR_PROBES in the far part from the high
+ * ones. A string is in the far part only if the near ones were all taken
+ * when it was added; slots are never given back (but by a fork child's
+ * mend, after which a string may be added twice: two ids, one text). */
+static inline struct table_slot *slot_at(uint64_t h, uint32_t probe)
+{
+	if (probe < NEAR_PROBES)
+		return &table[(h + probe) & (NEAR_SLOTS - 1)];
+	return &table[NEAR_SLOTS + (((h >> 32) + probe) & (FAR_SLOTS - 1))];
+}
+
 /* s (n bytes) interned with the arena filled up to limit at most. */
 static uint32_t intern_n(const char *s, size_t n, uint64_t limit)
 {
 	uint64_t h = hash64(s, n);
-	for (uint32_t probe = 0; probe < 64; probe++) {
-		struct table_slot *slot = &table[(h + probe) & (TABLE_SLOTS - 1)];
+	for (uint32_t probe = 0; probe < NEAR_PROBES + FAR_PROBES; probe++) {
+		struct table_slot *slot = slot_at(h, probe);
 		uint64_t cur = atomic_load_explicit(&slot->hash, memory_order_acquire);
 		if (cur == 0) {
 			uint64_t expect = 0;
