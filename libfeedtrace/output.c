@@ -282,21 +282,39 @@ void ft_output_own_table(void)
 	own_fd = fd;
 }
 
-/* Under RLIMIT_FSIZE, every chunk but the END leaves room for the END:
- * small chunks (clock pairs, CPU samples) could otherwise fill the file to
- * a few bytes short of the limit, and the END would not fit. -1 (EFBIG)
- * when bytes would pass that line. */
-static int guarded_write_room(uint64_t bytes, int last)
+/* Every chunk but the END leaves room for the END, under RLIMIT_FSIZE and
+ * on the disk: small chunks (clock pairs, CPU samples) could otherwise
+ * fill the file, or the file system, to a few bytes short, and the END,
+ * which says what was lost and how the process ended, would not fit. On
+ * the disk the chunk and the END's room after it are allocated first
+ * (fallocate, the file's size kept): the write then cannot fail for want
+ * of space, and the END goes into blocks already the file's. Measured
+ * before: a 256 KiB tmpfs filled by a run ended with no END in 2 of 30
+ * runs (tests/test_faults.py). Where the file system cannot allocate
+ * ahead (EOPNOTSUPP), the write is tried as it comes. -1 (EFBIG, ENOSPC,
+ * EDQUOT), nothing written, when the chunk does not fit with that room. */
+static int fallocate_works = 1;
+
+static int guarded_write_room(int fd, uint64_t bytes, int last)
 {
 	struct { uint64_t cur, max; } lim;
-	if (last || syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) != 0 ||
-	    lim.cur == ~0ull)
-		return 0;
 	uint64_t room = sizeof(struct ft_chunk_header) + sizeof(struct ft_end_info);
-	if (good_end + bytes + room <= lim.cur)
+	if (last)
 		return 0;
-	errno = EFBIG;
-	return -1;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) == 0 && lim.cur != ~0ull &&
+	    good_end + bytes + room > lim.cur) {
+		errno = EFBIG;
+		return -1;
+	}
+	while (fallocate_works &&
+	       syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, (long)good_end,
+		       (long)(bytes + room)) != 0) {
+		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			return -1;
+		if (errno != EINTR)
+			fallocate_works = 0;    /* not here: write as it comes */
+	}
+	return 0;
 }
 
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
@@ -347,10 +365,11 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	h.header_hash = ft_hash32(&h, offsetof(struct ft_chunk_header, header_hash));
 	all[0].iov_base = &h;
 	all[0].iov_len = sizeof h;
-	if (guarded_write_room(sizeof h + stored, even_broken) < 0 ||
-	    guarded_write(fd, all, iovcnt + 1) < 0) {
+	int room = guarded_write_room(fd, sizeof h + stored, even_broken);
+	if (room < 0 || guarded_write(fd, all, iovcnt + 1) < 0) {
 		int e = errno;
-		cut_back(fd);
+		if (room == 0)
+			cut_back(fd);           /* not after no write: keep the END's room */
 		if (!atomic_exchange(&out_broken, 1) && !opening)
 			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output, losses counted",
 			       out_path, strerror(e));
