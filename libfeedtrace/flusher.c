@@ -166,18 +166,27 @@ static void write_symbols(const unsigned char *p, size_t n)
 	}
 }
 
-/* One STRINGS chunk of whole entries: one zstd frame when that is smaller,
- * else raw; then SYMBOLS for the stacks among them. */
-static void write_strings_chunk(const unsigned char *p, size_t n)
+/* One chunk of type: one zstd frame when that is smaller, else raw
+ * (STRINGS; MODULES, whose paths repeat their directories: a PyTorch
+ * process's ~30 KB raw). */
+static void write_packed(unsigned type, const void *data, size_t n)
 {
-	size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, p, n, ft_cfg.zstd_level);
-	if (ZSTD_isError(z) || z >= n) {
-		struct iovec v = { (void *)p, n };
-		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)n, &v, 1);
+	size_t z = n <= packed_cap ?
+		ZSTD_compressCCtx(cctx, packed, packed_cap, data, n, ft_cfg.zstd_level) : 0;
+	if (ZSTD_isError(z) || z == 0 || z >= n) {
+		struct iovec v = { (void *)data, n };
+		ft_output_write_chunk(type, FT_CODEC_RAW, (uint32_t)n, &v, 1);
 	} else {
 		struct iovec v = { packed, z };
-		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_ZSTD, (uint32_t)n, &v, 1);
+		ft_output_write_chunk(type, FT_CODEC_ZSTD, (uint32_t)n, &v, 1);
 	}
+}
+
+/* One STRINGS chunk of whole entries, then SYMBOLS for the stacks among
+ * them. */
+static void write_strings_chunk(const unsigned char *p, size_t n)
+{
+	write_packed(FT_CHUNK_STRINGS, p, n);
 	write_symbols(p, n);
 }
 
@@ -509,7 +518,7 @@ static unsigned flush_cycle(int let_go)
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	write_strings();
-	ft_modules_write();
+	ft_modules_write(write_packed);
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
 		write_clock();

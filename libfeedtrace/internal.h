@@ -80,8 +80,12 @@ struct ft_rank {
 extern struct ft_rank ft_rank;
 void ft_rank_load(void);
 
-/* modules.c: the MODULES chunk (loaded objects, each once per file) */
-void ft_modules_write(void);
+/* modules.c: the MODULES chunk (loaded objects, each once per file),
+ * each chunk through write (the flusher's: one zstd frame when smaller;
+ * NULL: raw, as the fork's prepare handler writes it while the flusher
+ * may be compressing) */
+typedef void ft_chunk_writer(unsigned type, const void *data, size_t n);
+void ft_modules_write(ft_chunk_writer *write);
 void ft_modules_after_fork_child(void);
 void ft_modules_write_cached(void);   /* AS-safe: a fork child's inherited list, once */
 

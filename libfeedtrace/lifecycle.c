@@ -268,7 +268,7 @@ static void fork_prepare(void)
 	 * the fork): into the list the child writes if it leaves before its
 	 * own flusher walks the loader's list (modules.c) */
 	if (fork_locked)
-		ft_modules_write();
+		ft_modules_write(NULL);
 }
 
 int ft_fork_overlapped(void)

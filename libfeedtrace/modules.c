@@ -30,14 +30,19 @@ struct batch {
 	unsigned char buf[16 << 10];
 	size_t used;
 	int changed;             /* dlpi_adds/subs moved since the last walk */
+	ft_chunk_writer *write;  /* NULL: raw */
 };
 
 static void batch_flush(struct batch *b)
 {
 	if (!b->used)
 		return;
-	struct iovec v = { b->buf, b->used };
-	ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)b->used, &v, 1);
+	if (b->write) {
+		b->write(FT_CHUNK_MODULES, b->buf, b->used);
+	} else {
+		struct iovec v = { b->buf, b->used };
+		ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)b->used, &v, 1);
+	}
 	b->used = 0;
 }
 
@@ -154,13 +159,14 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void ft_modules_write(void)
+void ft_modules_write(ft_chunk_writer *write)
 {
 	static struct batch b;       /* the flusher's (or an exit path's, under the flush lock) */
 	if (!ft_cfg.stack_depth)
 		return;                 /* no stacks recorded: nothing to symbolise */
 	b.used = 0;
 	b.changed = 0;
+	b.write = write;
 	dl_iterate_phdr(one, &b);
 	batch_flush(&b);
 }

@@ -35,13 +35,21 @@ def read_spec(path):
     version, header_size = struct.unpack_from("<HH", data, 8)
     assert version == 1
     off, records, codecs, modules = header_size, [], [], []
+    read_spec.modules_codecs = set()
     while off + 24 <= len(data):
         magic, ctype, codec, stored, raw, phash, hhash = struct.unpack_from("<IHHIIII", data, off)
         assert magic == 0x4B435446 and hhash == fnv(data[off:off + 20])
         payload = data[off + 24:off + 24 + stored]
         assert fnv(payload) == phash
         off += 24 + stored
-        if ctype == 9:                  # MODULES, raw: 32-byte entry, build-id, path
+        if ctype == 9:                  # MODULES: 32-byte entry, build-id, path
+            if codec == 1:
+                payload = subprocess.run(["zstd", "-d", "-c"], input=payload,
+                                         capture_output=True, check=True).stdout
+                assert len(payload) == raw
+            else:
+                assert codec == 0
+            read_spec.modules_codecs.add(codec)
             o = 0
             while o + 32 <= len(payload):
                 bias, lo, hi, plen, idlen = struct.unpack_from("<QQQIB", payload, o)
@@ -117,3 +125,5 @@ def test_modules_chunk(traced, tmp_path):
     libc = [m for m in mods if m[0].endswith("/libc.so.6")]
     assert len(libc) == 1 and libc[0][4] == build_id(libc[0][0])
     assert any(m[0].endswith("/libfeedtrace.so") for m in mods)
+    # written by the flusher: one zstd frame (smaller than the entries)
+    assert read_spec.modules_codecs == {1}
