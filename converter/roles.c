@@ -9,11 +9,13 @@
  * trackers, anything exec'd) are helpers.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "reader.h"
 #include "roles.h"
+#include "util.h"
 
 int ft_is_python(const char *cmdline)
 {
@@ -166,31 +168,43 @@ static int worker_of(const struct ft_role_proc *c, const struct ft_role_proc *m)
 	       strstr(c->cmdline, "multiprocessing-fork");
 }
 
-/* worker i's place among its parent's forks, -1 when the parent recorded
- * none of it (a child made otherwise: posix_spawn, clone). Its trace's
- * start is no substitute: a child starts its trace in its own fork
- * handler, and under load a later child may get there first. A pid
- * forked twice (reused after the first child ended) counts at its last
- * fork. */
-static int fork_place(const struct ft_role_proc *p, int i)
+/* p[k]'s trace started before p[i]'s (the lower index on a tie) */
+static int started_before(const struct ft_role_proc *p, int k, int i)
 {
-	const struct ft_role_proc *m = &p[p[i].parent];
-	for (int k = m->nforked; k-- > 0;)
-		if (m->forked[k] == p[i].pid)
-			return k;
-	return -1;
+	return p[k].start < p[i].start || (p[k].start == p[i].start && k < i);
 }
 
-/* worker k is numbered before worker i: the forked ones first, in fork
- * order; then the others by start, then by index */
-static int worker_before(const struct ft_role_proc *p, int k, int i)
+/* worker i's place among its parent's fork records (fork order, as
+ * PyTorch numbers its DataLoader workers), -1 when the parent recorded
+ * none of it (a child made otherwise: posix_spawn, clone; forks not
+ * traced). Its trace's start is no substitute: a child starts its trace
+ * in its own fork handler, and under load a later child may get there
+ * first. A pid the parent forked more than once (reused after its first
+ * child ended): its traces in start order take its forks in order; one
+ * beyond them (the same child again, after an exec) takes the last. */
+static int fork_place(const struct ft_role_proc *p, int n, int i)
 {
-	int fk = fork_place(p, k), fi = fork_place(p, i);
-	if ((fk >= 0) != (fi >= 0))
-		return fk >= 0;
-	if (fk >= 0)
-		return fk < fi;
-	return p[k].start < p[i].start || (p[k].start == p[i].start && k < i);
+	const struct ft_role_proc *m = &p[p[i].parent];
+	int nth = 0, at = -1;
+	for (int k = 0; k < n; k++)
+		nth += k != i && p[k].pid == p[i].pid && p[k].parent == p[i].parent &&
+		       started_before(p, k, i);
+	for (int f = 0; f < m->nforked; f++)
+		if (m->forked[f] == p[i].pid && (at = f, nth-- == 0))
+			break;
+	return at;
+}
+
+/* worker k is numbered before worker i (place: their fork places): the
+ * forked ones first, in fork order; then the others, and one fork's
+ * images, by start, then by index */
+static int worker_before(const struct ft_role_proc *p, const int *place, int k, int i)
+{
+	if ((place[k] >= 0) != (place[i] >= 0))
+		return place[k] >= 0;
+	if (place[k] != place[i])
+		return place[k] < place[i];
+	return started_before(p, k, i);
 }
 
 int ft_roles(struct ft_role_proc *p, int n)
@@ -199,16 +213,19 @@ int ft_roles(struct ft_role_proc *p, int n)
 		return -1;
 	parents(p, n);
 	int m = pick_main(p, n);
+	int *place = ft_xrealloc(NULL, (size_t)n * sizeof *place);
 	for (int i = 0; i < n; i++) {
 		p[i].role = i == m ? "main" : p[i].parent == m && worker_of(&p[i], &p[m]) ? "worker"
 					  : rank_main(p, n, i) && p[i].rank != p[m].rank ? "rank" : "helper";
 		p[i].worker_no = 0;
+		place[i] = !strcmp(p[i].role, "worker") ? fork_place(p, n, i) : -1;
 	}
 	for (int i = 0; i < n; i++)
 		if (!strcmp(p[i].role, "worker"))
 			for (int k = 0; k < n; k++)
-				if (k != i && !strcmp(p[k].role, "worker") && worker_before(p, k, i))
+				if (k != i && !strcmp(p[k].role, "worker") && worker_before(p, place, k, i))
 					p[i].worker_no++;
+	free(place);
 	return m;
 }
 
