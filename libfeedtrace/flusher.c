@@ -636,7 +636,7 @@ void ft_flusher_forget(void)
 	atomic_store(&flusher_running, 0);
 	atomic_store(&compressing, 0);
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
-	ft_modules_after_fork_child();      /* the child's file names them again */
+	ft_modules_after_fork_child();      /* the child's file names them again, from the cache */
 	last_clock_ns = 0;
 	ft_flush_lock_reset();
 }

@@ -5,6 +5,11 @@
  * offline against the files (docs/FORMAT.md, MODULES). Called by the
  * flusher at each cycle, never in a hook: one dl_iterate_phdr, and a walk
  * of the list only when the loader's count of loads or unloads changed.
+ * A fork child writes the list it inherited from the cache and walks the
+ * loader's list only if that count moved since: a walk reads every
+ * object's program and note headers, which in a child (whose page tables
+ * start without the parent's file pages) faults a range of each object's
+ * pages into its RSS: ~10 MiB in a DataLoader worker of PyTorch.
  */
 #include <link.h>
 #include <string.h>
@@ -24,6 +29,8 @@ static int nwritten;
 static unsigned char cache[64 << 10];
 static size_t cache_used;
 static int cache_pending;            /* this file has no MODULES yet: write the cache */
+static int cache_whole = 1;          /* every entry written is in the cache */
+static int walking;                  /* a walk under way (a child of a fork then walks again) */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
 
 struct batch {
@@ -33,16 +40,21 @@ struct batch {
 	ft_chunk_writer *write;  /* NULL: raw */
 };
 
+static void emit(const void *p, size_t n, ft_chunk_writer *write)
+{
+	if (write) {
+		write(FT_CHUNK_MODULES, p, n);
+	} else {
+		struct iovec v = { (void *)p, n };
+		ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)n, &v, 1);
+	}
+}
+
 static void batch_flush(struct batch *b)
 {
 	if (!b->used)
 		return;
-	if (b->write) {
-		b->write(FT_CHUNK_MODULES, b->buf, b->used);
-	} else {
-		struct iovec v = { b->buf, b->used };
-		ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)b->used, &v, 1);
-	}
+	emit(b->buf, b->used, b->write);
 	b->used = 0;
 }
 
@@ -148,9 +160,13 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	e->build_id_len = (uint8_t)idlen;
 	memcpy(e + 1, id, idlen);
 	memcpy((unsigned char *)(e + 1) + idlen, path, plen);
-	if (!in_cache(e->bias, e->lo) && cache_used + need <= sizeof cache) {
-		memcpy(cache + cache_used, e, need);
-		cache_used += need;
+	if (!in_cache(e->bias, e->lo)) {
+		if (cache_used + need <= sizeof cache) {
+			memcpy(cache + cache_used, e, need);
+			cache_used += need;
+		} else {
+			cache_whole = 0;
+		}
 	}
 	b->used += need;
 	cache_pending = 0;
@@ -159,28 +175,40 @@ static int one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static void write_cached(ft_chunk_writer *write);
+
 void ft_modules_write(ft_chunk_writer *write)
 {
 	static struct batch b;       /* the flusher's (or an exit path's, under the flush lock) */
 	if (!ft_cfg.stack_depth)
 		return;                 /* no stacks recorded: nothing to symbolise */
+	write_cached(write);         /* a fork child's inherited list, if not yet */
 	b.used = 0;
 	b.changed = 0;
 	b.write = write;
+	walking = 1;
 	dl_iterate_phdr(one, &b);
 	batch_flush(&b);
+	walking = 0;
 }
 
+/* The child keeps the parent's view of the loader's counts when the cache
+ * holds every entry written and no walk was cut by the fork: its first
+ * cycle then writes the cache and walks only if something was loaded or
+ * unloaded since. */
 void ft_modules_after_fork_child(void)
 {
 	nwritten = 0;
-	seen_adds = seen_subs = ~0ull;
+	if (!cache_whole || walking)
+		seen_adds = seen_subs = ~0ull;
+	walking = 0;
 	cache_pending = cache_used != 0;
 }
 
-/* Async-signal-safe: the inherited entries into this file, if it has
- * none yet; they count as written (no copy from the next walk). */
-void ft_modules_write_cached(void)
+/* The inherited entries into this file, if it has none yet; they count
+ * as written (no copy from the next walk). Async-signal-safe when write
+ * is NULL (raw). */
+static void write_cached(ft_chunk_writer *write)
 {
 	if (!cache_pending || !ft_cfg.stack_depth)
 		return;
@@ -190,8 +218,7 @@ void ft_modules_write_cached(void)
 		const struct ft_module_entry *e = (const struct ft_module_entry *)(cache + at);
 		size_t need = entry_size(e);
 		if (at + need - start > (16 << 10)) {
-			struct iovec v = { cache + start, at - start };
-			ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+			emit(cache + start, at - start, write);
 			start = at;
 		}
 		if (nwritten < MAX_WRITTEN) {
@@ -200,8 +227,12 @@ void ft_modules_write_cached(void)
 		}
 		at += need;
 	}
-	if (at > start) {
-		struct iovec v = { cache + start, at - start };
-		ft_output_write_chunk(FT_CHUNK_MODULES, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
-	}
+	if (at > start)
+		emit(cache + start, at - start, write);
+}
+
+/* Async-signal-safe: the raw exit drain's. */
+void ft_modules_write_cached(void)
+{
+	write_cached(NULL);
 }

@@ -127,3 +127,31 @@ def test_modules_chunk(traced, tmp_path):
     assert any(m[0].endswith("/libfeedtrace.so") for m in mods)
     # written by the flusher: one zstd frame (smaller than the entries)
     assert read_spec.modules_codecs == {1}
+
+
+def test_modules_of_a_fork_child(traced):
+    """A fork child that lives past its flusher's cycles lists the modules
+    it inherited (from the parent's list, without walking the loader's:
+    libfeedtrace/modules.c) each once, and a library it dlopens later."""
+    code = ("import ctypes, os, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    time.sleep(0.2)\n"
+            "    ctypes.CDLL('liblzma.so.5')\n"
+            "    time.sleep(0.2)\n"
+            "    os._exit(0)\n"
+            "os.waitpid(pid, 0)\n")
+    r = traced(["/usr/bin/python3", "-c", code], env={"FEEDTRACE_FLUSH_MS": "20"})
+    assert r.returncode == 0, r.stderr
+    mods = {}
+    for path in glob.glob(r.dir + "/*.ft"):
+        read_spec(path)
+        mods[path] = [m[0] for m in read_spec.modules]
+    assert len(mods) == 2
+    child = [p for p, m in mods.items() if any(x.endswith("/liblzma.so.5") for x in m)]
+    assert len(child) == 1, mods
+    [parent] = [p for p in mods if p not in child]
+    cm = mods[child[0]]
+    assert len(cm) == len(set(cm))
+    assert set(mods[parent]) <= set(cm)
+    assert sum(x.endswith("/liblzma.so.5") for x in cm) == 1
