@@ -652,7 +652,6 @@ static int role_count(const struct ft_event *ev, void *arg)
 		if (pp->rp->nforked == pp->capforked)
 			pp->forked = ft_grow(pp->forked, &pp->capforked, sizeof *pp->forked);
 		pp->forked[pp->rp->nforked++] = child;
-		pp->rp->forked = pp->forked;
 	}
 	ft_xflows_event(pp->xf, pp->i, ev);
 	return 0;
@@ -678,6 +677,7 @@ static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_x
 		struct prepass pp = { &rl[i], xf, i, NULL, 0 };
 		if (tr->nprocs > 1)
 			ft_process_events(p, role_count, &pp, ft_said_once(err));  /* said by the conversion */
+		rl[i].forked = pp.forked;
 	}
 	ft_roles(rl, tr->nprocs);
 	ft_xflows_pair(xf, rl);

@@ -171,9 +171,8 @@ static void write_symbols(const unsigned char *p, size_t n)
  * process's ~30 KB raw). */
 static void write_packed(unsigned type, const void *data, size_t n)
 {
-	size_t z = n <= packed_cap ?
-		ZSTD_compressCCtx(cctx, packed, packed_cap, data, n, ft_cfg.zstd_level) : 0;
-	if (ZSTD_isError(z) || z == 0 || z >= n) {
+	size_t z = ZSTD_compressCCtx(cctx, packed, packed_cap, data, n, ft_cfg.zstd_level);
+	if (ZSTD_isError(z) || z >= n) {
 		struct iovec v = { (void *)data, n };
 		ft_output_write_chunk(type, FT_CODEC_RAW, (uint32_t)n, &v, 1);
 	} else {

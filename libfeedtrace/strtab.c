@@ -25,8 +25,8 @@
  * first NEAR_PROBES from its hash's place in the near part, else goes on
  * to the far part: a hash puts each string on a page of its own, so a
  * single 64 MiB table had a page resident per string up to 16 K strings
- * (a PyTorch DataLoader worker: ~20 MiB for the paths of its imports),
- * where the near part holds the first tens of thousands of strings in
+ * (+6.6 MiB in each process of examples/train.py with its DataLoader
+ * workers), where the near part holds the first tens of thousands of strings in
  * 1 MiB. The last DIR_RESERVE of the arena takes only the directories
  * of paths that no longer fit (ft_intern_path), so when paths must be
  * dropped their directory is kept, and each drop is counted. */
