@@ -278,11 +278,15 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 			long e = ft_map_get(&g->evmap, ft_field_raw(r, f->handle));
 			if (e >= 0) {
 				struct stream *s = &g->st[g->ev[e].stream];
-				if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
-					s->last_sync_end = end;
 				outstanding_set(g, s, g->ev[e].seq);
-				if (g->ev[e].seq >= s->seq)     /* nothing queued after it */
+				/* a drain only when nothing was queued after the event:
+				 * else the stream still has work, and a later gap on it
+				 * is no "after a sync" one (the GPU is not known idle) */
+				if (g->ev[e].seq >= s->seq) {
+					if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
+						s->last_sync_end = end;
 					gpu_drained(g, s, end, hidden);
+				}
 			}
 		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0 || in->stream == 1) {
 			drained(g, NULL, end, hidden);

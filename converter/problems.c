@@ -162,15 +162,33 @@ static int cause_class(int cause)
 	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
 }
 
-/* a gap row that the launch-bound row already holds, or a thread-scope
- * gap of a process whose streams have gaps (the streams' gaps are the
- * GPU's idle time; a thread's gaps overlap them) */
+int ft_gap_queued(const struct ft_report *r, int i)
+{
+	const struct ft_finding *f = &r->f[i];
+	if (f->kind != FT_FK_GAP || f->after_sync)
+		return 0;
+	for (int k = 0; k < r->nprocs; k++)
+		if (r->procs[k].pid == f->pid)
+			return r->procs[k].v.limit && !strcmp(r->procs[k].v.limit, "GPU-bound");
+	return 0;
+}
+
+/* a gap row that the launch-bound row already holds; a thread-scope gap
+ * of a process whose streams have gaps (the streams' gaps are the GPU's
+ * idle time; a thread's gaps overlap them); or a queued gap (ft_gap_queued):
+ * no sync drained its stream before it, and its process's verdict says
+ * the GPU is the limit, so the queued work kept the GPU busy as far as
+ * anything recorded shows and the pause in submitting cost nothing the
+ * run could gain (the data_starved --fixed example: the main thread waits
+ * for its loader, its loader for the GPU) */
 static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 {
 	const struct ft_finding *f = &r->f[i];
 	if (f->kind != FT_FK_GAP)
 		return 0;
 	if (f->pid == launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
+		return 1;
+	if (ft_gap_queued(r, i))
 		return 1;
 	if (f->scope == 1)
 		for (int j = 0; j < r->nf; j++)
@@ -217,7 +235,7 @@ static void storm_what(struct ft_problem *p)
 			 p->under == p->nprocs ? ", each under the per-process threshold"
 			 : p->under ? " (some under the per-process threshold)" : "");
 	snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s files%s "
-		 "(%s reads of 1 MiB would do)", *p->dir ? p->dir : "(no common directory)", a,
+		 "(%s reads of up to 1 MiB each would do)", *p->dir ? p->dir : "(no common directory)", a,
 		 (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
 	if (p->opener) {
 		/* its innermost frame: where the program opens them */
@@ -509,7 +527,7 @@ void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
 	case FT_FK_STORM:
 		ft_fmt_bytes(a, sizeof a, f->bytes);
 		ft_fmt_count(b, sizeof b, f->reads);
-		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of 1 MiB would do)",
+		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of up to 1 MiB each would do)",
 			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
 		break;
 	case FT_FK_LOCK: {

@@ -40,6 +40,10 @@ const char *ft_finding_suggestion(const struct ft_finding *f);
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */
 int ft_problems(const struct ft_report *r, struct ft_problem **out);
+/* finding i is a launch gap that ft_problems leaves out because work was
+ * still queued on its stream while its process's verdict says the GPU is
+ * the limit (docs/ANALYSES.md, "Findings") */
+int ft_gap_queued(const struct ft_report *r, int i);
 
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);

@@ -806,9 +806,14 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
 	if (t->gaps) {
+		int queued = 0;
+		for (int i = 0; i < r->nf; i++)
+			queued += r->f[i].scope == 0 && ft_gap_queued(r, i);
 		ft_fmt_ns(a, sizeof a, t->gap_ns);
-		fprintf(out, "  launch gaps in all: %llu on streams, %s\n",
-			(unsigned long long)t->gaps, a);
+		snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
+			 (unsigned long long)t->gaps, a, queued ? "; those with work still queued "
+			 "on the GPU are no finding, the GPU being the limit" : "");
+		ft_wrap(out, line, 2);
 	}
 	fputc('\n', out);
 

@@ -380,4 +380,4 @@ def test_would_do_counts_every_epoch(tmp_path):
         rep = report_json(str(d))
         [s] = [p for p in problems(rep) if p["kind"] == "small-read storm"]
         assert s["what"].startswith("/data/set: 4,000 reads of 4096 bytes on average in 500 "
-                                    "files (%s reads of 1 MiB would do)" % need), s["what"]
+                                    "files (%s reads of up to 1 MiB each would do)" % need), s["what"]

@@ -616,3 +616,67 @@ def test_workers_of_an_execd_main_process(tmp_path):
     out = text(str(d))
     assert "      101 main   python3 train.py --epochs 3 (exec'd from timeout 300 )" in out
     assert "        102 worker python3 train.py --epochs 3" in out
+
+
+def ring_fed(tmp_path, stale):
+    """data_starved --fixed's shape: main thread 100 on its per-thread
+    default stream; per batch i (every 2 ms from T0): copy, cuEventRecord
+    of slot i % 3's event, launch, then sem_wait for the next batch until
+    +2 ms. Loader thread 101 syncs on an event at +1.0 ms of each batch
+    (ending +1.3 ms): stale, the one of batch i (recorded before that
+    batch's launch: work stays queued after it), or, as the control, a
+    fresh event it records itself after the launch (nothing queued
+    after). The run ends with a 6 ms stream sync (the queue drains)."""
+    d = tmp_path / ("stale" if stale else "fresh")
+    d.mkdir()
+    w = new(d, 100, ["./data_starved", "--fixed"])
+    w.thread(101, "loader")
+    n = 12
+    for i in range(n):
+        t = T0 + i * 2 * MS
+        w.event(100, "CU_MEMCPY_HTOD_ASYNC", t, 20 * US, sym="cuMemcpyHtoDAsync_v2_ptsz",
+                dir=1, sync=0, stream=2, bytes=1 << 19, pinned=1)
+        w.event(100, "CU_EVENT_RECORD", t + 30 * US, 1 * US, sym="cuEventRecord_ptsz", sync=4,
+                stream=2, handle=0xE0 + i % 3)
+        launch(w, 100, t + 40 * US, stream=2, dur=3 * US)
+        if not stale:
+            w.event(100, "CU_EVENT_RECORD", t + 50 * US, 1 * US, sym="cuEventRecord_ptsz",
+                    sync=4, stream=2, handle=0xF0 + i % 3)
+        if i < n - 1:
+            w.event(100, "SEM_WAIT", t + 60 * US, 1940 * US, sem=0x50, ret=0, err=0)
+        w.event(101, "CU_EVENT_SYNC", t + 1 * MS, 300 * US, sym="cuEventSynchronize",
+                sync=1, stream=0, handle=(0xE0 if stale else 0xF0) + i % 3)
+    sync(w, 100, T0 + (n - 1) * 2 * MS + 60 * US, 6 * MS, stream=2)
+    w.close()
+    return str(d)
+
+
+def test_stale_event_sync_is_no_drain(tmp_path):
+    """A sync on an event recorded before later work on its stream leaves
+    that work queued: the gaps after it are not "after a sync" (the GPU is
+    not known idle), the GPU model keeps the stream busy, and with the
+    verdict GPU-bound (the final sync waits 6 ms) the pauses in submitting
+    are no finding (docs/ANALYSES.md). The control, a sync on the latest
+    event each time, drains: the gaps after it are known idle time, and
+    the verdict says so."""
+    r = report(ring_fed(tmp_path, stale=True))
+    gaps = [f for f in r["findings"] if f["kind"] == "launch_gap" and f["scope"] == "stream"]
+    assert len(gaps) == 11 and not any(f["after_sync"] for f in gaps)
+    # from each batch's launch's end to the next copy: 2 ms - 43 us
+    assert {f["lost_ns"] for f in gaps} == {2 * MS - 43 * US}
+    v = r["verdict"]
+    assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 0
+    assert not any(p["kind"] == "launch gaps" for p in r["problems"])
+    out = text(str(tmp_path / "stale"))
+    assert "Findings, by time lost (0)\n  none\n" in out
+    assert ("launch gaps in all: 11 on streams, 21.5 ms; those with work still queued on\n"
+            "  the GPU are no finding, the GPU being the limit\n") in out
+
+    r = report(ring_fed(tmp_path, stale=False))
+    gaps = [f for f in r["findings"] if f["kind"] == "launch_gap" and f["scope"] == "stream"]
+    # drained at +1.3 ms each time: 700 us to the next copy, under the
+    # 1 ms gap threshold, so no gap; the GPU idles 11 x 700 us
+    assert gaps == []
+    v = r["verdict"]
+    assert v["gpu"]["idle_ns"] == 11 * 700 * US
+    assert v["limit"] == "data delivery"
