@@ -219,6 +219,12 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					traced += rv->startup[c];
 				}
 	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
+	/* the workers' file reads in a window of steps: the main process's
+	 * own reads per step leave out the reads that feed those steps */
+	if (!strcmp(rv->from, "steps"))
+		for (int i = 0; i < r->nprocs; i++)
+			if (!strcmp(r->procs[i].role, "worker"))
+				rv->worker_reads += r->procs[i].v.shape.calls;
 	/* producers: the workers (each one's busiest thread) and the main
 	 * process's loader threads (not feeding, busy in the window) */
 	for (int i = 0; i < r->nprocs; i++) {
@@ -648,6 +654,15 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 }
 
+/* the workers' file reads per step of the verdict's window (its steps,
+ * those of the main process less the warm-up ones) */
+static double worker_reads_per_step(const struct ft_report *r)
+{
+	uint64_t steps = r->procs[r->main].m.steps;
+	steps = steps > r->rv.warmup_steps ? steps - r->rv.warmup_steps : 0;
+	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
+}
+
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
 	char a[48], b[48], c[48], line[320];
@@ -678,9 +693,12 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
 				 (unsigned long long)t->steps, r->step_range, a, b);
 		ft_wrap(out, line, 2);
-		snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, %.1f reads",
-			 ft_per_step(t, t->step_launches), ft_per_step(t, t->step_hidden),
-			 ft_per_step(t, t->step_reads));
+		int n = snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, "
+				 "%.1f reads", ft_per_step(t, t->step_launches),
+				 ft_per_step(t, t->step_hidden), ft_per_step(t, t->step_reads));
+		if (r->rv.worker_reads)
+			snprintf(line + n, sizeof line - (size_t)n, "; %.1f file reads in the "
+				 "loader workers", worker_reads_per_step(r));
 		ft_wrap(out, line, 2);
 	}
 	fputc('\n', out);
@@ -942,6 +960,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_str(j, "from", rv->from);
 		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
 		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
+		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
 		ft_json_end(j);
 		ft_json_u64(j, "startup_ns", rv->startup_ns);
 		json_by_cat(j, "startup_time_ns", rv->startup);

@@ -138,7 +138,8 @@ def test_poll_on_a_pipe_is_waiting_for_data(tmp_path):
     assert v["limit"] == "data delivery" and v["basis"] == "gpu_idle"
     w = v["window"]
     assert w == {"start_ns": T0 + 8100 * US, "end_ns": T0 + 100 * MS, "from": "first launch",
-                 "warmup_steps": 0, "warmup_ns": 0}
+                 "warmup_steps": 0, "warmup_ns": 0,
+                 "worker_file_reads": 0}
     assert v["gpu"]["busy_ns"] == 10 * 1900 * US
     assert v["gpu"]["idle_ns"] == 91900 * US - 19 * MS == 72900 * US
     feed = v["gpu"]["idle_by_feed"]
@@ -201,7 +202,8 @@ def test_cpu_only_run_fed_by_workers(tmp_path):
     v = rep["verdict"]
     assert v["pid"] == 100 and v["gpu"] is None and v["limit"] == "data delivery"
     assert v["window"] == {"start_ns": T0 + 8 * MS, "end_ns": T0 + 98 * MS,
-                           "from": "first batch", "warmup_steps": 0, "warmup_ns": 0}
+                           "from": "first batch", "warmup_steps": 0, "warmup_ns": 0,
+                           "worker_file_reads": 0}
     assert v["feeding_threads"] == [100]
     # in the window: the 9 waits after the first one
     assert v["time_ns"]["data_wait"] == 9 * 8 * MS
@@ -366,7 +368,8 @@ def test_steps_make_the_window_and_startup(tmp_path):
     w.close()
     v = report(str(d))["verdict"]
     assert v["window"] == {"start_ns": s0, "end_ns": s0 + 120 * MS, "from": "steps",
-                           "warmup_steps": 0, "warmup_ns": 0}
+                           "warmup_steps": 0, "warmup_ns": 0,
+                           "worker_file_reads": 0}
     assert v["startup_ns"] == 100 * MS and v["startup_time_ns"]["io"] == 30 * MS
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 20 * 10 * US
     out = text(str(d))
@@ -395,7 +398,8 @@ def test_warmup_step_is_left_out_of_the_window(tmp_path):
     v = report(str(d))["verdict"]
     s1 = s0 + 46 * MS
     assert v["window"] == {"start_ns": s1, "end_ns": s1 + 19 * 6 * MS, "from": "steps",
-                           "warmup_steps": 1, "warmup_ns": 46 * MS}
+                           "warmup_steps": 1, "warmup_ns": 46 * MS,
+                           "worker_file_reads": 0}
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 19 * 10 * US
     assert v["startup_ns"] == 56 * MS
     out = text(str(d))
@@ -680,3 +684,42 @@ def test_stale_event_sync_is_no_drain(tmp_path):
     v = r["verdict"]
     assert v["gpu"]["idle_ns"] == 11 * 700 * US
     assert v["limit"] == "data delivery"
+
+
+def test_worker_reads_per_step(tmp_path):
+    """10 steps ("step i" ranges, 10 ms each) of a main process fed by
+    poll(); worker 101 makes 3 file reads in each step, 2 before the
+    first step (prefetch: outside the window) and 1 module read in the
+    window (an import: not a file read of the data); worker 102 makes 2
+    file reads in each step. The main process reads only its pipe (a
+    wait for data, not a read: 0.0 reads per step); the line adds
+    (30 + 20) / 10 = 5.0 file reads in the workers, and the JSON the 50."""
+    d = tmp_path / "steps"
+    d.mkdir()
+    w = new(d, 100)
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        w.event(100, "RANGE_PUSH", t, 0, name="step %d" % i, level=0, api=0)
+        poll(w, 100, t + 10 * US, 8 * MS)
+        w.event(100, "PIPE_READ", t + 8 * MS + 20 * US, 10 * US, fd=5, req=4, ret=4)
+        w.event(100, "RANGE_POP", t + 10 * MS - 10 * US, 0, level=0, api=0)
+    w.close()
+    for pid, per in ((101, 3), (102, 2)):
+        x = new(d, pid, ppid=100)
+        if pid == 101:
+            for k in range(2):
+                x.event(pid, "READ", START + 2 * MS + k * MS, 100 * US, fd=7, req=4096,
+                        ret=4096, path="/data/pre%d" % k)
+            x.event(pid, "READ", T0 + 5 * MS, 100 * US, fd=8, req=4096, ret=4096,
+                    path="/usr/lib/python3/dist-packages/torch/__init__.py")
+        for i in range(10):
+            for k in range(per):
+                x.event(pid, "READ", T0 + i * 10 * MS + (k + 1) * 2 * MS, 300 * US, fd=7,
+                        req=4096, ret=4096, path="/data/%d_%d_%d" % (pid, i, k))
+        x.close()
+    r = report(str(d))
+    assert r["verdict"]["window"]["from"] == "steps"
+    assert r["verdict"]["window"]["worker_file_reads"] == 50
+    out = text(str(d))
+    assert "  per step: 0.0 launches, 0.0 hidden syncs, 0.0 reads; 5.0 file reads in the\n" \
+        "  loader workers\n" in out, out
