@@ -101,6 +101,9 @@ struct ft_finding {
 	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
 	                                   (FT_BURST_GAP_NS); valid during the sink's call */
 	int nbursts;
+	uint64_t gpu_idle_ns;     /* hidden sync: the device's idle time after these
+	                             syncs, by the GPU model (ANALYSES.md, "Hidden syncs") */
+	int gpu_idle_known;       /* hidden sync: gpu_idle_ns is the model's (a launch seen) */
 	/* small-read storm */
 	uint64_t reads, bytes, files, reads_needed;
 	uint64_t hist[FT_STORM_HIST];

@@ -22,11 +22,12 @@ struct stream {
 	int submitted;
 	uint64_t seq, done;          /* submissions, known complete */
 	/* the GPU model: busy from a submission to a wait that drained it */
-	int busy, idle_hidden;       /* idle_hidden: drained by a hidden sync */
+	int busy, idle_hidden;       /* idle_hidden: drained by a hidden sync, its
+	                                group in hid + 1 (0: by another wait) */
 	uint64_t busy_since, idle_from, first_sub;
 };
 
-struct busy { uint64_t start, end; int hidden; };
+struct busy { uint64_t start, end; };
 
 
 
@@ -96,6 +97,7 @@ static void stream_idle(struct gpu *g, const struct stream *s, const struct ft_t
 	if (s->idle_hidden) {
 		attr[FT_CAT_HIDDEN] += attr[FT_CAT_SUBMIT] + attr[FT_CAT_CPU] + attr[FT_CAT_GPU_WAIT];
 		attr[FT_CAT_SUBMIT] = attr[FT_CAT_CPU] = attr[FT_CAT_GPU_WAIT] = 0;
+		g->hid.g[s->idle_hidden - 1].idle += attr[FT_CAT_HIDDEN];
 	}
 	for (int c = 0; c < FT_CAT_N; c++)
 		g->sidle[c] += attr[c];
@@ -138,7 +140,8 @@ static void busy_compact(struct gpu *g, uint64_t before)
 	g->nbusy = k;
 }
 
-/* stream s's queued work is known complete at end */
+/* stream s's queued work is known complete at end; hidden: the hidden
+ * sync's group + 1 when one drained it, else 0 */
 static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
 {
 	if (!s->busy)
@@ -154,7 +157,7 @@ static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidde
 		g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
 	if (end > g->busy_last)
 		g->busy_last = end;
-	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end, hidden };
+	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end };
 	s->busy = 0;
 	s->idle_from = end;
 	s->idle_hidden = hidden;
@@ -271,7 +274,22 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 	if (in->sync == FT_SYNC_SUBMIT) {
 		on_submit(g, t, ev, in);
 	} else if (done) {
-		int hidden = in->sync == FT_SYNC_HIDDEN;
+		/* a hidden sync's group (by call site when recorded, else by
+		 * (symbol, thread)): the idle after the drain is charged to it */
+		struct ft_group *grp = NULL;
+		int hidden = 0;
+		if (in->sync == FT_SYNC_HIDDEN) {
+			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
+			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
+			uint32_t site = py ? py : f->site ? ft_site_key(g->c->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
+			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
+					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;
+			grp = ft_group_of(&g->hid, key);
+			grp->sym = sym;
+			grp->site = site;
+			grp->py = py != 0;
+			hidden = (int)(grp - g->hid.g) + 1;
+		}
 		if (in->sync != FT_SYNC_POLL && end > t->last_sync_end)
 			t->last_sync_end = end;
 		if ((r->kind == FT_EV_CU_EVENT_SYNC || r->kind == FT_EV_CU_EVENT_QUERY) && f->handle) {
@@ -295,17 +313,7 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 		}
 		if (in->sync == FT_SYNC_POLL) {
 			/* a query: no sync */
-		} else if (in->sync == FT_SYNC_HIDDEN) {
-			uint32_t sym = f->sym ? (uint32_t)ft_field_raw(r, f->sym) : 0;
-			uint32_t py = f->py ? (uint32_t)ft_field_raw(r, f->py) : 0;
-			uint32_t site = py ? py : f->site ? ft_site_key(g->c->p, (uint32_t)ft_field_raw(r, f->site)) : 0;
-			/* by call site when recorded, else by (symbol, thread) */
-			uint64_t key = site ? 1ull << 63 | (uint64_t)sym << 32 | site
-					    : (uint64_t)sym << 32 | (uint32_t)ev->tid;
-			struct ft_group *grp = ft_group_of(&g->hid, key);
-			grp->sym = sym;
-			grp->site = site;
-			grp->py = py != 0;
+		} else if (grp) {
 			grp->tid = ev->tid;
 			grp->kind = r->kind;
 			ft_group_add(grp, ev->tid, ev->ts_ns, end, ev->dur_ns);
@@ -342,7 +350,7 @@ static uint64_t gpu_busy(struct gpu *g, uint64_t w0, uint64_t w1, uint64_t *last
 			uint64_t e = s->last_sub_end > s->busy_since ? s->last_sub_end : s->busy_since;
 			if (g->nbusy == g->capbusy)
 				g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
-			g->busy[g->nbusy++] = (struct busy){ s->busy_since, e, 0 };
+			g->busy[g->nbusy++] = (struct busy){ s->busy_since, e };
 			if (e > g->busy_last)
 				g->busy_last = e;
 			s->busy = 0;
@@ -377,25 +385,37 @@ static void gpu_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 		on_cuda(s, e->t, e->ev, &e->in);
 }
 
-/* Hidden syncs to the sink; the device's evidence over the verdict's
- * window (docs/ANALYSES.md, "The verdict"): from the first launch, without
- * a window. */
+/* The device's evidence over the verdict's window (docs/ANALYSES.md, "The
+ * verdict"): from the first launch, without a window; then the hidden
+ * syncs to the sink, each with the device's idle time after it: its
+ * streams' idle charged to it, scaled as the device's idle is split over
+ * the streams' (idle_by_feed), never above its streams' own. */
 static void gpu_finish(void *s, struct ft_an_ctx *c)
 {
 	struct gpu *g = s;
 	struct ft_an_out *out = &c->out;
-	ft_groups_emit(&g->hid, FT_FK_HIDDEN, c->p, 0, &c->sink);
 	out->first_launch = g->first_launch;
-	if (!g->first_launch)
-		return;
-	uint64_t w0 = c->o.win_end ? c->o.win_start : g->first_launch;
-	uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;
-	out->busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
-	out->idle_ns = w1 > w0 + out->busy_ns ? w1 - w0 - out->busy_ns : 0;
-	memcpy(out->sidle, g->sidle, sizeof out->sidle);
-	for (int i = 0; i < g->nst; i++)
-		if (g->st[i].first_sub)
-			out->sidle_den += ft_an_clip(&c->o, g->st[i].first_sub > w0 ? g->st[i].first_sub : w0, w1);
+	if (g->first_launch) {
+		uint64_t w0 = c->o.win_end ? c->o.win_start : g->first_launch;
+		uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;
+		out->busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
+		out->idle_ns = w1 > w0 + out->busy_ns ? w1 - w0 - out->busy_ns : 0;
+		memcpy(out->sidle, g->sidle, sizeof out->sidle);
+		for (int i = 0; i < g->nst; i++)
+			if (g->st[i].first_sub)
+				out->sidle_den += ft_an_clip(&c->o, g->st[i].first_sub > w0 ?
+							     g->st[i].first_sub : w0, w1);
+		uint64_t sum = 0;
+		for (int k = 0; k < FT_CAT_N; k++)
+			sum += g->sidle[k];
+		for (int i = 0; i < g->hid.n; i++) {
+			struct ft_group *x = &g->hid.g[i];
+			double share = sum ? (double)out->idle_ns * (double)x->idle / (double)sum : 0;
+			x->gpu_idle = share < (double)x->idle ? (uint64_t)(share + 0.5) : x->idle;
+		}
+		g->hid.gpu_idle_known = 1;
+	}
+	ft_groups_emit(&g->hid, FT_FK_HIDDEN, c->p, 0, &c->sink);
 }
 
 static void gpu_free(void *s)

@@ -119,6 +119,8 @@ int ft_groups_emit(struct ft_group_set *s, int kind, const struct ft_process *p,
 		f.threads = g[i].ntids + g[i].more_tids;
 		f.bursts = g[i].bu;
 		f.nbursts = g[i].nbu;
+		f.gpu_idle_ns = g[i].gpu_idle;
+		f.gpu_idle_known = kind == FT_FK_HIDDEN && s->gpu_idle_known;
 		f.site = "";
 		if (kind == FT_FK_HIDDEN && g[i].site) {
 			const char *st = g[i].py ? ft_string(p, g[i].site)

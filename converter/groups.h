@@ -23,12 +23,15 @@ struct ft_group {                   /* hidden sync (site or sym+tid) or lock (ad
 	struct { uint32_t site; int py; uint64_t total; } sites[8];   /* lock: its waiters' sites */
 	int nsites;
 	struct ft_burst *bu; int nbu, capbu;   /* its occurrences in bursts */
+	uint64_t idle;                      /* hidden sync: its streams' idle charged to it */
+	uint64_t gpu_idle;                  /* hidden sync: the device's idle after it (gpu.c) */
 };
 
 struct ft_group_set {
 	struct ft_group *g;
 	int n, cap;
 	struct ft_map map;            /* key -> index in g */
+	int gpu_idle_known;           /* hidden syncs: gpu_idle set (a launch was seen) */
 };
 
 /* the group of key, made empty (but for its key) on first use */

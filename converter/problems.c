@@ -162,6 +162,26 @@ static int cause_class(int cause)
 	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
 }
 
+/* process pid's verdict stands on the GPU model (basis gpu_idle) */
+static int model_basis(const struct ft_report *r, int32_t pid)
+{
+	for (int k = 0; k < r->nprocs; k++)
+		if (r->procs[k].pid == pid)
+			return r->procs[k].v.basis && !strcmp(r->procs[k].v.basis, "gpu_idle");
+	return 0;
+}
+
+/* What finding f cost the feed, for ranking: a hidden sync's device idle
+ * after it when its process's verdict stands on the GPU model (a sync
+ * that waited while the GPU had work cost only the idle that followed),
+ * else its lost_ns (the wait) */
+static uint64_t cost(const struct ft_report *r, const struct ft_finding *f)
+{
+	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && model_basis(r, f->pid))
+		return f->gpu_idle_ns;
+	return f->lost_ns;
+}
+
 int ft_gap_queued(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
@@ -281,6 +301,14 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 		return;
 	}
 	ft_finding_label(f, p->what, sizeof p->what);
+	if (f->kind == FT_FK_HIDDEN && cost(r, f) != f->lost_ns) {
+		char w[32], i[32];
+		size_t n = strlen(p->what);
+		ft_fmt_ns(w, sizeof w, f->total_ns);
+		ft_fmt_ns(i, sizeof i, f->gpu_idle_ns);
+		snprintf(p->what + n, sizeof p->what - n, "; waited %s in all, the GPU idle %s "
+			 "after them", w, i);
+	}
 }
 
 /* The launch-bound row: the verdict says work submission. */
@@ -466,7 +494,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->count = (uint64_t)nm;
 		p->suggestion = ft_finding_suggestion(f);
 		for (int k = 0; k < nm; k++) {
-			p->lost_ns += r->f[members[k]].lost_ns;
+			p->lost_ns += cost(r, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
 				seen = r->f[members[q]].pid == r->f[members[k]].pid;

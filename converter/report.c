@@ -1024,6 +1024,10 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 		ft_json_u64(j, "total_ns", f->total_ns);
 		ft_json_u64(j, "max_ns", f->max_ns);
 		ft_json_int(j, "threads", f->threads);
+		if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known)
+			ft_json_u64(j, "gpu_idle_ns", f->gpu_idle_ns);
+		else if (f->kind == FT_FK_HIDDEN)
+			ft_json_null(j, "gpu_idle_ns");
 		break;
 	case FT_FK_STORM:
 		ft_json_u64(j, "reads", f->reads);

@@ -723,3 +723,42 @@ def test_worker_reads_per_step(tmp_path):
     out = text(str(d))
     assert "  per step: 0.0 launches, 0.0 hidden syncs, 0.0 reads; 5.0 file reads in the\n" \
         "  loader workers\n" in out, out
+
+
+def test_hidden_sync_costs_the_idle_after_it(tmp_path):
+    """30 steps of 5.4 ms on the legacy stream: launch A; a pageable
+    cuMemcpyHtoDAsync (hidden) that waits for A until +1 ms, then launch B
+    2 us later; a cuMemcpyDtoH (hidden) that waits for B from +1.1 ms to
+    +5.1 ms, then 300 us of CPU before the next step. The GPU idles only
+    after the syncs: 2 us a step after the copy in, 300 us after the copy
+    out (29 times: the last has no next submission), so the verdict is
+    GPU-bound (5% idle) and each sync's cost is the idle after it, not its
+    wait (ANALYSES.md "Hidden syncs", "Problems")."""
+    d = tmp_path / "needed"
+    d.mkdir()
+    w = new(d, 100, ["./syncs", "--mode", "needed"])
+    for i in range(30):
+        t = T0 + i * 5400 * US
+        launch(w, 100, t)
+        w.event(100, "CU_MEMCPY_HTOD_ASYNC", t + 20 * US, 980 * US, sym="cuMemcpyHtoDAsync_v2",
+                dir=1, sync=2, stream=0, bytes=4096, pinned=0)
+        launch(w, 100, t + 1002 * US)
+        sync(w, 100, t + 1100 * US, 4 * MS, kind="CU_MEMCPY_DTOH", hidden=True)
+    w.close()
+    r = report(str(d))
+    v = r["verdict"]
+    assert v["basis"] == "gpu_idle" and v["limit"] == "GPU-bound"
+    hid = {f["symbol"]: f for f in r["findings"] if f["kind"] == "hidden_sync"}
+    assert hid["cuMemcpyDtoH_v2"]["lost_ns"] == 30 * 4 * MS
+    assert hid["cuMemcpyDtoH_v2"]["gpu_idle_ns"] == 29 * 300 * US
+    assert hid["cuMemcpyHtoDAsync_v2"]["lost_ns"] == 30 * 980 * US
+    assert hid["cuMemcpyHtoDAsync_v2"]["gpu_idle_ns"] == 30 * 2 * US
+    rows = [p for p in r["problems"] if p["kind"] == "hidden sync"]
+    assert [p["lost_ns"] for p in rows] == [29 * 300 * US, 30 * 2 * US]
+    assert rows[0]["what"].endswith("; waited 120.0 ms in all, the GPU idle 8.7 ms after them")
+    out = text(str(d))
+    assert ("  1    8.7 ms  hidden sync       cuMemcpyDtoH_v2 x30 (max 4.0 ms), tid 100;\n"
+            "                               waited 120.0 ms in all, the GPU idle 8.7 ms\n"
+            "                               after them\n") in out, out
+    # the copy in cost 60 us of a 161.7 ms loop: under the report's 0.1 %
+    assert "  ... 1 smaller, each under 0.1% of the loop" in out
