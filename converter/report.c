@@ -184,6 +184,13 @@ static void reanalyse(struct ft_report *r, int i, const struct ft_an_opts *o, ui
 	analyse(r->tr.procs[i], &wo, mg, NULL, err, &m, &r->procs[i].v);
 }
 
+/* process i is a worker of the main process (another rank's workers are
+ * workers too, of their rank's main) */
+static int main_worker(const struct ft_report *r, int i)
+{
+	return !strcmp(r->procs[i].role, "worker") && r->procs[i].parent == r->main;
+}
+
 static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			const struct ft_merge_opts *mg, FILE *err)
 {
@@ -195,11 +202,9 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	loop_window(v0, rv);
 	/* roles */
 	int nworkers = 0, allpy = ft_is_python(mp->cmdline);
-	for (int i = 0; i < r->nprocs; i++) {
-		struct ft_rep_proc *p = &r->procs[i];
-		if (!strcmp(p->role, "worker"))
-			nworkers++, allpy &= ft_is_python(p->cmdline);
-	}
+	for (int i = 0; i < r->nprocs; i++)
+		if (main_worker(r, i))
+			nworkers++, allpy &= ft_is_python(r->procs[i].cmdline);
 	/* again, within the window: the main process and its workers */
 	int32_t tid0 = mp->pid;
 	for (int i = 0; i < r->nprocs; i++)
@@ -223,13 +228,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	 * own reads per step leave out the reads that feed those steps */
 	if (!strcmp(rv->from, "steps"))
 		for (int i = 0; i < r->nprocs; i++)
-			if (!strcmp(r->procs[i].role, "worker"))
+			if (main_worker(r, i))
 				rv->worker_reads += r->procs[i].v.shape.calls;
 	/* producers: the workers (each one's busiest thread) and the main
 	 * process's loader threads (not feeding, busy in the window) */
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
-		if (strcmp(p->role, "worker") || !p->v.nths || !v->nfeeders)
+		if (!main_worker(r, i) || !p->v.nths || !v->nfeeders)
 			continue;
 		int b = 0;
 		for (int k = 0; k < p->v.nths; k++) {
@@ -376,7 +381,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				    : (nworkers == 1 ? "worker" : "workers"));
 		int k = 0;
 		for (int i = 0; i < r->nprocs && n < (int)sizeof rv->process - 16; i++)
-			if (!strcmp(r->procs[i].role, "worker"))
+			if (main_worker(r, i))
 				n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, "%s%d",
 					      k++ ? ", " : "", r->procs[i].pid);
 		if (n < (int)sizeof rv->process - 1)

@@ -197,9 +197,12 @@ static int fork_place(const struct ft_role_proc *p, int n, int i)
 
 /* worker k is numbered before worker i (place: their fork places): the
  * forked ones first, in fork order; then the others, and one fork's
- * images, by start, then by index */
+ * images, by start, then by index. Workers are numbered among their
+ * parent's (the main process's, or another rank's main's). */
 static int worker_before(const struct ft_role_proc *p, const int *place, int k, int i)
 {
+	if (p[k].parent != p[i].parent)
+		return 0;
 	if ((place[k] >= 0) != (place[i] >= 0))
 		return place[k] >= 0;
 	if (place[k] != place[i])
@@ -214,9 +217,16 @@ int ft_roles(struct ft_role_proc *p, int n)
 	parents(p, n);
 	int m = pick_main(p, n);
 	int *place = ft_xrealloc(NULL, (size_t)n * sizeof *place);
+	for (int i = 0; i < n; i++)
+		p[i].role = i == m ? "main" : rank_main(p, n, i) && p[i].rank != p[m].rank ? "rank"
+					  : "helper";
+	/* the workers: of the main process, and of each other rank's main */
 	for (int i = 0; i < n; i++) {
-		p[i].role = i == m ? "main" : p[i].parent == m && worker_of(&p[i], &p[m]) ? "worker"
-					  : rank_main(p, n, i) && p[i].rank != p[m].rank ? "rank" : "helper";
+		int q = p[i].parent;
+		if (q >= 0 && !strcmp(p[i].role, "helper") &&
+		    (!strcmp(p[q].role, "main") || !strcmp(p[q].role, "rank")) &&
+		    worker_of(&p[i], &p[q]))
+			p[i].role = "worker";
 		p[i].worker_no = 0;
 		place[i] = !strcmp(p[i].role, "worker") ? fork_place(p, n, i) : -1;
 	}
@@ -268,7 +278,7 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 	if (!strcmp(p[i].role, "worker")) {
 		int m = p[i].parent, py = m >= 0 && ft_is_python(p[m].cmdline);
 		for (int k = 0; k < n && py; k++)
-			if (!strcmp(p[k].role, "worker"))
+			if (!strcmp(p[k].role, "worker") && p[k].parent == m)
 				py &= ft_is_python(p[k].cmdline);
 		snprintf(out, cap, "%sworker %d (pid %d)", py ? "DataLoader " : "", p[i].worker_no,
 			 p[i].pid);

@@ -21,11 +21,13 @@ struct ft_role_proc {
 	                             records: ft_an_forked), nforked of them */
 	int nforked;
 	int parent;               /* out: index of its parent, -1: none traced */
-	const char *role;         /* out: "main", "worker", "rank" (another rank's
+	const char *role;         /* out: "main", "worker" (a worker of the main process
+	                             or of a "rank"), "rank" (another rank's
 	                             main process: the one of its rank that launches
 	                             most kernels; without launches, the root of its
 	                             rank's processes) or "helper" */
-	int worker_no;            /* out: a worker's number among the main's: in the order
+	int worker_no;            /* out: a worker's number among its parent's (the main
+	                             process or another rank's main): in the order
 	                             they were forked, as PyTorch numbers its DataLoader
 	                             workers; those the main recorded no fork of after
 	                             them, by start */

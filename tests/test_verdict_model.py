@@ -762,3 +762,34 @@ def test_hidden_sync_costs_the_idle_after_it(tmp_path):
             "                               after them\n") in out, out
     # the copy in cost 60 us of a 161.7 ms loop: under the report's 0.1 %
     assert "  ... 1 smaller, each under 0.1% of the loop" in out
+
+
+def test_another_ranks_workers_are_workers(tmp_path):
+    """Two ranks (world 2) forked by a launcher (50), each with a DataLoader
+    worker of its own (same command line, its rank's identity): rank 0's
+    main (100) launches more kernels and is the run's main; rank 1's (200)
+    has the role rank. Each one's child is a worker, numbered among its
+    parent's; the verdict's workers are the main process's only."""
+    d = tmp_path / "ranks"
+    d.mkdir()
+    ftgen.TraceFile(str(d / "h.50.ft"), 50, ["python3", "launch.py"]).close()
+    for pid, rank, n in ((100, 0, 20), (200, 1, 10)):
+        w = ftgen.TraceFile(str(d / ("h.%d.ft" % pid)), pid, PY, ppid=50, rank=rank, world=2)
+        w.thread(pid, "main", main=True)
+        for i in range(n):
+            launch(w, pid, T0 + i * MS)
+        sync(w, pid, T0 + n * MS, 1 * MS)
+        w.close()
+        x = ftgen.TraceFile(str(d / ("h.%d.ft" % (pid + 1))), pid + 1, PY, ppid=pid,
+                            rank=rank, world=2)
+        x.thread(pid + 1, "main", main=True)
+        x.event(pid + 1, "READ", T0, 100 * US, fd=7, req=4096, ret=4096, path="/data/%d" % pid)
+        x.close()
+    rep = report(str(d))
+    assert {p["pid"]: p["role"] for p in rep["processes"]} == {
+        50: "helper", 100: "main", 101: "worker", 200: "rank", 201: "worker"}
+    assert rep["verdict"]["process"] == ("rank 0/2, main process 100 (python3 train.py "
+                                         "--epochs 3), 1 DataLoader worker (101)")
+    out = text(str(d))
+    assert "      200 rank   rank 1/2 python3 train.py --epochs 3\n" \
+        "        201 worker rank 1/2 python3 train.py --epochs 3\n" in out, out
