@@ -494,14 +494,31 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 	return all.s ? all.s : strdup("");
 }
 
+/* the modules a "no symbols" note named already (any process's): each is
+ * named once in a run's notes */
+static char **bare_named;
+static int nbare_named;
+
+static int named_bare(const char *name)
+{
+	for (int i = 0; i < nbare_named; i++)
+		if (!strcmp(bare_named[i], name))
+			return 1;
+	bare_named = realloc(bare_named, (size_t)(nbare_named + 1) * sizeof *bare_named);
+	bare_named[nbare_named++] = strdup(name);
+	return 0;
+}
+
 static void note_bare(struct sym *s, const struct ft_process *p)
 {
 	struct out o = { NULL, 0, 0 };
 	for (int i = 0; i < p->nmods; i++) {
 		if (!s->mods[i].bare_frames || s->mods[i].state != MOD_OK)
 			continue;
-		put(&o, "%s%s", o.len ? ", " : "", base_name(p->mods[i].path));
 		s->mods[i].bare_frames = 0;
+		const char *b = base_name(p->mods[i].path);
+		if (!named_bare(b))
+			put(&o, "%s%s", o.len ? ", " : "", b);
 	}
 	if (!o.len)
 		return;

@@ -230,6 +230,30 @@ def test_debuglink_in_symbols_dir(traced, built, tmp_path):
     assert rep["symbol_notes"] == []
 
 
+def test_each_bare_module_noted_once(traced, built, tmp_path):
+    """The program and its library both stripped: the library's stacks have
+    frames of both, the program's of the program only, and the stacks are
+    read one at a time; each module is named in one "no symbols" note
+    only, whichever stacks came first (a real PyTorch run of two ranks
+    said "libtorch_cpu.so.1.13, libgloo.so.0 have no symbols" and then
+    "libgloo.so.0 has no symbols")."""
+    d = str(tmp_path)
+    for f in ("sites_prog", "libsites.so"):
+        shutil.copy(os.path.join(built, f), os.path.join(d, f))
+        subprocess.run(["strip", os.path.join(d, f)], check=True)
+    r = traced([os.path.join(d, "sites_prog")], env={"LD_LIBRARY_PATH": d + ":" + SIMGPU},
+               cwd=d)
+    assert r.returncode == 0, r.stderr
+    rep = report(r.dir)
+    heads = sites(rep)
+    assert any(h.startswith("libsites.so+0x") for h in heads), heads
+    notes = rep["symbol_notes"]
+    named = [m for n in notes for m in n.split(" ha")[0].split(", ")]
+    assert sorted(named) == ["libsites.so", "sites_prog"], notes
+    text = report_text(r.dir)
+    assert text.count("no symbols") == len(notes)
+
+
 def test_rebuilt_binary_refused(traced, built, tmp_path):
     d = str(tmp_path)
     for f in ("sites_prog", "libsites.so"):
