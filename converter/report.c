@@ -694,9 +694,25 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			snprintf(line, sizeof line, "%llu steps (no \"%.20s\" ranges: one per batch "
 				 "received by %s (tid %d) of the main process), mean %s, median %s",
 				 (unsigned long long)t->steps, r->step_range, who, tid, a, b);
-		} else
-			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges), mean %s, median %s",
-				 (unsigned long long)t->steps, r->step_range, a, b);
+		} else {
+			/* a job of ranks: the steps of every process that has them */
+			int np = 0, same = 1;
+			uint64_t first = 0;
+			for (int i = 0; i < r->nprocs; i++)
+				if (r->procs[i].m.steps) {
+					if (!np++)
+						first = r->procs[i].m.steps;
+					same &= r->procs[i].m.steps == first;
+				}
+			char in[64] = "";
+			if (np > 1 && same)
+				snprintf(in, sizeof in, ", %llu in each of %d processes",
+					 (unsigned long long)first, np);
+			else if (np > 1)
+				snprintf(in, sizeof in, " of %d processes", np);
+			snprintf(line, sizeof line, "%llu steps (\"%.20s\" ranges%s), mean %s, median %s",
+				 (unsigned long long)t->steps, r->step_range, in, a, b);
+		}
 		ft_wrap(out, line, 2);
 		int n = snprintf(line, sizeof line, "per step: %.1f launches, %.1f hidden syncs, "
 				 "%.1f reads", ft_per_step(t, t->step_launches),

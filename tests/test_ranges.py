@@ -339,3 +339,23 @@ def test_run_keeps_a_tool_already_named(tmp_path):
                     {"NVTX_INJECTION64_PATH": str(tmp_path / "other-tool.so")})
     assert r.stdout.startswith("levels -12 pops -12\n")      # that tool did not load
     assert ranges(t, "nvtxRangePush") == []
+
+
+def test_report_steps_of_two_processes(tmp_path):
+    """Two processes with steps (two ranks' main processes): the run's
+    steps add up, and the line says over how many processes; when their
+    counts differ it says only that."""
+    for second, words in ((None, "10 steps (\"step\" ranges, 5 in each of 2 processes)"),
+                          ((1, 2, 3), "8 steps (\"step\" ranges of 2 processes)")):
+        d = tmp_path / ("two%d" % (second is None))
+        d.mkdir()
+        planted_steps(str(d / "host.300.ft"))
+        if second is None:
+            planted_steps(str(d / "host.301.ft"), pid=301)
+        else:
+            planted_steps(str(d / "host.301.ft"), pid=301, lengths_ms=second,
+                          async_name="no step")
+        assert report(str(d))["metrics"]["steps"] == int(words.split()[0])
+        r = subprocess.run([TOOL, "report", str(d)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert words in " ".join(r.stdout.split()), r.stdout
