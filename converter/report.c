@@ -148,7 +148,7 @@ static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
  * or batch, else the whole run. */
 static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 {
-	if (v0->first_step && (v0->by_launch || v0->batches)) {
+	if (v0->first_step && (v0->by_launch || v0->batches || v0->nfeeders)) {
 		rv->from = "steps";
 		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
 		/* the warm-up steps stay out: the loop's verdict, not its first
@@ -252,6 +252,8 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	for (int k = 0; k < v->nths && v->nfeeders; k++) {
 		const struct ft_thread_sum *t = &v->ths[k];
 		int feeder = v->by_launch ? t->launches > 0 : t->batches > 0;
+		for (int j = 0; j < v->nfeeders && j < 8 && !feeder; j++)
+			feeder = v->feeder[j] == t->tid;     /* a loop that loads its own data */
 		if (feeder || t->events < 2 || !t->wall)
 			continue;
 		struct ft_producer pr = { 0 };

@@ -56,10 +56,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	}
 	/* without launches, a training loop's thread (its step ranges, or the
 	 * DataLoader batches its steps are) that receives batches is the one
-	 * feeder: not a rendezvous server receiving on sockets (TCPStore) */
+	 * feeder: not a rendezvous server receiving on sockets (TCPStore);
+	 * when no thread receives batches, the thread of the step ranges is
+	 * (a loop that loads its data itself: DataLoader with no workers) */
 	int32_t loop = 0;
 	for (int i = 0; i < v->nths && !v->by_launch && sr->steps; i++)
-		if (v->ths[i].tid == sr->step_tid && v->ths[i].batches)
+		if (v->ths[i].tid == sr->step_tid && (v->ths[i].batches || !maxb))
 			loop = sr->step_tid;
 	for (int i = 0; i < v->nths; i++) {
 		const struct ft_thread_sum *t = &v->ths[i];

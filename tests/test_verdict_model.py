@@ -793,3 +793,37 @@ def test_another_ranks_workers_are_workers(tmp_path):
     out = text(str(d))
     assert "      200 rank   rank 1/2 python3 train.py --epochs 3\n" \
         "        201 worker rank 1/2 python3 train.py --epochs 3\n" in out, out
+
+
+def test_loop_that_reads_its_own_data(tmp_path):
+    """A CPU loop with no workers (DataLoader(num_workers=0)): 10 steps of
+    10 ms, each 6 ms of file reads then 4 ms of compute, after 50 ms of
+    start-up. No thread receives batches, so the step ranges' thread is
+    the feeding thread: data delivery (60% in file I/O) over the steps
+    window, not "nothing to limit"; and it is no loader thread of its own.
+    The same loop without step ranges has no window to judge: none."""
+    for steps in (True, False):
+        d = tmp_path / ("steps%d" % steps)
+        d.mkdir()
+        w = new(d, 100)
+        w.event(100, "READ", START + 1 * MS, 2 * MS, fd=3, req=65536, ret=65536,
+                path="/usr/lib/python3/dist-packages/torch/__init__.py")
+        t0 = START + 50 * MS
+        for i in range(10):
+            t = t0 + i * 10 * MS
+            if steps:
+                w.event(100, "RANGE_PUSH", t, 0, name="step %d" % i, level=0, api=0)
+            for k in range(6):
+                w.event(100, "READ", t + k * MS, 1 * MS, fd=7, req=4096, ret=4096,
+                        path="/data/%d_%d" % (i, k))
+            if steps:
+                w.event(100, "RANGE_POP", t + 10 * MS, 0, level=0, api=0)
+        w.close()
+        v = report(str(d))["verdict"]
+        if steps:
+            assert v["limit"] == "data delivery" and v["feeding_threads"] == [100]
+            assert v["window"]["from"] == "steps" and v["window"]["start_ns"] == t0
+            assert v["share"]["io"] == 0.6 and v["producers"] == []
+            assert v["process"] == "main process 100 (python3 train.py --epochs 3)"
+        else:
+            assert v["limit"] == "none" and v["feeding_threads"] == []
