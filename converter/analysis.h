@@ -144,6 +144,7 @@ struct ft_thread_sum {
 	uint64_t wall;                 /* [first, last_end] within the window */
 	uint64_t t[FT_CAT_N];          /* traced time per category (CPU: process calls) */
 	uint64_t pre[FT_CAT_N];        /* the same before the window (start-up) */
+	uint64_t gil;                  /* of t[FT_CAT_LOCK]: waits for CPython's GIL */
 	uint64_t batches;              /* data waits that returned data */
 	uint64_t first_batch, last_batch; /* their ends */
 };
@@ -175,7 +176,7 @@ struct ft_verdict {
 	uint64_t t[FT_CAT_N];     /* time per category, summed over the feeders */
 	const char *limit;        /* "work submission", "data delivery", "synchronization",
 	                             "locks", "GPU-bound", "none" */
-	char sentence[256];
+	char sentence[384];
 	/* the model (docs/ANALYSES.md, "The verdict") */
 	const char *basis;        /* "gpu_idle" or "thread_time" */
 	uint64_t win_start, win_end;
@@ -186,6 +187,7 @@ struct ft_verdict {
 	uint64_t first_batch, last_batch, batches; /* data waits that returned data */
 	uint64_t busy_ns, idle_ns;             /* the device, in the window */
 	uint64_t lock_union;                   /* some launching thread waits for a lock */
+	uint64_t gil_ns;                       /* of t[FT_CAT_LOCK]: the GIL's waits */
 	uint64_t idle_by_feed[FT_CAT_N];       /* idle_ns split by what the feeders did */
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
 	struct ft_thread_sum *ths; int nths;   /* every thread (malloc'd; ft_verdict_free) */

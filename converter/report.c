@@ -960,6 +960,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_str(j, "role", p->role ? p->role : "helper");
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
+	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
 	if (rv) {
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);

@@ -27,6 +27,18 @@ void ft_verdict_free(struct ft_verdict *v)
 /* The process's verdict (docs/ANALYSES.md, "The verdict"): about its
  * feeding threads (those that launch kernels; without launches, those that
  * received batches), within the window. */
+/* the end of a "locks" sentence: when the feeding threads' lock time is
+ * mostly waits for CPython's GIL, which lock and what to change */
+static const char *gil_words(const struct ft_verdict *v, double wall)
+{
+	static __thread char buf[160];
+	if (!v->gil_ns || v->gil_ns * 2 < v->t[FT_CAT_LOCK])
+		return ".";
+	snprintf(buf, sizeof buf, ", %.0f%% for the Python GIL (other threads run Python "
+		 "meanwhile): move their work into worker processes.", 100 * (double)v->gil_ns / wall);
+	return buf;
+}
+
 void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 {
 	const struct ft_an_out *out = &cx->out;
@@ -81,6 +93,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		for (int c = 0; c < FT_CAT_N; c++)
 			if (c != FT_CAT_CPU)
 				traced += t->t[c], v->t[c] += t->t[c];
+		v->gil_ns += t->gil;
 		uint64_t cpu = t->t[FT_CAT_CPU];
 		v->t[FT_CAT_CPU] += cpu + (wall > traced + cpu ? wall - traced - cpu : 0);
 		v->wall_ns += wall > traced + cpu ? wall : traced + cpu;
@@ -129,7 +142,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 			v->limit = "locks";
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by locks: %s "
-				 "%.0f%% of the time waiting on locks.", who, 100 * locks);
+				 "%.0f%% of the time waiting on locks%s", who, 100 * locks, gil_words(v, w));
 		} else {
 			v->limit = "none";
 			snprintf(v->sentence, sizeof v->sentence,
@@ -207,8 +220,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 			 "hidden syncs the program did not ask for.", who, 100 * sync);
 	else if (!strcmp(v->limit, "locks"))
 		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks.",
-			 who, 100 * locks);
+			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks%s",
+			 who, 100 * locks, gil_words(v, w));
 	else if (!strcmp(v->limit, "other ranks"))
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "

@@ -221,6 +221,46 @@ def test_gil_is_named_and_its_waits_are_locks(traced, tmp_path):
     assert "Python GIL" in out and "0xa5" not in out.split("Python GIL")[0].split("\n")[-1]
 
 
+GIL_FED_PROG = r'''
+import ctypes, queue, threading, time
+lib = ctypes.CDLL(None)
+push, pop = lib.feedtrace_range_push, lib.feedtrace_range_pop
+push.argtypes = [ctypes.c_char_p]
+q = queue.Queue(maxsize=8)
+def loader(k):
+    for i in range(60):
+        s = 0
+        for b in range(150_000):        # "decoding" in Python: holds the GIL
+            s += b
+        q.put(s)
+ts = [threading.Thread(target=loader, args=(k,)) for k in range(3)]
+[t.start() for t in ts]
+for step in range(180):
+    push(b"step")
+    q.get()
+    x = sum(range(2000))                # the step's own Python work
+    pop()
+[t.join() for t in ts]
+'''
+
+
+def test_loop_fed_by_python_threads_waits_for_the_gil(traced, tmp_path):
+    """A training loop (step ranges) fed through a queue.Queue by three
+    Python threads that decode in Python: the loop's thread waits for the
+    interpreter (the GIL's condition variable) far more than for the
+    queue, so the verdict is locks and its sentence names the GIL and the
+    fix; the JSON's gil_wait_ns is that part of the lock time."""
+    script = tmp_path / "fed.py"
+    script.write_text(GIL_FED_PROG)
+    r = traced([PYTHON, str(script)], load=False, timeout=120)
+    assert r.returncode == 0, r.stderr
+    v = report_json(r.dir)["verdict"]
+    assert v["limit"] == "locks", v
+    assert v["gil_wait_ns"] * 2 >= v["time_ns"]["locks"] > 0
+    assert "for the Python GIL (other threads run Python meanwhile): move their work " \
+        "into worker processes." in v["sentence"]
+
+
 def test_storm_spread_over_four_workers_under_the_threshold(tmp_path):
     """Four workers each read 1 400 small pieces in 2 s (700 a second:
     under the per-process threshold of 1 000 in one second, so no process
