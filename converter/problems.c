@@ -254,9 +254,12 @@ static void storm_what(struct ft_problem *p)
 		snprintf(procs, sizeof procs, ", over %d processes%s", p->nprocs,
 			 p->under == p->nprocs ? ", each under the per-process threshold"
 			 : p->under ? " (some under the per-process threshold)" : "");
-	snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s files%s "
-		 "(%s reads of up to 1 MiB each would do)", *p->dir ? p->dir : "(no common directory)", a,
-		 (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
+	int len = snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
+			   "files%s (%s reads of up to 1 MiB each would do)",
+			   *p->dir ? p->dir : "(no common directory)", a,
+			   (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
+	if (len >= (int)sizeof p->what)
+		return;                 /* cut (a directory of 160 characters): no opener */
 	if (p->opener) {
 		/* its innermost frame: where the program opens them */
 		size_t n = strlen(p->what), k = strcspn(p->opener, ";");
