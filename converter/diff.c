@@ -119,7 +119,7 @@ static int collect(const struct side *s, int k, struct label *l, int n)
 			}
 			l[j].n[k] += f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK ? f->count : 1;
 			l[j].reads[k] += f->reads;
-			l[j].lost[k] += f->lost_ns;
+			l[j].lost[k] += ft_finding_cost(&s->r[ri], f);
 		}
 	return n;
 }

@@ -171,11 +171,7 @@ static int model_basis(const struct ft_report *r, int32_t pid)
 	return 0;
 }
 
-/* What finding f cost the feed, for ranking: a hidden sync's device idle
- * after it when its process's verdict stands on the GPU model (a sync
- * that waited while the GPU had work cost only the idle that followed),
- * else its lost_ns (the wait) */
-static uint64_t cost(const struct ft_report *r, const struct ft_finding *f)
+uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
 {
 	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && model_basis(r, f->pid))
 		return f->gpu_idle_ns;
@@ -304,7 +300,7 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 		return;
 	}
 	ft_finding_label(f, p->what, sizeof p->what);
-	if (f->kind == FT_FK_HIDDEN && cost(r, f) != f->lost_ns) {
+	if (f->kind == FT_FK_HIDDEN && ft_finding_cost(r, f) != f->lost_ns) {
 		char w[32], i[32];
 		size_t n = strlen(p->what);
 		ft_fmt_ns(w, sizeof w, f->total_ns);
@@ -497,7 +493,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->count = (uint64_t)nm;
 		p->suggestion = ft_finding_suggestion(f);
 		for (int k = 0; k < nm; k++) {
-			p->lost_ns += cost(r, &r->f[members[k]]);
+			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
 				seen = r->f[members[q]].pid == r->f[members[k]].pid;

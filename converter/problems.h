@@ -40,6 +40,11 @@ const char *ft_finding_suggestion(const struct ft_finding *f);
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */
 int ft_problems(const struct ft_report *r, struct ft_problem **out);
+/* What finding f cost the feed (problems' and diff's measure): a hidden
+ * sync's device idle after it (gpu_idle_ns) when its process's verdict
+ * stands on the GPU model (a sync that waited while the GPU had work cost
+ * only the idle that followed), else its lost_ns */
+uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
 /* finding i is a launch gap that ft_problems leaves out because work was
  * still queued on its stream while its process's verdict says the GPU is
  * the limit (docs/ANALYSES.md, "Findings") */
