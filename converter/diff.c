@@ -86,41 +86,65 @@ static void label_of(const struct ft_finding *f, char *t, size_t cap)
 			 f->site && *f->site ? " at " : "",
 			 f->site ? (int)strcspn(f->site, "\n;") : 0, f->site ? f->site : "");
 		break;
-	case FT_FK_STORM: {
-		char dir[160];
-		ft_storm_dir(f, dir, sizeof dir);
-		snprintf(t, cap, "small-read storm%s%s", *dir ? " in " : "", dir);
-		break;
-	}
 	default:
 		snprintf(t, cap, "launch gaps (%s)", ft_cat_label[f->cause]);
 		break;
 	}
 }
 
+/* the label t's entry, made on first sight; -1 when the table is full */
+static int label_index(struct label *l, int *n, const char *t, int kind)
+{
+	int j;
+	for (j = 0; j < *n; j++)
+		if (!strcmp(l[j].text, t))
+			return j;
+	if (*n == MAXL)
+		return -1;
+	memset(&l[j], 0, sizeof l[j]);
+	snprintf(l[j].text, sizeof l[j].text, "%s", t);
+	l[j].kind = kind;
+	(*n)++;
+	return j;
+}
+
+/* Side s's findings (its run k) by identity. Storms are the report's rows
+ * (Problems: by data set, across the workers, with the bursts each under
+ * the per-process threshold), not each process's storms: a loader whose
+ * reads spread out under load has no storm of its own, yet the data set
+ * was read in small pieces as before. */
 static int collect(const struct side *s, int k, struct label *l, int n)
 {
-	for (int ri = 0; ri < s->n; ri++)
-		for (int i = 0; i < s->r[ri].nf; i++) {
-			const struct ft_finding *f = &s->r[ri].f[i];
+	for (int ri = 0; ri < s->n; ri++) {
+		const struct ft_report *r = &s->r[ri];
+		for (int i = 0; i < r->nf; i++) {
+			const struct ft_finding *f = &r->f[i];
+			if (f->kind == FT_FK_STORM)
+				continue;
 			char t[200];
 			label_of(f, t, sizeof t);
-			int j;
-			for (j = 0; j < n; j++)
-				if (!strcmp(l[j].text, t))
-					break;
-			if (j == n) {
-				if (n == MAXL)
-					continue;
-				memset(&l[n], 0, sizeof l[n]);
-				snprintf(l[n].text, sizeof l[n].text, "%s", t);
-				l[n].kind = f->kind;
-				n++;
-			}
+			int j = label_index(l, &n, t, f->kind);
+			if (j < 0)
+				continue;
 			l[j].n[k] += f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK ? f->count : 1;
-			l[j].reads[k] += f->reads;
-			l[j].lost[k] += ft_finding_cost(&s->r[ri], f);
+			l[j].lost[k] += ft_finding_cost(r, f);
 		}
+		struct ft_problem *pb;
+		int npb = ft_problems(r, &pb);
+		for (int i = 0; i < npb; i++) {
+			if (strcmp(pb[i].kind, ft_fkind_slice[FT_FK_STORM]))
+				continue;
+			char t[200];
+			snprintf(t, sizeof t, "small-read storm%s%s", *pb[i].dir ? " in " : "", pb[i].dir);
+			int j = label_index(l, &n, t, FT_FK_STORM);
+			if (j < 0)
+				continue;
+			l[j].n[k] += pb[i].count;           /* the storms (bursts) in the row */
+			l[j].reads[k] += pb[i].reads;
+			l[j].lost[k] += pb[i].lost_ns;
+		}
+		free(pb);
+	}
 	return n;
 }
 

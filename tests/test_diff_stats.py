@@ -361,3 +361,42 @@ def test_pytorch_broken_vs_fixed_reads(tmp_path):
             % data in c, c
     txt = diff(*runs["broken"], "--", *runs["fixed"]).stdout
     assert "gone small-read storm in " + str(data) in txt.replace("\n", " ")
+
+
+def four_workers(d, small):
+    """A main process (pid 100) and four workers, each reading 1 400
+    pieces of 4 KiB of /data/imgs in 2 s (small: 700 a second, under the
+    per-process storm threshold, 2 800 together) or 350 files in one read
+    of 16 KiB each."""
+    os.makedirs(d)
+    m = ftgen.TraceFile(os.path.join(d, "host.100.ft"), 100, ["/usr/bin/python3", "train.py"])
+    m.thread(100, "main", main=True)
+    m.event(100, "READ", m.start, 10_000, fd=3, req=100, ret=100, path="/home/u/cfg.yaml")
+    m.close()
+    for pid in (101, 102, 103, 104):
+        w = ftgen.TraceFile(os.path.join(d, "host.%d.ft" % pid), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        t = w.start + MS + pid * 100_000
+        for i in range(1400 if small else 350):
+            size = 4096 if small else 16384
+            w.event(pid, "READ", t, 20_000, fd=5, req=size, ret=size,
+                    path="/data/imgs/%d_%04d.jpg" % (pid, i // 4 if small else i))
+            t += 1_428_000 if small else 5_712_000
+        w.close()
+
+
+def test_storm_of_workers_each_under_the_threshold(tmp_path):
+    """The report's storm row of four workers, none of which has a storm
+    of its own (test_findings.py), is what diff matches: "gone small-read
+    storm in /data/imgs" with its 5 600 reads and 4 bursts, though the
+    per-process storm count is 0 on both sides."""
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    four_workers(a, True)
+    four_workers(b, False)
+    d = diff_json(a, b)
+    assert (d["metrics"]["storms"]["before"], d["metrics"]["storms"]["after"]) == (0, 0)
+    [s] = [f for f in d["findings"] if f["kind"] == "small_read_storm"]
+    assert s["what"] == "small-read storm in /data/imgs" and s["status"] == "gone"
+    assert s["count"] == {"before": 4, "after": 0}
+    assert s["reads"] == {"before": 5600, "after": 0}
