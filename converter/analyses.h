@@ -97,6 +97,9 @@ struct ft_an_out {
 	struct ft_steps_result sr;        /* steps.c */
 	/* gpu.c: the device over the verdict's window, when kernels were launched */
 	uint64_t first_launch;            /* 0: no launch */
+	uint64_t loop_launch, launches_before;  /* the loop's first launch after an
+	                                     initialisation's few launches and a long
+	                                     pause (0: none such), and those few */
 	uint64_t busy_ns, idle_ns, last_gpu_end;
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
 	/* locks.c */

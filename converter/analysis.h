@@ -181,6 +181,8 @@ struct ft_verdict {
 	const char *basis;        /* "gpu_idle" or "thread_time" */
 	uint64_t win_start, win_end;
 	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
+	uint64_t loop_launch, launches_before; /* gpu.c: the loop's first launch after
+	                                          an initialisation (0: none) */
 	uint64_t first_step, last_step_end;    /* 0: no closed step */
 	uint64_t warmup_steps, warmup_end;     /* leading warm-up steps (steps.h), the last one's end */
 	int32_t batch_tid;                     /* steps from batches: the thread receiving them */

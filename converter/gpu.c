@@ -42,6 +42,8 @@ struct gpu {
 	uint64_t busy_done, busy_last; /* busy time merged and dropped; the latest end */
 	uint64_t sidle[FT_CAT_N];      /* streams' idle time in the window, by cause */
 	uint64_t first_launch;
+	/* the longest pause between two launches: its end, the launches before */
+	uint64_t launches, last_launch_end, pause, pause_end, pause_after;
 };
 
 static struct stream *stream_of(struct gpu *g, uint64_t id)
@@ -268,6 +270,17 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 	}
 	if (in->launch && !g->first_launch)
 		g->first_launch = ev->ts_ns;
+	if (in->launch) {
+		if (g->launches && ev->ts_ns > g->last_launch_end &&
+		    ev->ts_ns - g->last_launch_end > g->pause) {
+			g->pause = ev->ts_ns - g->last_launch_end;
+			g->pause_end = ev->ts_ns;
+			g->pause_after = g->launches;
+		}
+		g->launches++;
+		if (end > g->last_launch_end)
+			g->last_launch_end = end;
+	}
 	/* a query that said done drains like a wait (CUDA_SUCCESS is 0) */
 	int done = in->sync == FT_SYNC_WAIT || in->sync == FT_SYNC_HIDDEN ||
 		   (in->sync == FT_SYNC_POLL && f->ret && ft_field_signed(r, f->ret) == 0);
@@ -395,6 +408,15 @@ static void gpu_finish(void *s, struct ft_an_ctx *c)
 	struct gpu *g = s;
 	struct ft_an_out *out = &c->out;
 	out->first_launch = g->first_launch;
+	/* an initialisation before the loop (model set-up on the GPU, then a
+	 * data set loaded): a few launches (a twentieth of them at most), then
+	 * a pause of a quarter of the launches' span or more; the loop starts
+	 * at the launch after it */
+	if (g->pause_after && g->pause_after * 20 <= g->launches &&
+	    g->pause * 4 >= g->last_launch_end - g->first_launch) {
+		out->loop_launch = g->pause_end;
+		out->launches_before = g->pause_after;
+	}
 	if (g->first_launch) {
 		uint64_t w0 = c->o.win_end ? c->o.win_start : g->first_launch;
 		uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;

@@ -189,7 +189,15 @@ int ft_gap_queued(const struct ft_report *r, int i)
 	return 0;
 }
 
-/* a gap row that the launch-bound row already holds; a thread-scope gap
+int ft_gap_startup(const struct ft_report *r, int i)
+{
+	const struct ft_finding *f = &r->f[i];
+	return f->kind == FT_FK_GAP && r->nprocs && f->pid == r->procs[r->main].pid &&
+	       r->rv.from && strcmp(r->rv.from, "whole run") && f->end <= r->rv.w0;
+}
+
+/* a gap row that the launch-bound row already holds; a start-up gap
+ * (ft_gap_startup: the start-up line counts that time); a thread-scope gap
  * of a process whose streams have gaps (the streams' gaps are the GPU's
  * idle time; a thread's gaps overlap them); or a queued gap (ft_gap_queued):
  * no sync drained its stream before it, and its process's verdict says
@@ -204,7 +212,7 @@ static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 		return 0;
 	if (f->pid == launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
 		return 1;
-	if (ft_gap_queued(r, i))
+	if (ft_gap_queued(r, i) || ft_gap_startup(r, i))
 		return 1;
 	if (f->scope == 1)
 		for (int j = 0; j < r->nf; j++)

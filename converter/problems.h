@@ -49,6 +49,9 @@ uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
  * still queued on its stream while its process's verdict says the GPU is
  * the limit (docs/ANALYSES.md, "Findings") */
 int ft_gap_queued(const struct ft_report *r, int i);
+/* finding i is a launch gap of the main process that ends before the
+ * verdict's window starts: start-up, no row of its own */
+int ft_gap_startup(const struct ft_report *r, int i);
 
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);

@@ -160,7 +160,8 @@ static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 		}
 	} else if (v0->by_launch) {
 		rv->from = "first launch";
-		rv->w0 = v0->first_launch;
+		rv->w0 = v0->loop_launch ? v0->loop_launch : v0->first_launch;
+		rv->launches_before = v0->loop_launch ? v0->launches_before : 0;
 		rv->w1 = v0->last_gpu_end;
 	} else if (v0->batches) {
 		rv->from = "first batch";
@@ -786,6 +787,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				     "warm-up step%s (%s, each over %dx the median step)", a,
 				     (unsigned long long)rv->warmup_steps,
 				     rv->warmup_steps > 1 ? "s" : "", b, FT_WARMUP_X);
+		} else if (rv->launches_before) {
+			n = snprintf(line, sizeof line, "start-up %s before the loop's first launch, "
+				     "with %llu launch%s before a pause (set-up)", a,
+				     (unsigned long long)rv->launches_before,
+				     rv->launches_before > 1 ? "es" : "");
 		} else {
 			n = snprintf(line, sizeof line, "start-up %s before the %s", a,
 				     !strcmp(rv->from, "steps") ? "first step" : rv->from);
@@ -847,13 +853,18 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
 	if (t->gaps) {
-		int queued = 0;
-		for (int i = 0; i < r->nf; i++)
+		int queued = 0, early = 0;
+		for (int i = 0; i < r->nf; i++) {
 			queued += r->f[i].scope == 0 && ft_gap_queued(r, i);
+			early += r->f[i].scope == 0 && ft_gap_startup(r, i);
+		}
 		ft_fmt_ns(a, sizeof a, t->gap_ns);
-		snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
-			 (unsigned long long)t->gaps, a, queued ? "; those with work still queued "
-			 "on the GPU are no finding, the GPU being the limit" : "");
+		int n = snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
+				 (unsigned long long)t->gaps, a, queued ? "; those with work still "
+				 "queued on the GPU are no finding, the GPU being the limit" : "");
+		if (early)
+			snprintf(line + n, sizeof line - (size_t)n, "; %d before the loop (start-up) "
+				 "%s no finding", early, early > 1 ? "are" : "is");
 		ft_wrap(out, line, 2);
 	}
 	fputc('\n', out);
@@ -985,6 +996,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
 		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
 		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
+		ft_json_u64(j, "launches_before", rv->launches_before);
 		ft_json_end(j);
 		ft_json_u64(j, "startup_ns", rv->startup_ns);
 		json_by_cat(j, "startup_time_ns", rv->startup);

@@ -44,6 +44,8 @@ struct ft_run_verdict {
 	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
 	uint64_t w0, w1, startup_ns;
 	uint64_t warmup_steps, warmup_ns;  /* leading warm-up steps left out of the window */
+	uint64_t launches_before; /* from the first launch: an initialisation's launches
+	                             before a long pause, left out (gpu.c) */
 	uint64_t worker_reads;    /* the workers' file reads in a window of steps */
 	uint64_t startup[FT_CAT_N];  /* the main thread's time before the window */
 	struct ft_producer *prod;

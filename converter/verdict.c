@@ -53,6 +53,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	v->warmup_end = sr->warmup_end_ns;
 	v->batch_tid = sr->from_batches ? sr->batch_tid : 0;
 	v->first_launch = out->first_launch;
+	v->loop_launch = out->loop_launch;
+	v->launches_before = out->launches_before;
 	v->lock_union = out->lock_union;
 	v->win_start = cx->o.win_end ? cx->o.win_start : cx->first_ts;
 	v->win_end = cx->o.win_end ? cx->o.win_end : cx->last_end;

@@ -139,7 +139,7 @@ def test_poll_on_a_pipe_is_waiting_for_data(tmp_path):
     w = v["window"]
     assert w == {"start_ns": T0 + 8100 * US, "end_ns": T0 + 100 * MS, "from": "first launch",
                  "warmup_steps": 0, "warmup_ns": 0,
-                 "worker_file_reads": 0}
+                 "worker_file_reads": 0, "launches_before": 0}
     assert v["gpu"]["busy_ns"] == 10 * 1900 * US
     assert v["gpu"]["idle_ns"] == 91900 * US - 19 * MS == 72900 * US
     feed = v["gpu"]["idle_by_feed"]
@@ -203,7 +203,7 @@ def test_cpu_only_run_fed_by_workers(tmp_path):
     assert v["pid"] == 100 and v["gpu"] is None and v["limit"] == "data delivery"
     assert v["window"] == {"start_ns": T0 + 8 * MS, "end_ns": T0 + 98 * MS,
                            "from": "first batch", "warmup_steps": 0, "warmup_ns": 0,
-                           "worker_file_reads": 0}
+                           "worker_file_reads": 0, "launches_before": 0}
     assert v["feeding_threads"] == [100]
     # in the window: the 9 waits after the first one
     assert v["time_ns"]["data_wait"] == 9 * 8 * MS
@@ -369,7 +369,7 @@ def test_steps_make_the_window_and_startup(tmp_path):
     v = report(str(d))["verdict"]
     assert v["window"] == {"start_ns": s0, "end_ns": s0 + 120 * MS, "from": "steps",
                            "warmup_steps": 0, "warmup_ns": 0,
-                           "worker_file_reads": 0}
+                           "worker_file_reads": 0, "launches_before": 0}
     assert v["startup_ns"] == 100 * MS and v["startup_time_ns"]["io"] == 30 * MS
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 20 * 10 * US
     out = text(str(d))
@@ -399,7 +399,7 @@ def test_warmup_step_is_left_out_of_the_window(tmp_path):
     s1 = s0 + 46 * MS
     assert v["window"] == {"start_ns": s1, "end_ns": s1 + 19 * 6 * MS, "from": "steps",
                            "warmup_steps": 1, "warmup_ns": 46 * MS,
-                           "worker_file_reads": 0}
+                           "worker_file_reads": 0, "launches_before": 0}
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 19 * 10 * US
     assert v["startup_ns"] == 56 * MS
     out = text(str(d))
@@ -827,3 +827,52 @@ def test_loop_that_reads_its_own_data(tmp_path):
             assert v["process"] == "main process 100 (python3 train.py --epochs 3)"
         else:
             assert v["limit"] == "none" and v["feeding_threads"] == []
+
+
+def init_then_loop(d, init_launches, loop_steps=100):
+    """One thread: init_launches launches (model set-up on the GPU) and a
+    sync, then a 2 s data set preload (2 000 reads of 1 MiB, 0.9 ms each),
+    then a GPU-bound loop: per 10 ms, a launch and a 9.9 ms sync."""
+    d.mkdir()
+    w = new(d, 100)
+    t = T0
+    for i in range(init_launches):
+        launch(w, 100, t)
+        t += 100 * US
+    sync(w, 100, t, 200 * US)
+    t += 1 * MS
+    for i in range(2000):
+        w.event(100, "READ", t, 900 * US, fd=5, req=1 << 20, ret=1 << 20, path="/data/big.bin")
+        t += 1 * MS
+    loop0 = t
+    for i in range(loop_steps):
+        launch(w, 100, t)
+        sync(w, 100, t + 50 * US, 9900 * US)
+        t += 10 * MS
+    w.close()
+    return loop0
+
+
+def test_setup_launches_before_a_preload_are_start_up(tmp_path):
+    """5 launches of model set-up, a 2 s preload, a 1 s GPU-bound loop of
+    100 launches: the window starts at the loop's first launch (the set-up
+    launches and the preload are start-up), the verdict is GPU-bound and
+    the 2 s gap after the set-up is no finding. With 20 launches before
+    the pause (a sixth of them, more than a twentieth) the pause is part
+    of the loop, and so is the file I/O that made it."""
+    loop0 = init_then_loop(tmp_path / "setup", 5)
+    r = report(str(tmp_path / "setup"))
+    v = r["verdict"]
+    assert v["window"]["start_ns"] == loop0 and v["window"]["launches_before"] == 5
+    assert v["limit"] == "GPU-bound"
+    assert v["startup_time_ns"]["io"] == 2000 * 900 * US
+    assert not any(p["kind"] == "launch gaps" for p in r["problems"])
+    out = text(str(tmp_path / "setup"))
+    assert "  start-up 2.01 s before the loop's first launch, with 5 launches before a\n" \
+        "  pause (set-up): file I/O 1.80 s" in out, out
+    assert "1 before the loop (start-up) is no\n  finding" in out, out
+
+    init_then_loop(tmp_path / "mid", 20, loop_steps=100)
+    v = report(str(tmp_path / "mid"))["verdict"]
+    assert v["window"]["start_ns"] == T0 and v["window"]["launches_before"] == 0
+    assert v["limit"] == "data delivery"
