@@ -400,3 +400,36 @@ def test_storm_of_workers_each_under_the_threshold(tmp_path):
     assert s["what"] == "small-read storm in /data/imgs" and s["status"] == "gone"
     assert s["count"] == {"before": 4, "after": 0}
     assert s["reads"] == {"before": 5600, "after": 0}
+
+
+def needed_syncs(d, hidden):
+    """30 steps of 5.4 ms on the legacy stream (test_verdict_model.py's
+    test_hidden_sync_costs_the_idle_after_it): launch, a copy out that
+    waits 4 ms for the kernel (hidden: cuMemcpyDtoH; else the same wait as
+    a cuStreamSynchronize), then 300 us of CPU before the next launch."""
+    os.makedirs(d)
+    w = ftgen.TraceFile(os.path.join(d, "h.100.ft"), 100, ["./syncs"])
+    w.thread(100, "main", main=True)
+    for i in range(30):
+        t = w.start + 10 * MS + i * 5_400_000
+        w.event(100, "CU_LAUNCH_KERNEL", t, 10_000, sym="cuLaunchKernel", kernel="k", sync=0,
+                stream=0)
+        if hidden:
+            w.event(100, "CU_MEMCPY_DTOH", t + 1_100_000, 4 * MS, sym="cuMemcpyDtoH_v2", dir=2,
+                    sync=2, stream=0)
+        else:
+            w.event(100, "CU_STREAM_SYNC", t + 1_100_000, 4 * MS, sym="x", sync=1, stream=0)
+    w.close()
+
+
+def test_hidden_sync_lost_is_the_gpu_idle_after_it(tmp_path):
+    """diff counts a hidden sync's time lost as the report's row does: the
+    GPU idle after the syncs (29 x 300 us) on the GPU model's basis, not
+    their wait (30 x 4 ms)."""
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    needed_syncs(a, True)
+    needed_syncs(b, False)
+    d = diff_json(a, b)
+    [s] = [f for f in d["findings"] if f["kind"] == "hidden_sync"]
+    assert s["status"] == "gone" and s["count"] == {"before": 30, "after": 0}
+    assert s["lost_ns_per_unit"] == {"before": 29 * 300_000, "after": 0}
