@@ -43,7 +43,7 @@ struct gpu {
 	uint64_t sidle[FT_CAT_N];      /* streams' idle time in the window, by cause */
 	uint64_t first_launch;
 	/* the longest pause between two launches: its end, the launches before */
-	uint64_t launches, last_launch_end, pause, pause_end, pause_after;
+	uint64_t last_launch_end, pause, pause_end, pause_after;
 };
 
 static struct stream *stream_of(struct gpu *g, uint64_t id)
@@ -264,20 +264,18 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 	const struct ft_kfacts *f = ft_kfacts(r->kind);
 	uint64_t end = ev->ts_ns + ev->dur_ns;
 	if (in->launch) {
-		g->c->m.launches++;
+		uint64_t before = g->c->m.launches++;
 		t->launches++;
 		g->c->ctr.v[FT_CTR_LAUNCHES]++;
-	}
-	if (in->launch && !g->first_launch)
-		g->first_launch = ev->ts_ns;
-	if (in->launch) {
-		if (g->launches && ev->ts_ns > g->last_launch_end &&
+		if (!g->first_launch)
+			g->first_launch = ev->ts_ns;
+		/* the longest pause between two launches (gpu_finish) */
+		if (before && ev->ts_ns > g->last_launch_end &&
 		    ev->ts_ns - g->last_launch_end > g->pause) {
 			g->pause = ev->ts_ns - g->last_launch_end;
 			g->pause_end = ev->ts_ns;
-			g->pause_after = g->launches;
+			g->pause_after = before;
 		}
-		g->launches++;
 		if (end > g->last_launch_end)
 			g->last_launch_end = end;
 	}
@@ -412,7 +410,7 @@ static void gpu_finish(void *s, struct ft_an_ctx *c)
 	 * data set loaded): a few launches (a twentieth of them at most), then
 	 * a pause of a quarter of the launches' span or more; the loop starts
 	 * at the launch after it */
-	if (g->pause_after && g->pause_after * 20 <= g->launches &&
+	if (g->pause_after && g->pause_after * 20 <= c->m.launches &&
 	    g->pause * 4 >= g->last_launch_end - g->first_launch) {
 		out->loop_launch = g->pause_end;
 		out->launches_before = g->pause_after;

@@ -162,18 +162,24 @@ static int cause_class(int cause)
 	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
 }
 
-/* process pid's verdict stands on the GPU model (basis gpu_idle) */
-static int model_basis(const struct ft_report *r, int32_t pid)
+/* process pid's verdict, NULL when pid is none of the report's */
+static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pid)
 {
 	for (int k = 0; k < r->nprocs; k++)
 		if (r->procs[k].pid == pid)
-			return r->procs[k].v.basis && !strcmp(r->procs[k].v.basis, "gpu_idle");
-	return 0;
+			return &r->procs[k].v;
+	return NULL;
+}
+
+static int is(const char *s, const char *what)
+{
+	return s && !strcmp(s, what);
 }
 
 uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
 {
-	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && model_basis(r, f->pid))
+	const struct ft_verdict *v = verdict_of(r, f->pid);
+	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && is(v->basis, "gpu_idle"))
 		return f->gpu_idle_ns;
 	return f->lost_ns;
 }
@@ -181,12 +187,8 @@ uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
 int ft_gap_queued(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
-	if (f->kind != FT_FK_GAP || f->after_sync)
-		return 0;
-	for (int k = 0; k < r->nprocs; k++)
-		if (r->procs[k].pid == f->pid)
-			return r->procs[k].v.limit && !strcmp(r->procs[k].v.limit, "GPU-bound");
-	return 0;
+	const struct ft_verdict *v = verdict_of(r, f->pid);
+	return f->kind == FT_FK_GAP && !f->after_sync && v && is(v->limit, "GPU-bound");
 }
 
 int ft_gap_startup(const struct ft_report *r, int i)

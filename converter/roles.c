@@ -5,8 +5,9 @@
  * process nearest the root that received batches (most batches on a tie);
  * without either, the first root process. A child of the main process is
  * a worker when it runs the same program (forked) or is a multiprocessing
- * child; the other ranks' main processes are ranks; others (sh, resource
- * trackers, anything exec'd) are helpers.
+ * child; the other ranks' main processes are ranks, and their children
+ * are workers by the same rule; others (sh, resource trackers, anything
+ * exec'd) are helpers.
  */
 #include <stdio.h>
 #include <stdlib.h>

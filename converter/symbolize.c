@@ -71,8 +71,8 @@ static void note(const char *text)
 	for (int i = 0; i < nnotes; i++)
 		if (!strcmp(notes[i], text))
 			return;
-	notes = realloc(notes, (size_t)(nnotes + 1) * sizeof *notes);
-	notes[nnotes++] = strdup(text);
+	notes = ft_xrealloc(notes, (size_t)(nnotes + 1) * sizeof *notes);
+	notes[nnotes++] = ft_xstrdup(text);
 }
 
 int ft_symbols_notes(const char ***lines)
@@ -504,8 +504,8 @@ static int named_bare(const char *name)
 	for (int i = 0; i < nbare_named; i++)
 		if (!strcmp(bare_named[i], name))
 			return 1;
-	bare_named = realloc(bare_named, (size_t)(nbare_named + 1) * sizeof *bare_named);
-	bare_named[nbare_named++] = strdup(name);
+	bare_named = ft_xrealloc(bare_named, (size_t)(nbare_named + 1) * sizeof *bare_named);
+	bare_named[nbare_named++] = ft_xstrdup(name);
 	return 0;
 }
 

@@ -24,20 +24,20 @@ void ft_verdict_free(struct ft_verdict *v)
 	v->nforked = 0;
 }
 
+/* the end of a "locks" sentence into buf: when the feeding threads' lock
+ * time is mostly waits for CPython's GIL, which lock and what to change */
+static const char *gil_words(const struct ft_verdict *v, double wall, char *buf, size_t cap)
+{
+	if (!v->gil_ns || v->gil_ns * 2 < v->t[FT_CAT_LOCK])
+		return ".";
+	snprintf(buf, cap, ", %.0f%% for the Python GIL (other threads run Python meanwhile): "
+		 "move their work into worker processes.", 100 * (double)v->gil_ns / wall);
+	return buf;
+}
+
 /* The process's verdict (docs/ANALYSES.md, "The verdict"): about its
  * feeding threads (those that launch kernels; without launches, those that
  * received batches), within the window. */
-/* the end of a "locks" sentence: when the feeding threads' lock time is
- * mostly waits for CPython's GIL, which lock and what to change */
-static const char *gil_words(const struct ft_verdict *v, double wall)
-{
-	static __thread char buf[160];
-	if (!v->gil_ns || v->gil_ns * 2 < v->t[FT_CAT_LOCK])
-		return ".";
-	snprintf(buf, sizeof buf, ", %.0f%% for the Python GIL (other threads run Python "
-		 "meanwhile): move their work into worker processes.", 100 * (double)v->gil_ns / wall);
-	return buf;
-}
 
 void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 {
@@ -119,6 +119,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	double locks = sh[FT_CAT_LOCK], sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU];
 	double ranks = sh[FT_CAT_RANKS];
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
+	char gw[160];                        /* gil_words' */
 	if (!v->nfeeders) {
 		v->limit = "none";
 		snprintf(v->sentence, sizeof v->sentence,
@@ -144,7 +145,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 			v->limit = "locks";
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by locks: %s "
-				 "%.0f%% of the time waiting on locks%s", who, 100 * locks, gil_words(v, w));
+				 "%.0f%% of the time waiting on locks%s", who, 100 * locks,
+				 gil_words(v, w, gw, sizeof gw));
 		} else {
 			v->limit = "none";
 			snprintf(v->sentence, sizeof v->sentence,
@@ -223,7 +225,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	else if (!strcmp(v->limit, "locks"))
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks%s",
-			 who, 100 * locks, gil_words(v, w));
+			 who, 100 * locks, gil_words(v, w, gw, sizeof gw));
 	else if (!strcmp(v->limit, "other ranks"))
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "
