@@ -204,11 +204,54 @@ static inline void cudrv_thread(void)
 	CK(cu.CtxSetCurrent(cu.ctx));
 }
 
-/* The simulated driver's module image is text: "kernel NAME NS" per line. */
+/*
+ * A real driver's image for the same kernels: each "kernel NAME NS" line
+ * becomes a PTX entry NAME that spins on the GPU's global timer for NS
+ * nanoseconds (per block), so an example keeps its shape on real hardware.
+ * Returns 0, or -1 when the image does not fit out.
+ */
+static inline int cudrv_ptx_of(const char *image, char *out, size_t cap)
+{
+	size_t n = (size_t)snprintf(out, cap,
+		".version 7.0\n.target sm_52\n.address_size 64\n");
+	for (const char *l = image; l && *l; ) {
+		char name[128];
+		unsigned long long ns;
+		if (sscanf(l, "kernel %127s %llu", name, &ns) == 2)
+			n += (size_t)snprintf(out + n, n < cap ? cap - n : 0,
+				".visible .entry %s()\n{\n"
+				"\t.reg .u64 %%t<3>;\n\t.reg .pred %%p;\n"
+				"\tmov.u64 %%t0, %%globaltimer;\n"
+				"SPIN:\n\tmov.u64 %%t1, %%globaltimer;\n"
+				"\tsub.u64 %%t2, %%t1, %%t0;\n"
+				"\tsetp.lt.u64 %%p, %%t2, %llu;\n"
+				"\t@%%p bra SPIN;\n\tret;\n}\n", name, ns);
+		if (n >= cap)
+			return -1;
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+	return 0;
+}
+
+/*
+ * The simulated driver's module image is text: "kernel NAME NS" per line.
+ * A real driver rejects it (at load, or with lazy loading at the first
+ * kernel look-up); then the same kernels load as PTX (above).
+ */
 static inline CUlibrary cudrv_library(const char *image)
 {
+	static char ptx[16384];
+	char first[128];
 	CUlibrary lib;
-	CK(cu.LibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+	CUkernel k;
+	if (cu.LibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0) == CUDA_SUCCESS &&
+	    (sscanf(image, "kernel %127s", first) != 1 ||
+	     cu.LibraryGetKernel(&k, lib, first) == CUDA_SUCCESS))
+		return lib;
+	if (cudrv_ptx_of(image, ptx, sizeof ptx) != 0)
+		cudrv_die("module image too large for its PTX form", NULL);
+	CK(cu.LibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
 	return lib;
 }
 
