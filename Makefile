@@ -25,14 +25,19 @@ CUDA_CFLAGS = -I$(CUDA_HOME)/include
 endif
 endif
 
-# CPython 3.11's headers are optional too: with them the frame layout that
-# libfeedtrace/callsite.c reads (libfeedtrace/pyframe.h) is checked against CPython's own.
-PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
+# CPython's headers are optional too: with them the layouts that
+# libfeedtrace/pywalk.c reads (libfeedtrace/pyframe.h) are checked against
+# CPython's own, for each of 3.9 to 3.13 whose headers (with their internal
+# ones) are here: Debian's python3.X-dev, pyenv's installs.
+PYENV_ROOT ?= $(HOME)/.pyenv
+PY_VERSIONS = 3.9 3.10 3.11 3.12 3.13
+PY_INCS = $(sort $(patsubst %/internal/,%,$(wildcard $(foreach v,$(PY_VERSIONS),\
+          /usr/include/python$(v)/internal/ $(PYENV_ROOT)/versions/$(v).*/include/python$(v)/internal/))))
 
 LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
-           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
+           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
@@ -106,9 +111,10 @@ endif
 
 $(BUILD)/gen/pyframe_checked: libfeedtrace/pyframe.h libfeedtrace/pyframe_check.c
 	@mkdir -p $(dir $@)
-ifneq ($(PY311_INC),)
-	$(CC) -std=gnu11 -fsyntax-only -I$(PY311_INC) libfeedtrace/pyframe_check.c
-endif
+	@for inc in $(PY_INCS); do echo "pyframe.h checked against $$inc"; \
+	  $(CC) -std=gnu11 -fsyntax-only -I$$inc libfeedtrace/pyframe_check.c || exit 1; done
+	@for v in $(PY_VERSIONS); do case " $(PY_INCS) " in *"/python$$v "*) ;; \
+	  *) echo "pyframe.h: no CPython $$v headers here: its offsets not checked";; esac; done
 	@touch $@
 
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
