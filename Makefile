@@ -77,7 +77,7 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
                 $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
                 $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so \
-                $(BUILD)/tests/solo_next.so
+                $(BUILD)/tests/solo_next.so $(BUILD)/tests/pyskew/libfeedtrace.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 
@@ -121,6 +121,16 @@ $(BUILD)/gen/pyframe_checked: libfeedtrace/pyframe.h libfeedtrace/pyframe_check.
 # from inside the library too, and the library only calls real_* pointers.
 $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyframe_checked
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
+
+# the library with one offset of every Python layout wrong (the code
+# object's first line, FT_PYWALK_SKEW): tests/test_pyversions.py sees its
+# site test fail with it
+PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUILD)/tests/pyskew/pywalk.o
+$(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
+$(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS)
+	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
 	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm

@@ -40,7 +40,7 @@ static struct {
 	int (*frame_line)(PyObject *);
 	PyObject *(*frame_back)(PyObject *);
 	PyObject *(*getattr)(PyObject *, const char *);
-	PyObject *(*dict_item)(PyObject *, const char *);
+	PyObject *(*map_item)(PyObject *, const char *);
 	const char *(*utf8)(PyObject *);
 	void (*decref)(PyObject *);
 	void (*err_fetch)(PyObject **, PyObject **, PyObject **);
@@ -133,13 +133,13 @@ void ft_callsite_init(void)
 	py.frame_line = (int (*)(PyObject *))sym(h, "PyFrame_GetLineNumber");
 	py.frame_back = (PyObject *(*)(PyObject *))sym(h, "PyFrame_GetBack");
 	py.getattr = (PyObject *(*)(PyObject *, const char *))sym(h, "PyObject_GetAttrString");
-	py.dict_item = (PyObject *(*)(PyObject *, const char *))sym(h, "PyDict_GetItemString");
+	py.map_item = (PyObject *(*)(PyObject *, const char *))sym(h, "PyMapping_GetItemString");
 	py.utf8 = (const char *(*)(PyObject *))sym(h, "PyUnicode_AsUTF8");
 	py.decref = (void (*)(PyObject *))sym(h, "Py_DecRef");
 	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))sym(h, "PyErr_Fetch");
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))sym(h, "PyErr_Restore");
 	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
-		   py.getattr && py.dict_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
+		   py.getattr && py.map_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
 	pywalk_ready = ft_pywalk_init();
 }
 
@@ -271,7 +271,8 @@ size_t ft_callsite_python_thread(char *out, size_t cap)
 	if (func && strcmp(func, "start") == 0 && fl >= 12 &&
 	    strcmp(file + fl - 12, "threading.py") == 0) {
 		PyObject *locals = py.getattr(f, "f_locals");
-		PyObject *self = locals ? py.dict_item(locals, "self") : NULL;   /* borrowed */
+		/* a dict up to 3.12, a proxy of the frame's variables after */
+		PyObject *self = locals ? py.map_item(locals, "self") : NULL;
 		PyObject *h3 = NULL;
 		const char *name = self ? py_attr(self, "_name", &h3) : NULL;
 		if (name) {
@@ -281,6 +282,8 @@ size_t ft_callsite_python_thread(char *out, size_t cap)
 		}
 		if (h3)
 			py.decref(h3);
+		if (self)
+			py.decref(self);
 		if (locals)
 			py.decref(locals);
 	}
