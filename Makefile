@@ -27,10 +27,10 @@ endif
 
 # CPython's headers are optional too: with them the layouts that
 # libfeedtrace/pywalk.c reads (libfeedtrace/pyframe.h) are checked against
-# CPython's own, for each of 3.9 to 3.13 whose headers (with their internal
+# CPython's own, for each of 3.9 to 3.14 whose headers (with their internal
 # ones) are here: Debian's python3.X-dev, pyenv's installs.
 PYENV_ROOT ?= $(HOME)/.pyenv
-PY_VERSIONS = 3.9 3.10 3.11 3.12 3.13
+PY_VERSIONS = 3.9 3.10 3.11 3.12 3.13 3.14
 PY_INCS = $(sort $(patsubst %/internal/,%,$(wildcard $(foreach v,$(PY_VERSIONS),\
           /usr/include/python$(v)/internal/ $(PYENV_ROOT)/versions/$(v).*/include/python$(v)/internal/))))
 

@@ -11,8 +11,10 @@
  *    the GIL and without calling into the interpreter, by pywalk.c. This
  *    works while the thread has released the GIL, as PyTorch (.item(),
  *    .cpu()) and ctypes.CDLL do around driver calls.
- *  - older versions, or a layout pywalk.c refused: the public frame API,
- *    only while the thread holds the GIL (PyEval_GetFrame and friends).
+ *  - older versions: the public frame API, only while the thread holds
+ *    the GIL (PyEval_GetFrame and friends).
+ *  - a layout pywalk.c refused (a free-threaded build, _Py_DebugOffsets
+ *    not as expected): no Python sites, nor thread names.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -140,7 +142,10 @@ void ft_callsite_init(void)
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))sym(h, "PyErr_Restore");
 	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
 		   py.getattr && py.map_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
-	pywalk_ready = ft_pywalk_init();
+	int walk = ft_pywalk_init();
+	pywalk_ready = walk > 0;
+	if (walk < 0)
+		py_ready = 0;   /* a layout refused: no Python sites at all */
 }
 
 

@@ -73,7 +73,8 @@
 #define PY312_FRAME_PREV_INSTR     56   /* _PyInterpreterFrame.prev_instr */
 #define PY312_FRAME_OWNER          70   /* _PyInterpreterFrame.owner (char) */
 #define PY312_OWNED_BY_GENERATOR   1    /* FRAME_OWNED_BY_GENERATOR */
-#define PY312_OWNED_BY_CSTACK      3    /* FRAME_OWNED_BY_CSTACK (3.12, 3.13): an entry frame */
+#define PY312_OWNED_BY_CSTACK      3    /* FRAME_OWNED_BY_CSTACK (3.12, 3.13): an entry frame;
+					   3.14's entry frames are 3 and 4 */
 #define PY312_CODE_FIRSTLINENO     68   /* PyCodeObject.co_firstlineno (int) */
 #define PY312_CODE_FILENAME        112  /* PyCodeObject.co_filename */
 #define PY312_CODE_NAME            120  /* PyCodeObject.co_name */
@@ -106,8 +107,8 @@
 #define PYDBG313_OBJECT_SIZE       352  /* pyobject.size */
 #define PYDBG313_OBJECT_TYPE       360  /* pyobject.ob_type */
 /* 3.14: interpreter_state has 3 more offsets, interpreter_frame and
- * code_object 2 and 1 more at their ends (written from CPython's sources,
- * not checked here without 3.14's headers; pywalk.c checks the sizes and
+ * code_object 2 and 1 more at their ends (written from CPython's sources;
+ * checked where 3.14's headers are, and by pywalk.c at start-up, which
  * refuses a table that does not hold together) */
 #define PYDBG314_SHIFT_TSTATE      24   /* interpreter_state's 3 more */
 #define PYDBG314_SHIFT_CODE        40   /* and interpreter_frame's 2 */

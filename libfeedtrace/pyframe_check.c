@@ -1,6 +1,6 @@
 /*
  * pyframe_check.c: compiled (-fsyntax-only) by the Makefile against the
- * headers of each CPython it finds (3.9 to 3.13); fails the build if a
+ * headers of each CPython it finds (3.9 to 3.14); fails the build if a
  * number in pyframe.h is not that version's. Never linked into the library.
  */
 #define Py_BUILD_CORE 1
@@ -24,7 +24,7 @@ CHECK(offsetof(PyBytesObject, ob_sval) == PY_BYTES_DATA);
 CHECK(offsetof(PyASCIIObject, length) == PY_STR_LENGTH);
 CHECK(offsetof(PyASCIIObject, state) == PY_STR_STATE);
 
-#if PY_MAJOR_VERSION != 3 || PY_MINOR_VERSION < 9 || PY_MINOR_VERSION > 13
+#if PY_MAJOR_VERSION != 3 || PY_MINOR_VERSION < 9 || PY_MINOR_VERSION > 14
 #error "pyframe_check.c: pyframe.h has no table for these headers' CPython"
 #elif PY_MINOR_VERSION == 9
 CHECK(offsetof(PyThreadState, frame) == PY39_TSTATE_FRAME);
@@ -73,27 +73,37 @@ CHECK(offsetof(PyCodeObject, co_name) == PY312_CODE_NAME);
 CHECK(offsetof(PyCodeObject, co_linetable) == PY312_CODE_LINETABLE);
 CHECK(offsetof(PyCodeObject, _co_firsttraceable) == PY312_CODE_FIRSTTRACEABLE);
 CHECK(offsetof(PyCodeObject, co_code_adaptive) == PY312_CODE_ADAPTIVE);
-#elif PY_MINOR_VERSION == 13
+#else   /* 3.13, 3.14: where _Py_DebugOffsets holds the offsets read */
 #define DBG(field) offsetof(_Py_DebugOffsets, field)
+#if PY_MINOR_VERSION >= 14
+#define TS PYDBG314_SHIFT_TSTATE
+#define CO PYDBG314_SHIFT_CODE
+#define OB PYDBG314_SHIFT_OBJECT
+#else
+#define TS 0
+#define CO 0
+#define OB 0
+#endif
 CHECK(DBG(cookie) == PYDBG_COOKIE && DBG(version) == PYDBG_VERSION);
 CHECK(DBG(free_threaded) == PYDBG_FREE_THREADED);
-CHECK(DBG(thread_state.size) == PYDBG313_TSTATE_SIZE);
-CHECK(DBG(thread_state.current_frame) == PYDBG313_TSTATE_FRAME);
-CHECK(DBG(interpreter_frame.size) == PYDBG313_FRAME_SIZE);
-CHECK(DBG(interpreter_frame.previous) == PYDBG313_FRAME_PREVIOUS);
-CHECK(DBG(interpreter_frame.executable) == PYDBG313_FRAME_EXECUTABLE);
-CHECK(DBG(interpreter_frame.instr_ptr) == PYDBG313_FRAME_INSTR);
-CHECK(DBG(interpreter_frame.owner) == PYDBG313_FRAME_OWNER);
-CHECK(DBG(code_object.size) == PYDBG313_CODE_SIZE);
-CHECK(DBG(code_object.filename) == PYDBG313_CODE_FILENAME);
-CHECK(DBG(code_object.name) == PYDBG313_CODE_NAME);
-CHECK(DBG(code_object.linetable) == PYDBG313_CODE_LINETABLE);
-CHECK(DBG(code_object.firstlineno) == PYDBG313_CODE_FIRSTLINENO);
-CHECK(DBG(code_object.co_code_adaptive) == PYDBG313_CODE_ADAPTIVE);
-CHECK(DBG(pyobject.size) == PYDBG313_OBJECT_SIZE);
-CHECK(DBG(pyobject.ob_type) == PYDBG313_OBJECT_TYPE);
+CHECK(DBG(thread_state.size) == PYDBG313_TSTATE_SIZE + TS);
+CHECK(DBG(thread_state.current_frame) == PYDBG313_TSTATE_FRAME + TS);
+CHECK(DBG(interpreter_frame.size) == PYDBG313_FRAME_SIZE + TS);
+CHECK(DBG(interpreter_frame.previous) == PYDBG313_FRAME_PREVIOUS + TS);
+CHECK(DBG(interpreter_frame.executable) == PYDBG313_FRAME_EXECUTABLE + TS);
+CHECK(DBG(interpreter_frame.instr_ptr) == PYDBG313_FRAME_INSTR + TS);
+CHECK(DBG(interpreter_frame.owner) == PYDBG313_FRAME_OWNER + TS);
+CHECK(DBG(code_object.size) == PYDBG313_CODE_SIZE + CO);
+CHECK(DBG(code_object.filename) == PYDBG313_CODE_FILENAME + CO);
+CHECK(DBG(code_object.name) == PYDBG313_CODE_NAME + CO);
+CHECK(DBG(code_object.linetable) == PYDBG313_CODE_LINETABLE + CO);
+CHECK(DBG(code_object.firstlineno) == PYDBG313_CODE_FIRSTLINENO + CO);
+CHECK(DBG(code_object.co_code_adaptive) == PYDBG313_CODE_ADAPTIVE + CO);
+CHECK(DBG(pyobject.size) == PYDBG313_OBJECT_SIZE + OB);
+CHECK(DBG(pyobject.ob_type) == PYDBG313_OBJECT_TYPE + OB);
 CHECK(FRAME_OWNED_BY_GENERATOR == PY312_OWNED_BY_GENERATOR);
-CHECK(FRAME_OWNED_BY_CSTACK == PY312_OWNED_BY_CSTACK);
+/* the owners above a frame object's are entry frames, no Python frame */
+CHECK(FRAME_OWNED_BY_FRAME_OBJECT + 1 == PY312_OWNED_BY_CSTACK);
 CHECK(offsetof(PyCompactUnicodeObject, utf8_length) == PY312_STR_UTF8_LENGTH);
 #endif
 

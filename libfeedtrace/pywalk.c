@@ -60,7 +60,7 @@ static struct {
 	int (*is_initialized)(void);
 	const void *code_type, *str_type, *bytes_type, *frame_type, *none;
 } py;
-static int ready;
+static int ready;               /* ft_pywalk_init's answer */
 
 static void *sym(const char *name)
 {
@@ -262,7 +262,7 @@ int ft_pywalk_init(void)
 	else if (L.minor == 12)
 		table_312();
 	else if (!table_debug(why))
-		return 0;
+		return ready = -1;
 	L.co_firstlineno += FT_PYWALK_SKEW;
 	ready = 1;
 	return 1;
@@ -428,7 +428,7 @@ static const char *frame_code(const char *f, int *at, int *skip)
 size_t ft_pywalk(char *text, size_t cap, int frames)
 {
 	text[0] = 0;
-	if (!ready || !py.is_initialized())
+	if (ready <= 0 || !py.is_initialized())
 		return 0;
 	const char *ts = py.this_tstate();
 	if (L.via_cframe && ts)
