@@ -155,8 +155,9 @@ static void table_312(void)
 }
 
 /* An offset out of _Py_DebugOffsets, that must lie inside the struct
- * whose size is at size_at; 0 when it does not (never a real offset of
- * what is read here but the current frame's, which is not 0 either). */
+ * whose size is at size_at; 0 when it does not. Of the offsets read here
+ * only the frame's executable is 0 in CPython (its first member): the
+ * others must come out non-zero. */
 static unsigned dbg(const char *d, unsigned size_at, unsigned at)
 {
 	uint64_t size = u64_at(d, size_at), off = u64_at(d, at);

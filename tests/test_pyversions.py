@@ -24,7 +24,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, TOOL, Trace, preload
+from conftest import BUILD, PYTHON, ROOT, TOOL, Trace, clean_env, make, preload
 
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "py_sites.py")
 DRIVER = os.path.join(BUILD, "simgpu", "libcuda.so.1")
@@ -62,7 +62,7 @@ def at(mark, func):
 
 def run(python, args, tmp_path, name, lib=None):
     out = str(tmp_path / name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FEEDTRACE_", "PYTHON"))}
+    env = {k: v for k, v in clean_env().items() if not k.startswith("PYTHON")}
     env.update(LD_PRELOAD=preload(*([lib] if lib else [])), FEEDTRACE_OUT=out)
     p = subprocess.run([python, SCRIPT] + args, env=env, capture_output=True, text=True,
                        timeout=180, cwd=str(tmp_path))
@@ -141,6 +141,7 @@ def test_a_wrong_offset_fails_the_site_check(python, tmp_path):
     """The hidden syncs under a library whose code-object first-line
     offset is 4 bytes off (every version's table): the check of
     test_hidden_sync_site_with_the_gil_released fails, on the line."""
+    make(SKEWED)
     _, d = run(python, ["sync", DRIVER, str(N)], tmp_path, "skew", lib=SKEWED)
     got = sync_site_problem(d)
     assert got is not None and got[:3] == ("hidden_sync", N, "cuMemcpyDtoH_v2"), got
@@ -206,7 +207,7 @@ def test_debug_offsets_refused_with_one_line(define, said, tmp_path):
     r = subprocess.run(["cc", "-O2", "-g", "-Wl,--export-dynamic", "-o", exe, FAKE] +
                        ([define] if define else []), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDTRACE_")}
+    env = clean_env()
     env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=str(tmp_path / "t"))
     p = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0
