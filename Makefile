@@ -25,14 +25,19 @@ CUDA_CFLAGS = -I$(CUDA_HOME)/include
 endif
 endif
 
-# CPython 3.11's headers are optional too: with them the frame layout that
-# libfeedtrace/callsite.c reads (libfeedtrace/pyframe.h) is checked against CPython's own.
-PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/python3.11/internal/pycore_frame.h))
+# CPython's headers are optional too: with them the layouts that
+# libfeedtrace/pywalk.c reads (libfeedtrace/pyframe.h) are checked against
+# CPython's own, for each of 3.9 to 3.14 whose headers (with their internal
+# ones) are here: Debian's python3.X-dev, pyenv's installs.
+PYENV_ROOT ?= $(HOME)/.pyenv
+PY_VERSIONS = 3.9 3.10 3.11 3.12 3.13 3.14
+PY_INCS = $(sort $(patsubst %/internal/,%,$(wildcard $(foreach v,$(PY_VERSIONS),\
+          /usr/include/python$(v)/internal/ $(PYENV_ROOT)/versions/$(v).*/include/python$(v)/internal/))))
 
 LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
-           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
+           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
@@ -72,7 +77,7 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
                 $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
                 $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so \
-                $(BUILD)/tests/solo_next.so
+                $(BUILD)/tests/solo_next.so $(BUILD)/tests/pyskew/libfeedtrace.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 
@@ -106,15 +111,26 @@ endif
 
 $(BUILD)/gen/pyframe_checked: libfeedtrace/pyframe.h libfeedtrace/pyframe_check.c
 	@mkdir -p $(dir $@)
-ifneq ($(PY311_INC),)
-	$(CC) -std=gnu11 -fsyntax-only -I$(PY311_INC) libfeedtrace/pyframe_check.c
-endif
+	@for inc in $(PY_INCS); do echo "pyframe.h checked against $$inc"; \
+	  $(CC) -std=gnu11 -fsyntax-only -I$$inc libfeedtrace/pyframe_check.c || exit 1; done
+	@for v in $(PY_VERSIONS); do case " $(PY_INCS) " in *"/python$$v "*) ;; \
+	  *) echo "pyframe.h: no CPython $$v headers here: its offsets not checked";; esac; done
 	@touch $@
 
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
 # from inside the library too, and the library only calls real_* pointers.
 $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyframe_checked
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
+
+# the library with one offset of every Python layout wrong (the code
+# object's first line, FT_PYWALK_SKEW): tests/test_pyversions.py sees its
+# site test fail with it
+PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUILD)/tests/pyskew/pywalk.o
+$(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
+$(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS)
+	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
 	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm

@@ -7,18 +7,14 @@
  * thread runs Python, its innermost Python frames (file:line in function).
  * CPython is found at start-up in the running program (no link against
  * libpython, nothing done for programs that are not Python):
- *  - CPython 3.11 (Debian 12's): the thread's frame chain is read, without
- *    the GIL and without calling into the interpreter, from the thread
- *    state that PyGILState_GetThisThreadState() returns; line numbers come
- *    from PyCode_Addr2Line(). This works while the thread has released the
- *    GIL, as PyTorch (.item(), .cpu()) and ctypes.CDLL do around driver
- *    calls. Safe because only the owning thread changes its frame chain,
- *    and it is here, blocked in our hook; nothing is written, nothing
- *    allocated, every object's type is checked before its fields are read.
- *    The layout numbers are in pyframe.h, checked against the headers at
- *    build time.
- *  - other versions: the public frame API, only while the thread holds
+ *  - CPython 3.9 and later: the thread's frame chain is read, without
+ *    the GIL and without calling into the interpreter, by pywalk.c. This
+ *    works while the thread has released the GIL, as PyTorch (.item(),
+ *    .cpu()) and ctypes.CDLL do around driver calls.
+ *  - older versions: the public frame API, only while the thread holds
  *    the GIL (PyEval_GetFrame and friends).
+ *  - a layout pywalk.c refused (a free-threaded build, _Py_DebugOffsets
+ *    not as expected): no Python sites, nor thread names.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -30,7 +26,7 @@
 #include "log.h"
 #include "recorder.h"
 #include "dlreal.h"
-#include "pyframe.h"
+#include "pywalk.h"
 
 #define MAX_DEPTH 32
 #define PY_FRAMES 3
@@ -46,7 +42,7 @@ static struct {
 	int (*frame_line)(PyObject *);
 	PyObject *(*frame_back)(PyObject *);
 	PyObject *(*getattr)(PyObject *, const char *);
-	PyObject *(*dict_item)(PyObject *, const char *);
+	PyObject *(*map_item)(PyObject *, const char *);
 	const char *(*utf8)(PyObject *);
 	void (*decref)(PyObject *);
 	void (*err_fetch)(PyObject **, PyObject **, PyObject **);
@@ -54,15 +50,7 @@ static struct {
 } py;
 static int py_ready;
 
-/* CPython 3.11: the frame chain read directly (pyframe.h) */
-static struct {
-	void *(*this_tstate)(void);
-	int (*is_initialized)(void);
-	int (*addr2line)(const void *code, int byte_offset);
-	const void *code_type;
-	const void *str_type;
-} py311;
-static int py311_ready;
+static int pywalk_ready;     /* frames read without the GIL (pywalk.c) */
 
 /* libc's dlsym itself, not the wrapper of it (shim/dl.c): these look-ups
  * are never CUDA's, and the wrappers sit above this file */
@@ -71,20 +59,6 @@ static void *sym(void *h, const char *name)
 	if (!ft_real_dlsym)
 		ft_dl_boot();
 	return ft_real_dlsym ? ft_real_dlsym(h, name) : NULL;
-}
-
-static void py311_init(void *h)
-{
-	const unsigned long *version = (const unsigned long *)sym(h, "Py_Version");
-	if (!version || (*version >> 16) != PY311_HEX)
-		return;
-	py311.this_tstate = (void *(*)(void))sym(h, "PyGILState_GetThisThreadState");
-	py311.is_initialized = (int (*)(void))sym(h, "Py_IsInitialized");
-	py311.addr2line = (int (*)(const void *, int))sym(h, "PyCode_Addr2Line");
-	py311.code_type = sym(h, "PyCode_Type");
-	py311.str_type = sym(h, "PyUnicode_Type");
-	py311_ready = py311.this_tstate && py311.is_initialized && py311.addr2line &&
-		      py311.code_type && py311.str_type;
 }
 
 /* The stack walker never uses a descriptor. libunwind 1.6 (which this
@@ -161,14 +135,17 @@ void ft_callsite_init(void)
 	py.frame_line = (int (*)(PyObject *))sym(h, "PyFrame_GetLineNumber");
 	py.frame_back = (PyObject *(*)(PyObject *))sym(h, "PyFrame_GetBack");
 	py.getattr = (PyObject *(*)(PyObject *, const char *))sym(h, "PyObject_GetAttrString");
-	py.dict_item = (PyObject *(*)(PyObject *, const char *))sym(h, "PyDict_GetItemString");
+	py.map_item = (PyObject *(*)(PyObject *, const char *))sym(h, "PyMapping_GetItemString");
 	py.utf8 = (const char *(*)(PyObject *))sym(h, "PyUnicode_AsUTF8");
 	py.decref = (void (*)(PyObject *))sym(h, "Py_DecRef");
 	py.err_fetch = (void (*)(PyObject **, PyObject **, PyObject **))sym(h, "PyErr_Fetch");
 	py.err_restore = (void (*)(PyObject *, PyObject *, PyObject *))sym(h, "PyErr_Restore");
 	py_ready = py.is_initialized && py.this_tstate && py.get_frame && py.frame_code && py.frame_line && py.frame_back &&
-		   py.getattr && py.dict_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
-	py311_init(h);
+		   py.getattr && py.map_item && py.utf8 && py.decref && py.err_fetch && py.err_restore;
+	int walk = ft_pywalk_init();
+	pywalk_ready = walk > 0;
+	if (walk < 0)
+		py_ready = 0;   /* a layout refused: no Python sites at all */
 }
 
 
@@ -206,106 +183,6 @@ uint32_t ft_callsite_native(void)
 	return ft_intern(text);
 }
 
-static inline const void *field(const void *base, unsigned offset)
-{
-	return *(const void *const *)((const char *)base + offset);
-}
-
-/* A str object's UTF-8 text without calling into CPython: the inline text
- * of a compact ASCII string, else the UTF-8 copy if CPython made one. */
-static const char *py311_str(const void *s, size_t *len)
-{
-	if (!s || field(s, PY_OBJECT_TYPE) != py311.str_type)
-		return NULL;
-	uint32_t state = *(const uint32_t *)((const char *)s + PY311_STR_STATE);
-	if (!(state & (1u << PY311_STR_COMPACT_BIT)))
-		return NULL;
-	if (state & (1u << PY311_STR_ASCII_BIT)) {
-		*len = *(const size_t *)((const char *)s + PY311_STR_LENGTH);
-		return (const char *)s + PY311_STR_ASCII_DATA;
-	}
-	const char *utf8 = field(s, PY311_STR_UTF8);
-	*len = *(const size_t *)((const char *)s + PY311_STR_UTF8_LENGTH);
-	return utf8;
-}
-
-static size_t put_text(char *out, size_t len, size_t cap, const char *s, size_t n)
-{
-	if (!s) {
-		s = "?";
-		n = 1;
-	}
-	if (n > cap - len - 1)
-		n = cap - len - 1;
-	memcpy(out + len, s, n);
-	return len + n;
-}
-
-/* Line numbers by (code object, instruction offset), remembered: CPython
- * finds one by decoding the code object's line table from its start
- * (thousands of instructions for a long function). One 64-bit word per
- * entry, a 32-bit hash of the key above the line, so that threads can
- * share it without a lock and never read a torn entry. A wrong answer
- * needs two keys with the same hash in the same entry (one in 2^32), or
- * a code object freed and another made at its address with the same first
- * line and filename object. */
-#define LINE_CACHE 1024
-static _Atomic uint64_t line_cache[LINE_CACHE];
-
-static int py311_line(const char *code, int offset)
-{
-	uint64_t k = (uint64_t)(uintptr_t)code * 0x9E3779B97F4A7C15ull ^
-		     (uint64_t)(uint32_t)offset * 0xC2B2AE3D27D4EB4Full ^
-		     (uint64_t)(uintptr_t)field(code, PY311_CODE_FILENAME);
-	k ^= k >> 29;
-	uint32_t tag = (uint32_t)(k >> 32) | 1;      /* never 0: 0 is an empty entry */
-	_Atomic uint64_t *e = &line_cache[k & (LINE_CACHE - 1)];
-	uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
-	if ((uint32_t)(v >> 32) == tag)
-		return (int)(uint32_t)v;
-	int line = py311.addr2line(code, offset);
-	atomic_store_explicit(e, (uint64_t)tag << 32 | (uint32_t)line, memory_order_relaxed);
-	return line;
-}
-
-/* "file:line in func" of the innermost frames of the calling thread, from
- * CPython 3.11's frame chain; 0 if the thread runs no Python. */
-static size_t py311_frames(char *text, size_t cap)
-{
-	if (!py311.is_initialized())
-		return 0;
-	const void *ts = py311.this_tstate();
-	const void *cframe = ts ? field(ts, PY311_TSTATE_CFRAME) : NULL;
-	const void *f = cframe ? field(cframe, PY311_CFRAME_CURRENT) : NULL;
-	size_t len = 0;
-	int shown = 0;
-	for (int hops = 0; f && shown < PY_FRAMES && hops < 256 && len + 64 < cap;
-	     hops++, f = field(f, PY311_FRAME_PREVIOUS)) {
-		const char *code = field(f, PY311_FRAME_CODE);
-		if (!code || field(code, PY_OBJECT_TYPE) != py311.code_type)
-			break;
-		const uint16_t *first = (const uint16_t *)(code + PY311_CODE_ADAPTIVE);
-		const uint16_t *last = field(f, PY311_FRAME_PREV_INSTR);
-		char owner = *((const char *)f + PY311_FRAME_OWNER);
-		int traceable = *(const int *)(code + PY311_CODE_FIRSTTRACEABLE);
-		if (owner != PY311_OWNED_BY_GENERATOR && last < first + traceable)
-			continue;       /* a frame still being set up: not a call site */
-		int line = py311_line(code, (int)((last - first) * PY311_CODEUNIT_SIZE));
-		size_t n1 = 0, n2 = 0;
-		const char *file = py311_str(field(code, PY311_CODE_FILENAME), &n1);
-		const char *func = py311_str(field(code, PY311_CODE_NAME), &n2);
-		if (shown++)
-			text[len++] = ';';
-		len = put_text(text, len, cap, file, n1);
-		char num[24];
-		int k = snprintf(num, sizeof num, ":%d in ", line);
-		len = put_text(text, len, cap, num, k > 0 ? (size_t)k : 0);
-		len = put_text(text, len, cap, func, n2);
-	}
-	text[len] = 0;
-	return len;
-}
-
 static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
 {
 	*hold = py.getattr(o, name);
@@ -313,22 +190,22 @@ static const char *py_attr(PyObject *o, const char *name, PyObject **hold)
 }
 
 /* "file:line in func" for the innermost Python frames, ';'-separated.
- * CPython 3.11: read directly, GIL held or not. Other versions: through
+ * CPython 3.9 and later: read directly, GIL held or not. Others: through
  * the public frame API, only while the calling thread holds the GIL
  * (without it those calls would race the interpreter). */
 int ft_callsite_python_on(void)
 {
 	/* a Python site names the program's files: none under FEEDTRACE_REDACT */
-	return py_ready && ft_cfg.python_frames && !ft_cfg.redact;
+	return (py_ready || pywalk_ready) && ft_cfg.python_frames && !ft_cfg.redact;
 }
 
 uint32_t ft_callsite_python(void)
 {
 	if (!ft_callsite_python_on())
 		return 0;
-	if (py311_ready) {
+	if (pywalk_ready) {
 		char text[1024];
-		return py311_frames(text, sizeof text) ? ft_intern(text) : 0;
+		return ft_pywalk(text, sizeof text, PY_FRAMES) ? ft_intern(text) : 0;
 	}
 	/* Only in a live interpreter, on a thread with a thread state that
 	 * holds the GIL. After Py_Finalize (libcudart's atexit handler unloads
@@ -399,7 +276,8 @@ size_t ft_callsite_python_thread(char *out, size_t cap)
 	if (func && strcmp(func, "start") == 0 && fl >= 12 &&
 	    strcmp(file + fl - 12, "threading.py") == 0) {
 		PyObject *locals = py.getattr(f, "f_locals");
-		PyObject *self = locals ? py.dict_item(locals, "self") : NULL;   /* borrowed */
+		/* a dict up to 3.12, a proxy of the frame's variables after */
+		PyObject *self = locals ? py.map_item(locals, "self") : NULL;
 		PyObject *h3 = NULL;
 		const char *name = self ? py_attr(self, "_name", &h3) : NULL;
 		if (name) {
@@ -409,6 +287,8 @@ size_t ft_callsite_python_thread(char *out, size_t cap)
 		}
 		if (h3)
 			py.decref(h3);
+		if (self)
+			py.decref(self);
 		if (locals)
 			py.decref(locals);
 	}

@@ -51,8 +51,8 @@ static inline unsigned open_kind(const char *path, int flags)
  * 2^21 clock units (about a millisecond) per thread: a storm of opens has
  * plenty, and the walk's cost (a few hundred ns) stays off most opens;
  * never for code or pseudo-files (modpath.h), never when the open failed.
- * CPython 3.11 is read directly; other versions only while the thread
- * holds the GIL, which Python's own open() releases: no site there. The
+ * Python's own open() releases the GIL: CPython 3.9 and later are read
+ * all the same (pywalk.c), older versions get no site there. The
  * clock test is inline in the hooks; the rest is open_site. */
 #define PY_OPEN_EVERY (1ull << 21)
 static __attribute__((noinline)) uint32_t open_site(struct ft_thread *t, uint64_t t0,
