@@ -32,7 +32,7 @@ PY311_INC = $(patsubst %/internal/pycore_frame.h,%,$(wildcard /usr/include/pytho
 LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfeedtrace/log.c \
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
-           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
+           libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c libfeedtrace/faults.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
@@ -51,7 +51,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
-              converter/roles.c converter/cli.c converter/xflows.c
+              converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 # the converter's sources without its main(): what scripts/fuzz.sh links
 # with its harness (one list, here)

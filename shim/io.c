@@ -323,6 +323,14 @@ static void record_mmap(struct ft_thread *t, uint64_t t0, void *addr, size_t len
 	ft_commit(t, 2);
 }
 
+/* a readable mapping of a regular file: its data may come in by page
+ * faults from now on (libfeedtrace/faults.c counts them per thread) */
+static void watch_faults(void *p, int prot, int fd)
+{
+	if (p != MAP_FAILED && (prot & PROT_READ) && ft_fd_kind(fd) == FT_FDK_FILE)
+		ft_faults_watch();
+}
+
 static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int prot,
 						 int flags, int fd, off_t off)
 {
@@ -333,6 +341,7 @@ static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int pro
 	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
 	int e = errno;
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	watch_faults(p, prot, fd);
 	errno = e;
 	return p;
 }
@@ -347,6 +356,7 @@ static __attribute__((noinline)) void *mmap64_file(void *addr, size_t len, int p
 	void *p = REAL(mmap64)(addr, len, prot, flags, fd, off);
 	int e = errno;
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	watch_faults(p, prot, fd);
 	errno = e;
 	return p;
 }
