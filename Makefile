@@ -72,7 +72,7 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
                 $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
                 $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so \
-                $(BUILD)/tests/solo_next.so
+                $(BUILD)/tests/solo_next.so $(BUILD)/tests/uring_fake.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 

@@ -858,6 +858,20 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_wrap(out, mapped, 2);
 		fputc('\n', out);
 	}
+	if (t->io_uring_rings) {
+		int n = snprintf(line, sizeof line, "%llu io_uring ring%s set up (process",
+				 (unsigned long long)t->io_uring_rings,
+				 t->io_uring_rings == 1 ? "" : "s");
+		for (int i = 0, k = 0; i < r->nprocs && n < (int)sizeof line - 80; i++)
+			if (r->procs[i].m.io_uring_rings)
+				n += snprintf(line + n, sizeof line - (size_t)n, "%s %d",
+					      k++ ? "," : "", r->procs[i].pid);
+		snprintf(line + n, sizeof line - (size_t)n, "): the reads submitted through "
+			 "io_uring are not traced: this report's file I/O leaves them out.");
+		fputs("io_uring\n", out);
+		ft_wrap(out, line, 2);
+		fputc('\n', out);
+	}
 
 	/* one row per problem, each with its suggestion (problems.c) */
 	struct ft_problem *pb;

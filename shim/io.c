@@ -5,6 +5,7 @@
  * finish in under a microsecond. Never allocates, never locks, keeps errno.
  */
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -323,6 +324,56 @@ static void record_mmap(struct ft_thread *t, uint64_t t0, void *addr, size_t len
 	ft_commit(t, 2);
 }
 
+/* ---- io_uring: a ring's set-up is recorded (its reads go through shared
+ * memory, unseen): liburing's set-up calls (below), and the first mapping
+ * of a ring made by a raw io_uring_setup system call (glibc has no
+ * wrapper; Debian's liburing makes its own system calls, mmap included,
+ * so only its exported functions show it). The ring's descriptor is then
+ * named "anon_inode:[io_uring]", which keeps its other mappings and
+ * liburing's own from counting it again. ---- */
+static void record_uring(struct ft_thread *t, uint64_t t0, int ret, int fd, uint32_t entries,
+			 uint32_t flags, uint32_t api)
+{
+	uint32_t path = 0;
+	if (fd >= 0) {
+		path = ft_intern("anon_inode:[io_uring]");
+		ft_fd_set(fd, path, FT_FDK_OTHER);
+	}
+	uint64_t t1 = ft_now();
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	ft_rec_header(rec, FT_EV_IO_URING_SETUP, 2, t0, t1);
+	rec->p.u32[0] = (uint32_t)ret;
+	rec->p.u32[1] = (uint32_t)fd;
+	rec->p.u32[2] = entries;
+	rec->p.u32[3] = flags;
+	uint32_t *ext = (uint32_t *)ft_slot(t, 1);
+	memset(ext, 0, 32);
+	ext[0] = api;
+	ft_commit(t, 2);
+}
+
+/* a mapping at offset 0 (IORING_OFF_SQ_RING: every ring maps it first) of
+ * a descriptor of no known path that is not a file: is it a ring? */
+static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t t0, int fd)
+{
+	if (fd < 0 || ft_fd_path(fd) || ft_fd_kind(fd) != FT_FDK_OTHER)
+		return;
+	char path[32] = "/proc/self/fd/", link[32];
+	size_t k = strlen(path);
+	char digits[12];
+	int nd = 0;
+	for (int x = fd; nd < 11 && (x || !nd); x /= 10)
+		digits[nd++] = (char)('0' + x % 10);
+	while (nd)
+		path[k++] = digits[--nd];
+	path[k] = 0;
+	long n = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
+	if (n == 21 && !memcmp(link, "anon_inode:[io_uring]", 21))
+		record_uring(t, t0, 0, fd, 0, 0, 3);
+}
+
 /* a readable mapping of a regular file: its data may come in by page
  * faults from now on (libfeedtrace/faults.c counts them per thread) */
 static void watch_faults(void *p, int prot, int fd)
@@ -340,6 +391,8 @@ static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int pro
 	uint64_t t0 = ft_now();
 	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
 	int e = errno;
+	if (off == 0 && p != MAP_FAILED)
+		uring_mapped(t, t0, fd);
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
 	watch_faults(p, prot, fd);
 	errno = e;
@@ -355,6 +408,8 @@ static __attribute__((noinline)) void *mmap64_file(void *addr, size_t len, int p
 	uint64_t t0 = ft_now();
 	void *p = REAL(mmap64)(addr, len, prot, flags, fd, off);
 	int e = errno;
+	if (off == 0 && p != MAP_FAILED)
+		uring_mapped(t, t0, fd);
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
 	watch_faults(p, prot, fd);
 	errno = e;
@@ -709,5 +764,58 @@ AIO_RETURN(aio_return64, struct aiocb64)
 
 AIO_SUSPEND(aio_suspend, struct aiocb)
 AIO_SUSPEND(aio_suspend64, struct aiocb64)
+
+/* liburing's set-up calls: io_uring_queue_init calls
+ * io_uring_queue_init_params through the PLT in some versions: the
+ * outermost call is recorded (uring_depth) */
+static __thread int uring_depth;
+
+/* the real function, or NULL: a program may find these by dlsym with no
+ * liburing loaded (it then gets -ENOSYS, liburing's way of failing) */
+#define URING_REAL(name) (real_##name ? real_##name : (ft_real_init(), real_##name))
+
+#define URING_INIT(name, params, args, pflags)                          \
+	int name params                                                 \
+	{                                                               \
+		if (!URING_REAL(name))                                  \
+			return -ENOSYS;                                 \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t || uring_depth)                                  \
+			return REAL(name) args;                         \
+		uring_depth++;                                          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name) args;                                \
+		int e = errno;                                          \
+		uring_depth--;                                          \
+		record_uring(t, t0, r, -1, entries, pflags, 1);         \
+		errno = e;                                              \
+		return r;                                               \
+	}
+
+URING_INIT(io_uring_queue_init, (unsigned entries, struct io_uring *ring, unsigned flags),
+	   (entries, ring, flags), flags)
+URING_INIT(io_uring_queue_init_params,
+	   (unsigned entries, struct io_uring *ring, struct io_uring_params *p),
+	   (entries, ring, p), p ? p->flags : 0)
+URING_INIT(io_uring_queue_init_mem,
+	   (unsigned entries, struct io_uring *ring, struct io_uring_params *p, void *buf,
+	    size_t buf_size), (entries, ring, p, buf, buf_size), p ? p->flags : 0)
+
+/* liburing's io_uring_setup: the system call, its result the ring's fd
+ * (or -errno; -1 and errno in liburing before 2.2) */
+int io_uring_setup(unsigned entries, struct io_uring_params *p)
+{
+	if (!URING_REAL(io_uring_setup))
+		return -ENOSYS;
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(io_uring_setup)(entries, p);
+	uint64_t t0 = ft_now();
+	int r = REAL(io_uring_setup)(entries, p);
+	int e = errno;
+	record_uring(t, t0, r >= 0 ? 0 : r == -1 ? -e : r, r, entries, p ? p->flags : 0, 2);
+	errno = e;
+	return r;
+}
 
 #pragma GCC visibility pop
