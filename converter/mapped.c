@@ -1,8 +1,8 @@
 /*
  * mapped.c: data read through memory maps (numpy.memmap, Arrow, LMDB):
  * there a loader's I/O is page faults, which no call shows. The recorder
- * samples each thread's major faults once its process mapped a regular
- * file (libfeedtrace/faults.c, FAULTS chunks); here the processes that
+ * samples the process's major faults once it mapped a regular file
+ * (libfeedtrace/faults.c, FAULTS chunks); here the processes that
  * did, or whose ancestor did (a DataLoader worker inherits the main
  * process's maps), give the run's faults on mapped data and the files
  * (their mmap records: readable mappings of files that are not code).

@@ -138,7 +138,8 @@ static void read_shape(const struct ft_report *r, struct ft_run_verdict *rv)
 }
 
 /* the major page faults producer q (of process i) took in [w0, w1] on
- * mapped data (mapped.c: it or an ancestor mapped a data file) */
+ * mapped data (mapped.c: it or an ancestor mapped a data file): its own,
+ * or for a worker its process's */
 static void producer_faults(const struct ft_report *r, int i, struct ft_producer *q,
 			    uint64_t w0, uint64_t w1)
 {
@@ -147,7 +148,10 @@ static void producer_faults(const struct ft_report *r, int i, struct ft_producer
 	     hops < r->nprocs; a = r->procs[a].parent, hops++)
 		d = r->mapped.data[a];
 	const struct ft_process *p = r->tr.procs[i];
-	if (d && ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns))
+	/* a thread's own count where the trace has it, else a worker's
+	 * process's (the recorder writes the process's only) */
+	if (d && (ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns) ||
+		  (i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &q->fault_ns))))
 		q->fault_timed = (p->fault_flags & FT_FAULTS_DELAYACCT) != 0;
 }
 

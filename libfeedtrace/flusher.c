@@ -516,7 +516,7 @@ static unsigned flush_cycle(int let_go)
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample(atomic_load(&flusher_tid));
+	ft_faults_sample();
 	write_strings();
 	ft_modules_write(write_packed);
 	/* a calibration pair now and then: the longest span gives the rate */
@@ -697,7 +697,7 @@ void ft_flush_all_raw(void)
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample(atomic_load(&flusher_tid));
+	ft_faults_sample();
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

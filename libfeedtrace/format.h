@@ -137,19 +137,19 @@ struct ft_cpu_sample {                   /* 24 bytes */
 	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
 };
 
-/* One thread's major page faults (and block I/O wait, by the kernel's
- * delay accounting) at a clock tick, read from /proc/self/task/TID/stat
- * at every drain once the process mapped a file (faults.c); tid 0: the
- * whole process (/proc/self/stat: its exited threads included). */
+/* Major page faults at a clock tick: of the whole process (tid 0: its
+ * threads, exited ones included; what faults.c writes at every drain once
+ * the process mapped a file) or of one thread (tid; a reader takes both),
+ * with its block I/O wait when the kernel's delay accounting gave it. */
 struct ft_fault_sample {                 /* 32 bytes */
 	int32_t  tid;
 	uint32_t flags;                  /* FT_FAULTS_BASE, FT_FAULTS_DELAYACCT */
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
-	uint64_t majflt;                 /* major faults the thread took by then */
-	uint64_t blkio_ns;               /* its block I/O wait by then (delay accounting) */
+	uint64_t majflt;                 /* major faults taken by then */
+	uint64_t blkio_ns;               /* block I/O wait by then (FT_FAULTS_DELAYACCT) */
 };
-#define FT_FAULTS_BASE      1u           /* the first sweep, at the first mapping: a baseline */
-#define FT_FAULTS_DELAYACCT 2u           /* delay accounting was on: blkio_ns is meaningful */
+#define FT_FAULTS_BASE      1u           /* the count at the first mapping: a baseline */
+#define FT_FAULTS_DELAYACCT 2u           /* blkio_ns is meaningful (this recorder: never) */
 
 /* A loaded ELF object (program, shared library) that return addresses may
  * fall in: the converter symbolises them offline against the file. */

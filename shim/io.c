@@ -355,11 +355,13 @@ static void record_uring(struct ft_thread *t, uint64_t t0, int ret, int fd, uint
 }
 
 /* a mapping at offset 0 (IORING_OFF_SQ_RING: every ring maps it first) of
- * a descriptor of no known path that is not a file: is it a ring? */
+ * a descriptor of no known path (not opened by a traced call): is it a
+ * ring? (its kind is not asked: an anonymous inode's mode bits) */
 static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t t0, int fd)
 {
-	if (fd < 0 || ft_fd_path(fd) || ft_fd_kind(fd) != FT_FDK_OTHER)
+	if (fd < 0 || ft_fd_path(fd))
 		return;
+	int e = errno;
 	char path[32] = "/proc/self/fd/", link[32];
 	size_t k = strlen(path);
 	char digits[12];
@@ -370,6 +372,7 @@ static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t
 		path[k++] = digits[--nd];
 	path[k] = 0;
 	long n = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
+	errno = e;
 	if (n == 21 && !memcmp(link, "anon_inode:[io_uring]", 21))
 		record_uring(t, t0, 0, fd, 0, 0, 3);
 }
@@ -539,8 +542,9 @@ int fcntl64(int fd, int cmd, ...)
  * file through glibc's own read, which no wrapper sees. A call served from
  * the buffer costs no I/O and is passed on untimed: a look at the buffer
  * (glibc's FILE fields, <stdio.h>) tells whether it must refill (no
- * delimiter among the bytes left, or none left). Only such a call is
- * timed, and recorded when bytes came into the buffer during it (the
+ * delimiter among the bytes left, or none left), made before anything
+ * else, so that a fgetc the buffer serves costs a compare and a jump more.
+ * Only such a call is timed, and recorded when bytes came into the buffer during it (the
  * bytes consumed less those that were there, plus those left), or when
  * it newly met the end or an error: one record per call however many
  * refills it made; req is the buffer's size (one refill's request), ret
@@ -586,6 +590,8 @@ record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
 	else
 		return;                 /* no read made (or none seen) */
 	int fd = f->_fileno;
+	if (fd < 0)
+		return;                 /* a memory stream (fmemopen, fopencookie) */
 	unsigned k = ft_fd_kind(fd);
 	if (k == FT_FDK_PIPE || k == FT_FDK_SOCKET || k == FT_FDK_EVENTFD) {
 		ft_record4(t, FT_EV_PIPE_READ, t0, t1, (uint32_t)fd, k,
@@ -600,12 +606,14 @@ record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
 
 /* STDIO(type, name, kind, params, args, refill, consumed): refill says
  * from the FILE f (before the call) whether it must refill; consumed, the
- * bytes the call took from the stream, from its result r */
+ * bytes the call took from the stream, from its result r. The call the
+ * buffer serves goes straight on (name); one that refills is timed in a
+ * function of its own (name_refill), so the first saves no register. */
 #define STDIO(type, name, kind, params, args, refill, consumed)         \
-	type name params                                                \
+	static __attribute__((noinline)) type name##_refill params      \
 	{                                                               \
 		struct ft_thread *t = ft_enter(FT_G_IO);                \
-		if (!t || !f || !(refill))                              \
+		if (!t)                                                 \
 			return REAL(name) args;                         \
 		struct stdio_before b = { stdio_left(f), f->_flags };   \
 		uint64_t t0 = ft_now();                                 \
@@ -614,6 +622,12 @@ record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
 		record_stdio(t, kind, t0, f, &b, (long)(consumed), e);  \
 		errno = e;                                              \
 		return r;                                               \
+	}                                                               \
+	type name params                                                \
+	{                                                               \
+		if (f && (refill))                                      \
+			return name##_refill args;                      \
+		return REAL(name) args;                                 \
 	}
 
 #define FGETS(name, params, args)                                       \
