@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 import ftgen
 from conftest import PYTHON, TOOL, preload, clean_env
 
@@ -138,22 +140,41 @@ def test_few_faults_no_finding(tmp_path):
 
 
 LOADER = r'''
-import os, random, resource, sys
+import os, random, resource, sys, threading
 import numpy as np
 
-path, nworkers = sys.argv[1], int(sys.argv[2])
+path, nworkers, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
 data = np.memmap(path, dtype=np.uint8, mode="r")
 pages = len(data) // 4096
 order = list(range(pages))
 random.Random(7).shuffle(order)
+
+def work(w):
+    total = 0
+    for i in order[w::nworkers]:
+        total += int(data[i * 4096])
+    return total
+
+if how == "threads":
+    totals = [0] * nworkers
+    def run(w):
+        totals[w] = work(w)
+    ths = [threading.Thread(target=run, args=(w,)) for w in range(nworkers)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    flt = resource.getrusage(resource.RUSAGE_SELF).ru_majflt - before
+    print("%d %d %d" % (os.getpid(), sum(totals), flt))
+    sys.stdout.flush()
+    os._exit(0)
 pipes = []
 for w in range(nworkers):
     r, wr = os.pipe()
     if os.fork() == 0:
         os.close(r)
-        total = 0
-        for i in order[w::nworkers]:
-            total += int(data[i * 4096])
+        total = work(w)
         flt = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
         os.write(wr, b"%d %d %d\n" % (os.getpid(), total, flt))
         os._exit(0)
@@ -166,11 +187,14 @@ for _ in pipes:
 '''
 
 
-def test_numpy_memmap_loader(tmp_path):
-    """Two forked workers read a 256 MiB numpy.memmap file, dropped from
-    the page cache first, a byte of every page in shuffled order: each
-    worker's recorded faults are those it counted itself (it inherited the
-    map: its counts start at its fork), and the finding names the file."""
+@pytest.mark.parametrize("how", ["processes", "threads"])
+def test_numpy_memmap_loader(tmp_path, how):
+    """Two loaders read a 256 MiB numpy.memmap file, dropped from the page
+    cache first, a byte of every page in shuffled order. Forked workers:
+    each one's recorded faults are those it counted itself (it inherited
+    the map: its counts start at its fork). Threads of the main process:
+    its faults from the mapping on are those it counted from just before
+    it. The finding names the file and who took them."""
     path = str(tmp_path / "train.bin")
     block = bytes(range(256)) * 4096
     with open(path, "wb") as f:
@@ -186,7 +210,7 @@ def test_numpy_memmap_loader(tmp_path):
     out = str(tmp_path / "trace")
     env = clean_env()
     env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out)
-    r = subprocess.run([PYTHON, str(script), path, "2"], env=env, capture_output=True,
+    r = subprocess.run([PYTHON, str(script), path, "2", how], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     counted = {}
@@ -194,8 +218,9 @@ def test_numpy_memmap_loader(tmp_path):
         pid, total, flt = map(int, line.split())
         assert total == 0          # each page starts with byte 0 (the pattern's)
         counted[pid] = flt
-    assert len(counted) == 2 and sum(counted.values()) >= 8, counted
-    print("faults counted by the workers", counted)
+    assert len(counted) == (2 if how == "processes" else 1), counted
+    assert sum(counted.values()) >= 8, counted
+    print("faults counted by the loaders", counted)
     dump = subprocess.run([TOOL, "dump", "--json", "--summary", out], capture_output=True,
                           text=True, timeout=120)
     assert dump.returncode == 0, dump.stderr
@@ -207,6 +232,9 @@ def test_numpy_memmap_loader(tmp_path):
     assert {p["pid"] for p in procs} >= set(counted)
     rep = report(out)
     m = rep["mapped_data"]
-    assert m["files"] == [path] and m["workers"] == 2
-    assert m["major_faults"] == sum(counted.values())
-    assert m["finding"].startswith("The 2 workers took ")
+    assert m["files"] == [path] and m["major_faults"] == sum(counted.values())
+    if how == "processes":
+        assert m["workers"] == 2 and m["finding"].startswith("The 2 workers took ")
+    else:
+        assert m["processes"] == 1 and m["workers"] == 0
+        assert m["finding"].startswith("The main process took ")
