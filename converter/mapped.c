@@ -6,8 +6,8 @@
  * did, or whose ancestor did (a DataLoader worker inherits the main
  * process's maps), give the run's faults on mapped data and the files
  * (their mmap records: readable mappings of files that are not code).
- * Only processes with fault samples are read again for their mmap
- * records. docs/ANALYSES.md, "Mapped data".
+ * Only processes that took faults, and their ancestors, are read again
+ * for their mmap records. docs/ANALYSES.md, "Mapped data".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,15 +66,28 @@ void ft_mapped_build(struct ft_report *r)
 	const struct ft_kind_info *ki = ft_kind(FT_EV_MMAP);
 	struct scan s = { .m = m, .path = ft_kind_field(ki, "path"),
 			  .prot = ft_kind_field(ki, "prot"), .addr = ft_kind_field(ki, "addr") };
+	/* read again only a process that took faults, or an ancestor of one
+	 * (whose maps it may have inherited) */
+	unsigned char *need = ft_xcalloc((size_t)r->nprocs, 1);
+	for (int i = 0; i < r->nprocs; i++) {
+		uint64_t n, ns;
+		if (!ft_thread_faults(r->tr.procs[i], 0, 0, UINT64_MAX, &n, &ns) || !n)
+			continue;
+		need[i] = 1;
+		for (int a = r->procs[i].parent, hops = 0; a >= 0 && hops < r->nprocs;
+		     a = r->procs[a].parent, hops++)
+			need[a] = 1;
+	}
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_process *p = r->tr.procs[i];
-		if (!p->nfaults || !s.path || !s.prot || !s.addr)
+		if (!need[i] || !p->nfaults || !s.path || !s.prot || !s.addr)
 			continue;
 		s.p = p;
 		s.found = 0;
 		ft_process_events(p, on_event, &s, NULL);
 		m->data[i] = (unsigned char)s.found;
 	}
+	free(need);
 	/* a process inherits its ancestors' maps (processes come parents first
 	 * or not: follow each one's chain) */
 	for (int i = 0; i < r->nprocs; i++) {
