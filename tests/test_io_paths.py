@@ -67,16 +67,39 @@ def test_stdio_refills(traced, tmp_path, mode, kind):
     assert t.procs[0]["lost"] == 0
 
 
+@pytest.mark.parametrize("mode,kind", [("fgets", "fgets"), ("getc_unlocked", "__uflow")])
+def test_stdio_two_threads_two_files(traced, tmp_path, mode, kind):
+    """Two threads each reading its own file at once: each file's refills
+    on its reader's thread, exact as for one."""
+    exe = built_prog("io_paths")
+    a = make_lines(tmp_path)
+    b = os.path.join(str(tmp_path), "other.csv")
+    with open(b, "w") as f:
+        f.write("".join("%d\n" % i for i in range(20000)))
+    argv = [exe, "threads", mode, a, b]
+    r = traced(argv)
+    assert r.returncode == 0, r.stderr
+    t = r.trace
+    for p in (a, b):
+        size, buf = os.path.getsize(p), stdio_buffer(p)
+        recs = t.calls(kind, path=p)
+        full, rest = divmod(size, buf)
+        assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+        assert len({e["tid"] for e in recs}) == 1
+    assert {e["tid"] for e in t.calls(kind, path=a)} != {e["tid"] for e in t.calls(kind, path=b)}
+    assert t.count(kind) == sum(len(t.calls(kind, path=p)) for p in (a, b))
+
+
 def test_stdio_long_line_one_record(traced, tmp_path):
     """A line longer than the buffer: one call, several refills, one
     record with all the bytes that came in."""
     exe = built_prog("io_paths")
     path = os.path.join(str(tmp_path), "long.txt")
-    buf = stdio_buffer(path if os.path.exists(path) else str(tmp_path))
+    open(path, "w").close()
+    buf = stdio_buffer(path)
     line = "y" * (3 * buf + 10) + "\n"
     with open(path, "w") as f:
         f.write(line + "end\n")
-    buf = stdio_buffer(path)
     argv = [exe, "stdio", "getline", path]
     r = traced(argv)
     same_output(r, argv)

@@ -5,6 +5,8 @@
  *                              fgets, getline, getdelim (','), fgetc, getc,
  *                              getc_unlocked (inlined: __uflow refills);
  *                              prints the bytes and the calls made
+ *   io_paths threads MODE F1 F2 F1 and F2 read at once by two threads, each
+ *                              whole by the stdio reader MODE (as stdio)
  *   io_paths copy CHUNK IN OUT copy IN to OUT.N by copy_file_range
  *                              (OUT.1), sendfile (OUT.2) and splice through
  *                              a pipe (OUT.3), CHUNK bytes a call
@@ -18,6 +20,7 @@
 #include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,30 @@ static int stdio_read(const char *mode, const char *path)
 	fclose(f);
 	printf("%s bytes %lu calls %lu\n", mode, bytes, calls);
 	return 0;
+}
+
+struct job {
+	const char *mode, *path;
+	int rc;
+};
+
+static void *reader(void *arg)
+{
+	struct job *j = arg;
+	j->rc = stdio_read(j->mode, j->path);
+	return NULL;
+}
+
+static int two_threads(const char *mode, const char *a, const char *b)
+{
+	struct job j[2] = { { mode, a, 0 }, { mode, b, 0 } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, reader, &j[i]))
+			return 13;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return j[0].rc | j[1].rc;
 }
 
 static int copy(size_t chunk, const char *in, const char *out)
@@ -162,6 +189,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "stdio"))
 		return stdio_read(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "threads"))
+		return two_threads(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "copy"))
 		return copy((size_t)atol(argv[2]), argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "aio"))
