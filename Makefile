@@ -38,6 +38,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
+           libfeedtrace/faults.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
@@ -56,7 +57,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
               converter/steps.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
-              converter/roles.c converter/cli.c converter/xflows.c
+              converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 # the converter's sources without its main(): what scripts/fuzz.sh links
 # with its harness (one list, here)
@@ -77,7 +78,8 @@ TEST_PROGS = $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 TEST_VARIANTS = $(BUILD)/tests/cuda_next_lib.so $(BUILD)/tests/life_early_lib.so \
                 $(BUILD)/tests/cu_array_prog_linked $(BUILD)/tests/nccl/nccl_prog \
                 $(BUILD)/tests/gloo/gloo_prog $(BUILD)/tests/slowread.so \
-                $(BUILD)/tests/solo_next.so $(BUILD)/tests/pyskew/libfeedtrace.so
+                $(BUILD)/tests/solo_next.so $(BUILD)/tests/pyskew/libfeedtrace.so \
+                $(BUILD)/tests/uring_fake.so
 # tests/vshapes/: the verdict's test shapes on the simulated driver (rule below)
 VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshapes/*.c))
 

@@ -39,6 +39,7 @@ struct ft_kfacts {
 	int cat, read, launch, mutex, cuda;
 	int got;                  /* a wait that returned data: 1 when ret > 0, 2 when ret == 0 */
 	int open;                 /* opens a file by path */
+	int uring;                /* sets up an io_uring ring (its reads are not seen) */
 	int sem;                  /* a semaphore wait */
 	int coll;                 /* 1 an NCCL collective (all-reduce, broadcast, all-gather,
 	                             reduce-scatter: every rank of a communicator takes part),

@@ -172,6 +172,27 @@ static void loss_lines(FILE *out, const struct ft_process *p)
 	}
 }
 
+/* the major page faults since the process first mapped a file */
+static void fault_line(FILE *out, const struct ft_process *p)
+{
+	uint64_t n, ns;
+	if (!ft_thread_faults(p, 0, 0, UINT64_MAX, &n, &ns))
+		return;
+	fprintf(out, "   major page faults since a file was mapped: %llu", (unsigned long long)n);
+	if (p->fault_flags & FT_FAULTS_DELAYACCT)
+		fprintf(out, " (block I/O wait %.3f s)", (double)ns / 1e9);
+	int shown = 0;
+	for (int i = 0; i < p->nfaults && shown < 8; i++) {
+		uint64_t tn, tns;
+		if (!p->faults[i].tid || !ft_thread_faults(p, p->faults[i].tid, 0, UINT64_MAX, &tn, &tns) ||
+		    !tn)
+			continue;
+		fprintf(out, "%s %d: %llu", shown++ ? "," : "; thread", p->faults[i].tid,
+			(unsigned long long)tn);
+	}
+	fputc('\n', out);
+}
+
 static void tally(struct dump_ctx *c, const struct ft_process *p)
 {
 	FILE *out = c->out;
@@ -222,6 +243,21 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_end(j);
 		}
 		ft_json_end(j);
+		/* major page faults since the first mapping of a file, per
+		 * thread ("0": the process), with their block I/O wait */
+		ft_json_obj(j, "faults");
+		for (int i = 0; i < p->nfaults; i++) {
+			uint64_t n, ns;
+			ft_thread_faults(p, p->faults[i].tid, 0, UINT64_MAX, &n, &ns);
+			snprintf(key, sizeof key, "%d", p->faults[i].tid);
+			ft_json_obj(j, key);
+			ft_json_int(j, "samples", p->faults[i].n);
+			ft_json_u64(j, "majflt", n);
+			if (p->fault_flags & FT_FAULTS_DELAYACCT)
+				ft_json_u64(j, "blkio_ns", ns);
+			ft_json_end(j);
+		}
+		ft_json_end(j);
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])
@@ -247,6 +283,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
 	fputc('\n', out);
 	loss_lines(out, p);
+	fault_line(out, p);
 	int col = 0;
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		if (!c->counts[k])

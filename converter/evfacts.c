@@ -57,6 +57,7 @@ void ft_kfacts_build(void)
 		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
 			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
 		f->sem = k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT;
+		f->uring = k == FT_EV_IO_URING_SETUP;
 		f->coll = k == FT_EV_NCCL_ALL_REDUCE || k == FT_EV_NCCL_BROADCAST ||
 			  k == FT_EV_NCCL_ALL_GATHER || k == FT_EV_NCCL_REDUCE_SCATTER;
 		/* a gloo collective runs on its thread: the call is the wait */

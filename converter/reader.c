@@ -362,6 +362,72 @@ static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t
 	}
 }
 
+/* FAULTS chunk: samples kept per thread (tid 0: the process), in time
+ * order, as CPU samples are */
+static void add_fault_samples(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	for (size_t o = 0; o + sizeof(struct ft_fault_sample) <= n;
+	     o += sizeof(struct ft_fault_sample)) {
+		struct ft_fault_sample s;
+		memcpy(&s, d + o, sizeof s);
+		struct ft_fault_series *f = NULL;
+		for (int i = 0; i < p->nfaults && !f; i++)
+			if (p->faults[i].tid == s.tid)
+				f = &p->faults[i];
+		if (!f) {
+			p->faults = ft_xrealloc(p->faults, (size_t)(p->nfaults + 1) * sizeof *p->faults);
+			f = &p->faults[p->nfaults++];
+			memset(f, 0, sizeof *f);
+			f->tid = s.tid;
+			f->base = (s.flags & FT_FAULTS_BASE) != 0;
+		}
+		p->fault_flags |= s.flags;
+		if (f->n && (int64_t)(s.ticks - f->pt[f->n - 1].ticks) <= 0)
+			continue;
+		if (f->n == f->cap) {
+			f->cap = f->cap ? 2 * f->cap : 16;
+			f->pt = ft_xrealloc(f->pt, (size_t)f->cap * sizeof *f->pt);
+		}
+		f->pt[f->n++] = (struct ft_fault_point){ s.ticks, s.majflt, s.blkio_ns };
+	}
+}
+
+/* the series' point in force at ns: its latest sample at or before ns;
+ * before the first, the baseline's (a baseline series) or none (NULL) */
+static const struct ft_fault_point *fault_at(const struct ft_process *p,
+					     const struct ft_fault_series *f, uint64_t ns)
+{
+	if (ft_ticks_to_ns(p, f->pt[0].ticks) > ns)
+		return f->base ? &f->pt[0] : NULL;
+	int lo = 0, hi = f->n - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (ft_ticks_to_ns(p, f->pt[mid].ticks) <= ns)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return &f->pt[lo];
+}
+
+int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
+		     uint64_t t1_ns, uint64_t *majflt, uint64_t *blkio_ns)
+{
+	*majflt = *blkio_ns = 0;
+	const struct ft_fault_series *f = NULL;
+	for (int i = 0; i < p->nfaults && !f; i++)
+		if (p->faults[i].tid == tid && p->faults[i].n)
+			f = &p->faults[i];
+	if (!f || t1_ns < t0_ns)
+		return 0;
+	const struct ft_fault_point *a = fault_at(p, f, t0_ns), *b = fault_at(p, f, t1_ns);
+	if (!b)
+		return 1;
+	*majflt = b->majflt - (a && a->majflt <= b->majflt ? a->majflt : 0);
+	*blkio_ns = b->blkio_ns - (a && a->blkio_ns <= b->blkio_ns ? a->blkio_ns : 0);
+	return 1;
+}
+
 /* the thread's CPU time at ns, linear between the samples around it */
 static double cpu_at(const struct ft_process *p, const struct ft_thread_rec *t, uint64_t ns)
 {
@@ -665,6 +731,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		case FT_CHUNK_CPU:
 			add_cpu_samples(p, buf, (size_t)n);
 			break;
+		case FT_CHUNK_FAULTS:
+			add_fault_samples(p, buf, (size_t)n);
+			break;
 		case FT_CHUNK_MODULES:
 			add_modules(p, buf, (size_t)n);
 			break;
@@ -831,6 +900,9 @@ static void process_free(struct ft_process *p)
 	for (int j = 0; j < p->nthreads; j++)
 		free(p->threads[j].cpu);
 	free(p->threads);
+	for (int j = 0; j < p->nfaults; j++)
+		free(p->faults[j].pt);
+	free(p->faults);
 	if (p->sym_free)
 		p->sym_free(p->sym);
 	for (int j = 0; j < p->nmods; j++)

@@ -20,6 +20,21 @@ struct ft_cpu_point {
 	uint64_t cpu_ns;         /* the thread's CPU time by then */
 };
 
+struct ft_fault_point {
+	uint64_t ticks;          /* trace clock */
+	uint64_t majflt;         /* major faults by then */
+	uint64_t blkio_ns;       /* block I/O wait by then (delay accounting) */
+};
+
+/* one thread's (tid 0: the process's) FAULTS samples, in time order */
+struct ft_fault_series {
+	int32_t tid;
+	int base;                /* its first sample is the baseline: faults before
+	                            it are not counted */
+	struct ft_fault_point *pt;
+	int n, cap;
+};
+
 struct ft_thread_rec {
 	int32_t tid;
 	char name[24];           /* the kernel's (comm), as the program left it */
@@ -58,6 +73,9 @@ struct ft_process {
 	void (*sym_free)(void *);    /* freed with the process by this */
 	struct ft_thread_rec *threads;
 	int nthreads;
+	struct ft_fault_series *faults;  /* FAULTS chunks: per thread, and tid 0 */
+	int nfaults;
+	uint32_t fault_flags;    /* FT_FAULTS_* of any sample (DELAYACCT: times known) */
 	struct ft_end_info end;
 	int has_end;
 	int end_count;           /* more than one: exec continued the file */
@@ -116,6 +134,13 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid);
 /* CPU time thread tid used in [t0_ns, t1_ns] (CLOCK_MONOTONIC), linear
  * between its samples, none before the first or after the last; -1 when
  * the interval and its samples do not overlap. */
+/* Major page faults of thread tid (0: the whole process) in [t0_ns, t1_ns]
+ * from its FAULTS samples (each sample's count holds from its time on;
+ * none before a baseline, or before the first sample of a thread that
+ * started after it), and its block I/O wait (delay accounting) likewise;
+ * 0 when it has no samples. */
+int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
+		     uint64_t t1_ns, uint64_t *majflt, uint64_t *blkio_ns);
 int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
 /* threads that recorded or were named (a thread known only from CPU

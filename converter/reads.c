@@ -125,6 +125,8 @@ static void reads_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 				(uint32_t)ft_field_raw(r, f->py));
 	if (f->open && f->path)
 		ft_storm_opened(rd->storm, (uint32_t)ft_field_raw(r, f->path));
+	if (f->uring && ft_field_signed(r, f->ret) >= 0)
+		c->m.io_uring_rings++;
 	if (!e->in.read)
 		return;
 	int64_t ret = ft_field_signed(r, f->ret);
@@ -165,7 +167,7 @@ static void reads_free(void *s)
 
 static int reads_wants(const struct ft_kfacts *f)
 {
-	return f->read || f->open;
+	return f->read || f->open || f->uring;
 }
 
 const struct ft_an_ops ft_an_reads = { "reads", reads_new, reads_wants, reads_event, reads_finish,

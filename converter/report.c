@@ -137,6 +137,24 @@ static void read_shape(const struct ft_report *r, struct ft_run_verdict *rv)
 				rv->shape = r->procs[k].v.shape;
 }
 
+/* the major page faults producer q (of process i) took in [w0, w1] on
+ * mapped data (mapped.c: it or an ancestor mapped a data file): its own,
+ * or for a worker its process's */
+static void producer_faults(const struct ft_report *r, int i, struct ft_producer *q,
+			    uint64_t w0, uint64_t w1)
+{
+	int d = r->mapped.data && r->mapped.data[i];
+	for (int a = r->procs[i].parent, hops = 0; r->mapped.data && !d && a >= 0 &&
+	     hops < r->nprocs; a = r->procs[a].parent, hops++)
+		d = r->mapped.data[a];
+	const struct ft_process *p = r->tr.procs[i];
+	/* a thread's own count where the trace has it, else a worker's
+	 * process's (the recorder writes the process's only) */
+	if (d && (ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns) ||
+		  (i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &q->fault_ns))))
+		q->fault_timed = (p->fault_flags & FT_FAULTS_DELAYACCT) != 0;
+}
+
 static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 {
 	rv->prod = ft_xrealloc(rv->prod, (size_t)(rv->nprod + 1) * sizeof *rv->prod);
@@ -245,6 +263,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		}
 		struct ft_producer pr = { 0 };
 		producer(&pr, r->tr.procs[i], &p->v.ths[b], rv->w0, rv->w1);
+		producer_faults(r, i, &pr, rv->w0, rv->w1);
 		pr.pid = p->pid;
 		pr.role = "worker";
 		if (pr.wall)
@@ -261,6 +280,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		producer(&pr, r->tr.procs[r->main], t, rv->w0, rv->w1);
 		if ((pr.io + pr.cpu) * 10 < pr.wall)
 			continue;             /* a helper thread: it waits */
+		producer_faults(r, r->main, &pr, rv->w0, rv->w1);
 		pr.pid = mp->pid;
 		pr.role = "loader thread";
 		add_producer(rv, &pr);
@@ -276,18 +296,21 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
 		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
-					  (uint64_t)cpu, 0, 0, 1 };
+					  (uint64_t)cpu, 0, 0, 1, 0, 0, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
 		pr.idle = pr.wall - pr.cpu;
+		producer_faults(r, r->main, &pr, rv->w0, rv->w1);
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
-	uint64_t pw = 0, pio = 0, pcpu = 0;
-	int sampled = 1;
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0;
+	int sampled = 1, ptimed = 0;
 	for (int i = 0; i < rv->nprod; i++) {
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
 		sampled &= rv->prod[i].cpu_sampled;
+		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
+		ptimed |= rv->prod[i].fault_timed;
 	}
 	if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
@@ -322,7 +345,24 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
 				 *rv->shape.dir ? " in " : "", rv->shape.dir);
 		}
-		if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
+		/* producers faulting on mapped data look idle or busy on the CPU:
+		 * their reads are the faults */
+		if (strcmp(rv->data_cause, "I/O") && pflt >= FT_MAPPED_MIN_FAULTS)
+			rv->data_cause = "mapped I/O";
+		if (!strcmp(rv->data_cause, "mapped I/O")) {
+			char n[32], files[400], wait[64] = "";
+			ft_fmt_count(n, sizeof n, pflt);
+			ft_mapped_files_text(&r->mapped, files, sizeof files);
+			if (ptimed) {
+				char t[32];
+				ft_fmt_ns(t, sizeof t, pflt_ns);
+				snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
+			}
+			snprintf(rv->detail, sizeof rv->detail,
+				 "The %s took %s major page faults on mapped data (%.300s)%s: the "
+				 "data set is read from disk through memory maps (see Mapped data).",
+				 who, n, files, wait);
+		} else if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s %.0f%% of %s time in "
 				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
@@ -484,6 +524,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	for (int i = 0; i < r->nprocs; i++)
 		r->procs[i].parent = rl[i].parent, r->procs[i].role = rl[i].role;
 	free(rl);
+	ft_mapped_build(r);
 	struct ft_an_opts dflt;
 	ft_an_default_opts(&dflt);
 	/* steps from batches are the main process's: a worker's receipts are
@@ -534,6 +575,7 @@ void ft_report_free(struct ft_report *r)
 	for (int i = 0; i < r->nprocs; i++)
 		ft_verdict_free(&r->procs[i].v);
 	free(r->rv.prod);
+	ft_mapped_free(&r->mapped);
 	free(r->procs);
 	free(r->f);
 	free(r->cand);
@@ -813,6 +855,28 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	}
 	fputc('\n', out);
 
+	char mapped[1024];
+	ft_mapped_sentence(&r->mapped, mapped, sizeof mapped);
+	if (*mapped) {
+		fputs("Mapped data\n", out);
+		ft_wrap(out, mapped, 2);
+		fputc('\n', out);
+	}
+	if (t->io_uring_rings) {
+		int n = snprintf(line, sizeof line, "%llu io_uring ring%s set up (process",
+				 (unsigned long long)t->io_uring_rings,
+				 t->io_uring_rings == 1 ? "" : "s");
+		for (int i = 0, k = 0; i < r->nprocs && n < (int)sizeof line - 80; i++)
+			if (r->procs[i].m.io_uring_rings)
+				n += snprintf(line + n, sizeof line - (size_t)n, "%s %d",
+					      k++ ? "," : "", r->procs[i].pid);
+		snprintf(line + n, sizeof line - (size_t)n, "): the reads submitted through "
+			 "io_uring are not traced: this report's file I/O leaves them out.");
+		fputs("io_uring\n", out);
+		ft_wrap(out, line, 2);
+		fputc('\n', out);
+	}
+
 	/* one row per problem, each with its suggestion (problems.c) */
 	struct ft_problem *pb;
 	int npb = ft_problems(r, &pb);
@@ -1022,10 +1086,45 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "lock_ns", q->lock);
 			ft_json_u64(j, "idle_ns", q->idle);
 			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
+			ft_json_u64(j, "major_faults", q->majflt);
+			if (q->fault_timed)
+				ft_json_u64(j, "fault_wait_ns", q->fault_ns);
+			else
+				ft_json_null(j, "fault_wait_ns");
 			ft_json_end(j);
 		}
 		ft_json_end(j);
 	}
+	ft_json_end(j);
+}
+
+/* data read through memory maps (mapped.c); null when no process that
+ * mapped a data file took a major fault */
+static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
+{
+	if (!m->nprocs) {
+		ft_json_null(j, "mapped_data");
+		return;
+	}
+	char sentence[1024];
+	ft_mapped_sentence(m, sentence, sizeof sentence);
+	ft_json_obj(j, "mapped_data");
+	ft_json_u64(j, "major_faults", m->faults);
+	if (m->timed)
+		ft_json_u64(j, "block_io_wait_ns", m->blkio_ns);
+	else
+		ft_json_null(j, "block_io_wait_ns");
+	ft_json_int(j, "processes", m->nprocs);
+	ft_json_int(j, "workers", m->nworkers);
+	ft_json_arr(j, "files");
+	for (int i = 0; i < m->nfiles; i++)
+		ft_json_str(j, NULL, m->files[i]);
+	ft_json_end(j);
+	ft_json_int(j, "more_files", m->more_files);
+	if (*sentence)
+		ft_json_str(j, "finding", sentence);
+	else
+		ft_json_null(j, "finding");
 	ft_json_end(j);
 }
 
@@ -1142,6 +1241,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	}
 	free(pb);
 	ft_json_end(j);
+	json_mapped(j, &r->mapped);
 	ft_json_arr(j, "call_sites");
 	for (int i = 0; i < r->nf; i++) {
 		const struct ft_finding *f = &r->f[i];

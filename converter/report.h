@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "mapped.h"
 #include "merge.h"
 #include "ranks.h"
 #include "reader.h"
@@ -33,6 +34,9 @@ struct ft_producer {
 	const char *role;         /* "worker" or "loader thread" */
 	uint64_t wall, io, cpu, lock, idle;
 	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
+	uint64_t majflt;          /* major page faults on mapped data (mapped.c) */
+	uint64_t fault_ns;        /* block I/O wait then (delay accounting: fault_timed) */
+	int fault_timed;
 };
 
 /* the run's verdict: about the main process (r->procs[r->main]) */
@@ -59,6 +63,7 @@ struct ft_report {
 	int nprocs, main;         /* main: the process the verdict is about */
 	struct ft_ranks ranks;    /* a job of ranks: the straggler, if any, is main */
 	struct ft_run_verdict rv;
+	struct ft_mapped mapped;  /* data read through memory maps (mapped.c) */
 	struct ft_metrics total;
 	struct ft_finding *f;     /* sorted by lost_ns, largest first */
 	int nf, capf, ngaps;

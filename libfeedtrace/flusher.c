@@ -516,6 +516,7 @@ static unsigned flush_cycle(int let_go)
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
+	ft_faults_sample();
 	write_strings();
 	ft_modules_write(write_packed);
 	/* a calibration pair now and then: the longest span gives the rate */
@@ -636,6 +637,7 @@ void ft_flusher_forget(void)
 	atomic_store(&compressing, 0);
 	strings_pos = ft_strrefs_start();   /* new strings; inherited ones as named */
 	ft_modules_after_fork_child();      /* the child's file names them again, from the cache */
+	ft_faults_after_fork_child();       /* the child's counts start at 0 */
 	last_clock_ns = 0;
 	ft_flush_lock_reset();
 }
@@ -695,6 +697,7 @@ void ft_flush_all_raw(void)
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
+	ft_faults_sample();
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

@@ -94,6 +94,7 @@ enum ft_chunk_type {
 	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
 	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
 	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
+	FT_CHUNK_FAULTS  = 10,  /* struct ft_fault_sample[]: major page faults of each thread */
 };
 
 enum ft_codec {
@@ -135,6 +136,20 @@ struct ft_cpu_sample {                   /* 24 bytes */
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
 	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
 };
+
+/* Major page faults at a clock tick: of the whole process (tid 0: its
+ * threads, exited ones included; what faults.c writes at every drain once
+ * the process mapped a file) or of one thread (tid; a reader takes both),
+ * with its block I/O wait when the kernel's delay accounting gave it. */
+struct ft_fault_sample {                 /* 32 bytes */
+	int32_t  tid;
+	uint32_t flags;                  /* FT_FAULTS_BASE, FT_FAULTS_DELAYACCT */
+	uint64_t ticks;                  /* when (the trace clock, as ts) */
+	uint64_t majflt;                 /* major faults taken by then */
+	uint64_t blkio_ns;               /* block I/O wait by then (FT_FAULTS_DELAYACCT) */
+};
+#define FT_FAULTS_BASE      1u           /* the count at the first mapping: a baseline */
+#define FT_FAULTS_DELAYACCT 2u           /* blkio_ns is meaningful (this recorder: never) */
 
 /* A loaded ELF object (program, shared library) that return addresses may
  * fall in: the converter symbolises them offline against the file. */

@@ -55,6 +55,11 @@ extern _Atomic uint64_t ft_strings_lost;
 extern uint64_t ft_redact_key;
 void ft_redact_text(const void *data, size_t n, char out[26]);
 
+/* faults.c: the process's major page faults, once a file is mapped */
+void ft_faults_sample(void);                  /* a drain, holding the flush lock */
+void ft_faults_after_fork_child(void);
+void ft_faults_watch(void);                   /* the process mapped a regular file */
+
 /* output.c */
 int ft_output_open(void);
 extern uint64_t ft_run_id;                    /* in every file's header */

@@ -1,10 +1,13 @@
 /*
- * io.c: file I/O wrappers (open*, close, read*, stdio, file mmap). Every
- * call is recorded, however fast: small-read storms are made of reads that
+ * io.c: file I/O wrappers (open*, close, read*, stdio, file mmap, the
+ * stdio readers' refills, copies in the kernel, POSIX aio reads). Every
+ * read is recorded, however fast: small-read storms are made of reads that
  * finish in under a microsecond. Never allocates, never locks, keeps errno.
  */
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "../libfeedtrace/callsite.h"
@@ -321,6 +324,67 @@ static void record_mmap(struct ft_thread *t, uint64_t t0, void *addr, size_t len
 	ft_commit(t, 2);
 }
 
+/* ---- io_uring: a ring's set-up is recorded (its reads go through shared
+ * memory, unseen): liburing's set-up calls (below), and the first mapping
+ * of a ring made by a raw io_uring_setup system call (glibc has no
+ * wrapper; Debian's liburing makes its own system calls, mmap included,
+ * so only its exported functions show it). The ring's descriptor is then
+ * named "anon_inode:[io_uring]", which keeps its other mappings and
+ * liburing's own from counting it again. ---- */
+static void record_uring(struct ft_thread *t, uint64_t t0, int ret, int fd, uint32_t entries,
+			 uint32_t flags, uint32_t api)
+{
+	uint32_t path = 0;
+	if (fd >= 0) {
+		path = ft_intern("anon_inode:[io_uring]");
+		ft_fd_set(fd, path, FT_FDK_OTHER);
+	}
+	uint64_t t1 = ft_now();
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	ft_rec_header(rec, FT_EV_IO_URING_SETUP, 2, t0, t1);
+	rec->p.u32[0] = (uint32_t)ret;
+	rec->p.u32[1] = (uint32_t)fd;
+	rec->p.u32[2] = entries;
+	rec->p.u32[3] = flags;
+	uint32_t *ext = (uint32_t *)ft_slot(t, 1);
+	memset(ext, 0, 32);
+	ext[0] = api;
+	ft_commit(t, 2);
+}
+
+/* a mapping at offset 0 (IORING_OFF_SQ_RING: every ring maps it first) of
+ * a descriptor of no known path (not opened by a traced call): is it a
+ * ring? (its kind is not asked: an anonymous inode's mode bits) */
+static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t t0, int fd)
+{
+	if (fd < 0 || ft_fd_path(fd))
+		return;
+	int e = errno;
+	char path[32] = "/proc/self/fd/", link[32];
+	size_t k = strlen(path);
+	char digits[12];
+	int nd = 0;
+	for (int x = fd; nd < 11 && (x || !nd); x /= 10)
+		digits[nd++] = (char)('0' + x % 10);
+	while (nd)
+		path[k++] = digits[--nd];
+	path[k] = 0;
+	long n = syscall(SYS_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
+	errno = e;
+	if (n == 21 && !memcmp(link, "anon_inode:[io_uring]", 21))
+		record_uring(t, t0, 0, fd, 0, 0, 3);
+}
+
+/* a readable mapping of a regular file: its data may come in by page
+ * faults from now on (libfeedtrace/faults.c counts them per thread) */
+static void watch_faults(void *p, int prot, int fd)
+{
+	if (p != MAP_FAILED && (prot & PROT_READ) && ft_fd_kind(fd) == FT_FDK_FILE)
+		ft_faults_watch();
+}
+
 static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int prot,
 						 int flags, int fd, off_t off)
 {
@@ -330,7 +394,10 @@ static __attribute__((noinline)) void *mmap_file(void *addr, size_t len, int pro
 	uint64_t t0 = ft_now();
 	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
 	int e = errno;
+	if (off == 0 && p != MAP_FAILED)
+		uring_mapped(t, t0, fd);
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	watch_faults(p, prot, fd);
 	errno = e;
 	return p;
 }
@@ -344,7 +411,10 @@ static __attribute__((noinline)) void *mmap64_file(void *addr, size_t len, int p
 	uint64_t t0 = ft_now();
 	void *p = REAL(mmap64)(addr, len, prot, flags, fd, off);
 	int e = errno;
+	if (off == 0 && p != MAP_FAILED)
+		uring_mapped(t, t0, fd);
 	record_mmap(t, t0, p, len, prot, flags, fd, (uint64_t)off);
+	watch_faults(p, prot, fd);
 	errno = e;
 	return p;
 }
@@ -463,6 +533,302 @@ int fcntl64(int fd, int cmd, ...)
 	int r = REAL(fcntl64)(fd, cmd, arg);
 	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
 		dup_path(fd, r);
+	return r;
+}
+
+/* ---- stdio readers: recorded when they refill the stream's buffer ----
+ * fgets, getline, getdelim, fgetc, getc and __uflow (the refill that
+ * getc_unlocked and the like inline into the program call) read their
+ * file through glibc's own read, which no wrapper sees. A call served from
+ * the buffer costs no I/O and is passed on untimed: a look at the buffer
+ * (glibc's FILE fields, <stdio.h>) tells whether it must refill (no
+ * delimiter among the bytes left, or none left), made before anything
+ * else, so that a fgetc the buffer serves costs a compare and a jump more.
+ * Only such a call is timed, and recorded when bytes came into the buffer during it (the
+ * bytes consumed less those that were there, plus those left), or when
+ * it newly met the end or an error: one record per call however many
+ * refills it made; req is the buffer's size (one refill's request), ret
+ * those bytes, 0 at the end, -errno on error. A stream read by two
+ * threads at once may be misjudged (its fields are read without its
+ * lock); terminals and devices are not recorded; a pipe or socket is
+ * recorded as a wait (PIPE_READ), as read() is. */
+static inline long stdio_left(const FILE *f)
+{
+	return f->_IO_read_end - f->_IO_read_ptr;
+}
+
+/* must f refill to find delim within the next lim bytes (lim < 0: no
+ * limit)? */
+static inline int stdio_must_refill(const FILE *f, int delim, long lim)
+{
+	long left = stdio_left(f);
+	if (left <= 0)
+		return 1;
+	if (lim >= 0 && left >= lim)
+		return 0;
+	return memchr(f->_IO_read_ptr, delim, (size_t)left) == NULL;
+}
+
+struct stdio_before {
+	long left;
+	int flags;
+};
+
+static __attribute__((noinline)) void
+record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
+	     const struct stdio_before *b, long consumed, int e)
+{
+	uint64_t t1 = ft_now();
+	long in = consumed - b->left + stdio_left(f);
+	int32_t ret;
+	if (in > 0)
+		ret = in > 0x7fffffff ? 0x7fffffff : (int32_t)in;
+	else if ((f->_flags & ~b->flags) & _IO_ERR_SEEN)
+		ret = -e;
+	else if ((f->_flags & ~b->flags) & _IO_EOF_SEEN)
+		ret = 0;
+	else
+		return;                 /* no read made (or none seen) */
+	int fd = f->_fileno;
+	if (fd < 0)
+		return;                 /* a memory stream (fmemopen, fopencookie) */
+	unsigned k = ft_fd_kind(fd);
+	if (k == FT_FDK_PIPE || k == FT_FDK_SOCKET || k == FT_FDK_EVENTFD) {
+		ft_record4(t, FT_EV_PIPE_READ, t0, t1, (uint32_t)fd, k,
+			   sat32((uint64_t)(f->_IO_buf_end - f->_IO_buf_base)), (uint32_t)ret);
+		return;
+	}
+	if (k == FT_FDK_OTHER)
+		return;                 /* a terminal or a device */
+	ft_record4(t, kind, t0, t1, (uint32_t)fd, ft_fd_path(fd),
+		   sat32((uint64_t)(f->_IO_buf_end - f->_IO_buf_base)), (uint32_t)ret);
+}
+
+/* STDIO(type, name, kind, params, args, refill, consumed): refill says
+ * from the FILE f (before the call) whether it must refill; consumed, the
+ * bytes the call took from the stream, from its result r. The call the
+ * buffer serves goes straight on (name); one that refills is timed in a
+ * function of its own (name_refill), so the first saves no register. */
+#define STDIO(type, name, kind, params, args, refill, consumed)         \
+	static __attribute__((noinline)) type name##_refill params      \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		struct stdio_before b = { stdio_left(f), f->_flags };   \
+		uint64_t t0 = ft_now();                                 \
+		type r = REAL(name) args;                               \
+		int e = errno;                                          \
+		record_stdio(t, kind, t0, f, &b, (long)(consumed), e);  \
+		errno = e;                                              \
+		return r;                                               \
+	}                                                               \
+	type name params                                                \
+	{                                                               \
+		if (f && (refill))                                      \
+			return name##_refill args;                      \
+		return REAL(name) args;                                 \
+	}
+
+#define FGETS(name, params, args)                                       \
+	STDIO(char *, name, FT_EV_FGETS, params, args,                  \
+	      n > 1 && stdio_must_refill(f, '\n', n - 1), r ? strlen(r) : 0)
+
+FGETS(fgets, (char *s, int n, FILE *f), (s, n, f))
+FGETS(fgets_unlocked, (char *s, int n, FILE *f), (s, n, f))
+FGETS(__fgets_chk, (char *s, size_t size, int n, FILE *f), (s, size, n, f))
+FGETS(__fgets_unlocked_chk, (char *s, size_t size, int n, FILE *f), (s, size, n, f))
+
+/* getline is getdelim with '\n' (__getdelim is what getline inlines to
+ * at -O2: recorded as getline then) */
+STDIO(ssize_t, getline, FT_EV_GETLINE, (char **line, size_t *n, FILE *f), (line, n, f),
+      stdio_must_refill(f, '\n', -1), r > 0 ? r : 0)
+STDIO(ssize_t, getdelim, FT_EV_GETDELIM, (char **line, size_t *n, int delim, FILE *f),
+      (line, n, delim, f), stdio_must_refill(f, delim, -1), r > 0 ? r : 0)
+STDIO(ssize_t, __getdelim, delim == '\n' ? FT_EV_GETLINE : FT_EV_GETDELIM,
+      (char **line, size_t *n, int delim, FILE *f), (line, n, delim, f),
+      stdio_must_refill(f, delim, -1), r > 0 ? r : 0)
+
+/* a byte: a refill only when none is left */
+#define GETC(name, kind)                                                \
+	STDIO(int, name, kind, (FILE *f), (f), stdio_left(f) <= 0, r != EOF)
+
+GETC(fgetc, FT_EV_FGETC)
+GETC(fgetc_unlocked, FT_EV_FGETC)
+GETC(getc, FT_EV_GETC)
+GETC(_IO_getc, FT_EV_GETC)
+GETC(getc_unlocked, FT_EV_GETC)
+GETC(__uflow, FT_EV_UFLOW)
+
+/* ---- copies in the kernel: the file read (fd, path) and where its bytes
+ * went (out); bytes asked for and copied. splice is recorded only when it
+ * reads a file (its other side is a pipe: a file written from a pipe is a
+ * write, not recorded) ---- */
+static void record_copy(struct ft_thread *t, unsigned kind, uint64_t t0, int in, int out,
+			uint64_t req, long r)
+{
+	uint64_t t1 = ft_now();
+	struct ft_rec *rec = ft_reserve(t, 2);
+	if (!rec)
+		return;
+	ft_rec_header(rec, kind, 2, t0, t1);
+	rec->p.u32[0] = (uint32_t)in;
+	rec->p.u32[1] = ft_fd_path(in);
+	rec->p.u32[2] = sat32(req);
+	rec->p.u32[3] = (uint32_t)result32(r);
+	uint32_t *ext = (uint32_t *)ft_slot(t, 1);
+	memset(ext, 0, 32);
+	ext[0] = (uint32_t)out;
+	ext[1] = ft_fd_path(out);
+	ft_commit(t, 2);
+}
+
+TIMED(ssize_t, copy_file_range, FT_G_IO,
+      (int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsigned flags),
+      (in, inoff, out, outoff, n, flags),
+      record_copy(t, FT_EV_COPY_FILE_RANGE, t0, in, out, n, r))
+TIMED(ssize_t, sendfile, FT_G_IO, (int out, int in, off_t *off, size_t n), (out, in, off, n),
+      record_copy(t, FT_EV_SENDFILE, t0, in, out, n, r))
+TIMED(ssize_t, sendfile64, FT_G_IO, (int out, int in, off64_t *off, size_t n),
+      (out, in, off, n), record_copy(t, FT_EV_SENDFILE, t0, in, out, n, r))
+
+ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsigned flags)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t || ft_fd_kind(in) != FT_FDK_FILE)
+		return REAL(splice)(in, inoff, out, outoff, n, flags);
+	uint64_t t0 = ft_now();
+	ssize_t r = REAL(splice)(in, inoff, out, outoff, n, flags);
+	int e = errno;
+	record_copy(t, FT_EV_SPLICE, t0, in, out, n, r);
+	errno = e;
+	return r;
+}
+
+/* ---- POSIX aio reads: the submission (aio_read: fd, path, bytes asked
+ * for; it ends ft_solo first: glibc serves requests from threads of its
+ * own, solo.c), the wait (aio_suspend: the first request's fd and path,
+ * how many were listed) and the completion (aio_return of a read: bytes
+ * asked for and read, a read record of no duration: the time went to the
+ * waits). A completion is known to be a read by aio_lio_opcode, which
+ * glibc sets at submission (and lio_listio's caller sets): reads listed
+ * by lio_listio are seen at their aio_return, although lio_listio itself
+ * is not wrapped (its older symbol versions are other functions, solo.c),
+ * so its LIO_WAIT wait is not seen. Writes and fsyncs are not recorded;
+ * aio_error, a poll, is not either (a loop on it is CPU time). ---- */
+#define AIO_READ(name, cbtype)                                          \
+	int name(cbtype *cb)                                            \
+	{                                                               \
+		ft_solo_end();                                          \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)(cb);                          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name)(cb);                                 \
+		int e = errno;                                          \
+		ft_record4(t, FT_EV_AIO_READ, t0, ft_now(), (uint32_t)cb->aio_fildes, \
+			   ft_fd_path(cb->aio_fildes), sat32(cb->aio_nbytes), \
+			   (uint32_t)result32(r));                      \
+		errno = e;                                              \
+		return r;                                               \
+	}
+
+AIO_READ(aio_read, struct aiocb)
+AIO_READ(aio_read64, struct aiocb64)
+
+#define AIO_RETURN(name, cbtype)                                        \
+	ssize_t name(cbtype *cb)                                        \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t || (cb->aio_lio_opcode & 127) != LIO_READ)       \
+			return REAL(name)(cb);                          \
+		uint64_t t0 = ft_now();                                 \
+		ssize_t r = REAL(name)(cb);                             \
+		int e = errno;                                          \
+		ft_record4(t, FT_EV_AIO_RETURN, t0, ft_now(), (uint32_t)cb->aio_fildes, \
+			   ft_fd_path(cb->aio_fildes), sat32(cb->aio_nbytes), \
+			   (uint32_t)result32(r));                      \
+		errno = e;                                              \
+		return r;                                               \
+	}
+
+AIO_RETURN(aio_return, struct aiocb)
+AIO_RETURN(aio_return64, struct aiocb64)
+
+/* the first request listed (NULL entries skipped), the fd a wait names */
+#define FIRST_FD(list, n, i) \
+	for (i = 0; i < (n) && i < 1024 && !(list)[i]; i++) ;
+
+#define AIO_SUSPEND(name, cbtype)                                       \
+	int name(const cbtype *const list[], int n, const struct timespec *tmo) \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)(list, n, tmo);                \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name)(list, n, tmo);                       \
+		int e = errno, i;                                       \
+		FIRST_FD(list, n, i)                                    \
+		int fd = i < n && i < 1024 ? list[i]->aio_fildes : -1;  \
+		ft_record4(t, FT_EV_AIO_SUSPEND, t0, ft_now(), (uint32_t)fd, \
+			   ft_fd_path(fd), (uint32_t)n, (uint32_t)result32(r)); \
+		errno = e;                                              \
+		return r;                                               \
+	}
+
+AIO_SUSPEND(aio_suspend, struct aiocb)
+AIO_SUSPEND(aio_suspend64, struct aiocb64)
+
+/* liburing's set-up calls: io_uring_queue_init calls
+ * io_uring_queue_init_params through the PLT in some versions: the
+ * outermost call is recorded (uring_depth) */
+static __thread int uring_depth;
+
+/* the real function, or NULL: a program may find these by dlsym with no
+ * liburing loaded (it then gets -ENOSYS, liburing's way of failing) */
+#define URING_REAL(name) (real_##name ? real_##name : (ft_real_init(), real_##name))
+
+#define URING_INIT(name, params, args, pflags)                          \
+	int name params                                                 \
+	{                                                               \
+		if (!URING_REAL(name))                                  \
+			return -ENOSYS;                                 \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t || uring_depth)                                  \
+			return REAL(name) args;                         \
+		uring_depth++;                                          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name) args;                                \
+		int e = errno;                                          \
+		uring_depth--;                                          \
+		record_uring(t, t0, r, -1, entries, pflags, 1);         \
+		errno = e;                                              \
+		return r;                                               \
+	}
+
+URING_INIT(io_uring_queue_init, (unsigned entries, struct io_uring *ring, unsigned flags),
+	   (entries, ring, flags), flags)
+URING_INIT(io_uring_queue_init_params,
+	   (unsigned entries, struct io_uring *ring, struct io_uring_params *p),
+	   (entries, ring, p), p ? p->flags : 0)
+URING_INIT(io_uring_queue_init_mem,
+	   (unsigned entries, struct io_uring *ring, struct io_uring_params *p, void *buf,
+	    size_t buf_size), (entries, ring, p, buf, buf_size), p ? p->flags : 0)
+
+/* liburing's io_uring_setup: the system call, its result the ring's fd
+ * (or -errno; -1 and errno in liburing before 2.2) */
+int io_uring_setup(unsigned entries, struct io_uring_params *p)
+{
+	if (!URING_REAL(io_uring_setup))
+		return -ENOSYS;
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(io_uring_setup)(entries, p);
+	uint64_t t0 = ft_now();
+	int r = REAL(io_uring_setup)(entries, p);
+	int e = errno;
+	record_uring(t, t0, r >= 0 ? 0 : r == -1 ? -e : r, r, entries, p ? p->flags : 0, 2);
+	errno = e;
 	return r;
 }
 

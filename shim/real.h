@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <threads.h>
@@ -38,6 +39,19 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *addr, socklen_t *addrlen);
+char *__fgets_chk(char *s, size_t size, int n, FILE *f);
+char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f);
+/* liburing's ring set-up (liburing.h is not needed: the ring is opaque) */
+struct io_uring;
+struct io_uring_params;
+int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
+int io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
+			       struct io_uring_params *p);
+int io_uring_queue_init_mem(unsigned entries, struct io_uring *ring,
+			    struct io_uring_params *p, void *buf, size_t buf_size);
+int io_uring_setup(unsigned entries, struct io_uring_params *p);
+/* getc's old name, still exported (no header has it) */
+int _IO_getc(FILE *f);
 /* what every dynamically linked program's _start calls (no header has it) */
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),

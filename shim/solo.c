@@ -9,7 +9,8 @@
  * own (asynchronous I/O, asynchronous name look-up, mq_notify with
  * SIGEV_THREAD) or make glibc itself leave its single-threaded path
  * (pthread_cancel). A fork child keeps its parent's answer, as glibc does.
- * Not covered: timer_create with SIGEV_THREAD and lio_listio, whose old
+ * aio_read, which is recorded, ends it in its wrapper (io.c). Not
+ * covered: timer_create with SIGEV_THREAD and lio_listio, whose old
  * symbol versions are other functions (docs/RELIABILITY.md says what that
  * leaves).
  */
@@ -66,8 +67,6 @@ void ft_solo_end(void)
 
 ENDS_SOLO(int, thrd_create, (thrd_t *th, thrd_start_t fn, void *arg), (th, fn, arg))
 ENDS_SOLO(int, pthread_cancel, (pthread_t th), (th))
-ENDS_SOLO(int, aio_read, (struct aiocb *cb), (cb))
-ENDS_SOLO(int, aio_read64, (struct aiocb64 *cb), (cb))
 ENDS_SOLO(int, aio_write, (struct aiocb *cb), (cb))
 ENDS_SOLO(int, aio_write64, (struct aiocb64 *cb), (cb))
 ENDS_SOLO(int, aio_fsync, (int op, struct aiocb *cb), (op, cb))

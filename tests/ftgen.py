@@ -48,6 +48,7 @@ class TraceFile:
                  run_id=0, host="testhost", rank=None, world=0, job=""):
         self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
         self.strings, self.threads, self.events, self.cpus = {}, [], [], []
+        self.faults = []
         self.cmdline = list(cmdline)
         # run_id: 0 as in files written before run ids (docs/FORMAT.md);
         # rank: the launcher's identity (world 0: none; launcher 1: torchrun)
@@ -68,6 +69,13 @@ class TraceFile:
     def cpu(self, tid, ts, cpu_ns):
         """A CPU-time sample: thread tid had used cpu_ns of CPU at ts (ticks = ns here)."""
         self.cpus.append((ts, tid, cpu_ns))
+
+    def fault(self, tid, ts, majflt, blkio_ns=0, base=False, delayacct=False):
+        """A FAULTS sample: thread tid (0: the process) had taken majflt major
+        page faults (and waited blkio_ns for block I/O) by ts; base: the
+        baseline sweep; delayacct: blkio_ns is meaningful."""
+        self.faults.append((ts, tid, (1 if base else 0) | (2 if delayacct else 0), majflt,
+                            blkio_ns))
 
     def event(self, tid, kind, ts, dur, /, slots=None, **fields):
         """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text
@@ -124,6 +132,9 @@ class TraceFile:
         if self.cpus:
             out.append((8, b"".join(struct.pack("<iIQQ", tid, 0, ts, c)
                                     for ts, tid, c in sorted(self.cpus))))
+        if self.faults:
+            out.append((10, b"".join(struct.pack("<iIQQQ", tid, fl, ts, n, ns)
+                                     for ts, tid, fl, n, ns in sorted(self.faults))))
         out.append((4, struct.pack("<QQQQ", last + 1000, last + 1000, 0, 0)))
         nrec = len(self.events)
         out.append((6, struct.pack("<IiQQQQQ", 1, 0, nrec, sum((lost or {}).values()),

@@ -1,0 +1,37 @@
+/*
+ * mapped.h: data read through memory maps (mapped.c): the major page
+ * faults of the processes that mapped data files, and those files.
+ */
+#ifndef FT_MAPPED_H
+#define FT_MAPPED_H
+
+#include <stdint.h>
+
+struct ft_report;
+
+#define FT_MAPPED_MIN_FAULTS 8    /* fewer: no finding (a page or two at start) */
+#define FT_MAPPED_FILES 4
+
+struct ft_mapped {
+	uint64_t faults;          /* major page faults, summed over those processes */
+	uint64_t blkio_ns;        /* their block I/O wait (timed: delay accounting) */
+	int timed;
+	int nprocs, nworkers;     /* processes that took them; of which workers */
+	int main_too;             /* the main process is one of them */
+	char files[FT_MAPPED_FILES][256];   /* the data files mapped (first ones) */
+	int nfiles, more_files;
+	unsigned char *data;      /* per process: it or an ancestor mapped data */
+};
+
+/* r's processes (roles known) looked at: their mappings of data files and
+ * their faults since the first one */
+void ft_mapped_build(struct ft_report *r);
+void ft_mapped_free(struct ft_mapped *m);
+/* "the 4 workers", "the main process", "3 processes" */
+void ft_mapped_who(const struct ft_mapped *m, char *out, size_t cap);
+/* "/data/train.arrow, /data/val.arrow and 2 more" */
+void ft_mapped_files_text(const struct ft_mapped *m, char *out, size_t cap);
+/* the finding's sentence (with its suggestion), "" under the threshold */
+void ft_mapped_sentence(const struct ft_mapped *m, char *out, size_t cap);
+
+#endif

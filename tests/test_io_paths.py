@@ -1,0 +1,195 @@
+"""File reads that do not go through read(): the stdio readers (recorded
+when they refill their buffer), copies in the kernel (copy_file_range,
+sendfile, splice from a file) and POSIX aio reads.
+
+Program: tests/progs/io_paths.c, built -g -O2 (its getline is glibc's
+inline __getdelim). Each traced run's stdout must equal the untraced run's.
+"""
+import os
+
+import pytest
+
+from conftest import built_prog, untraced
+
+LINES = 3000
+
+
+def make_lines(d):
+    """a CSV-like text file: LINES lines of 2 to 56 bytes"""
+    p = os.path.join(str(d), "lines.csv")
+    with open(p, "w") as f:
+        for i in range(LINES):
+            f.write("%d,%s\n" % (i, "x" * (i % 50)))
+    return p
+
+
+def stdio_buffer(path):
+    """the buffer glibc gives a stream on path: st_blksize below BUFSIZ"""
+    b = os.stat(path).st_blksize
+    return b if 0 < b < 8192 else 8192
+
+
+def same_output(run, argv):
+    u = untraced(argv)
+    assert run.returncode == u.returncode == 0, run.stderr
+    assert run.stdout == u.stdout
+    return u
+
+
+# (mode, the kind its refills are recorded as)
+READERS = [("fgets", "fgets"), ("getline", "getline"), ("getdelim", "getdelim"),
+           ("fgetc", "fgetc"), ("getc", "getc"), ("getc_unlocked", "__uflow")]
+
+
+@pytest.mark.parametrize("mode,kind", READERS)
+def test_stdio_refills(traced, tmp_path, mode, kind):
+    """One record per refill of the buffer, none for the calls it serves:
+    a 90,390-byte file read by a 4 KiB buffer is 23 reads (22 of 4,096
+    bytes, one of the rest) and one that meets the end, however many
+    lines or bytes were asked for."""
+    exe = built_prog("io_paths")
+    path = make_lines(tmp_path)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    argv = [exe, "stdio", mode, path]
+    r = traced(argv)
+    same_output(r, argv)
+    assert r.stdout.startswith("%s bytes %d calls " % (mode, size))
+    t = r.trace
+    recs = t.calls(kind)
+    full, rest = divmod(size, buf)
+    assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+    assert all(e["args"]["req"] == buf and e["args"]["path"] == path for e in recs)
+    fd = t.calls("fopen", path=path)[0]["args"]["fd"]
+    assert all(e["args"]["fd"] == fd for e in recs)
+    # no other reader's kind, and no read() (glibc's is its own)
+    others = {k for _, k in READERS} - {kind}
+    assert not [e for e in t.events if e["call"] in others or e["call"] == "read"]
+    assert t.procs[0]["lost"] == 0
+
+
+@pytest.mark.parametrize("mode,kind", [("fgets", "fgets"), ("getc_unlocked", "__uflow")])
+def test_stdio_two_threads_two_files(traced, tmp_path, mode, kind):
+    """Two threads each reading its own file at once: each file's refills
+    on its reader's thread, exact as for one."""
+    exe = built_prog("io_paths")
+    a = make_lines(tmp_path)
+    b = os.path.join(str(tmp_path), "other.csv")
+    with open(b, "w") as f:
+        f.write("".join("%d\n" % i for i in range(20000)))
+    argv = [exe, "threads", mode, a, b]
+    r = traced(argv)
+    assert r.returncode == 0, r.stderr
+    t = r.trace
+    for p in (a, b):
+        size, buf = os.path.getsize(p), stdio_buffer(p)
+        recs = t.calls(kind, path=p)
+        full, rest = divmod(size, buf)
+        assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+        assert len({e["tid"] for e in recs}) == 1
+    assert {e["tid"] for e in t.calls(kind, path=a)} != {e["tid"] for e in t.calls(kind, path=b)}
+    assert t.count(kind) == sum(len(t.calls(kind, path=p)) for p in (a, b))
+
+
+def test_stdio_long_line_one_record(traced, tmp_path):
+    """A line longer than the buffer: one call, several refills, one
+    record with all the bytes that came in."""
+    exe = built_prog("io_paths")
+    path = os.path.join(str(tmp_path), "long.txt")
+    open(path, "w").close()
+    buf = stdio_buffer(path)
+    line = "y" * (3 * buf + 10) + "\n"
+    with open(path, "w") as f:
+        f.write(line + "end\n")
+    argv = [exe, "stdio", "getline", path]
+    r = traced(argv)
+    same_output(r, argv)
+    recs = r.trace.calls("getline")
+    # the first call refills 4 times: 3 full buffers and the 15 bytes left
+    assert [e["args"]["ret"] for e in recs] == [len(line) + 4, 0]
+
+
+def test_stdio_pipe_is_a_wait(traced, tmp_path):
+    """fgets of stdin from a pipe: its refills are waits for the writer
+    (read records of kind pipe), not file I/O."""
+    exe = built_prog("io_paths")
+    data = "".join("%d\n" % i for i in range(2000))
+    argv = [exe, "stdio", "fgets", "/dev/stdin"]
+    r = traced(argv, input=data)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("fgets bytes %d " % len(data))
+    t = r.trace
+    assert t.count("fgets") == 0
+    fd = t.calls("fopen", path="/dev/stdin")[0]["args"]["fd"]
+    waits = t.calls("read", fd=fd)
+    assert waits and all(e["args"]["kind"] == 2 for e in waits)
+    assert sum(e["args"]["ret"] for e in waits if e["args"]["ret"] > 0) == len(data)
+
+
+def test_copies_in_the_kernel(traced, tmp_path):
+    """copy_file_range, sendfile and splice from a file: reads of the file,
+    with where the bytes went; splice from the pipe into the file is a
+    write, not recorded."""
+    exe = built_prog("io_paths")
+    path = make_lines(tmp_path)
+    size, chunk = os.path.getsize(path), 10000
+    out = os.path.join(str(tmp_path), "out")
+    argv = [exe, "copy", str(chunk), path, out]
+    r = traced(argv)
+    assert r.returncode == 0 and r.stdout == "copied\n", r.stderr
+    t = r.trace
+    full, rest = divmod(size, chunk)
+    for kind, n in (("copy_file_range", 1), ("sendfile", 2), ("splice", 3)):
+        recs = t.calls(kind)
+        assert [e["args"]["ret"] for e in recs] == [chunk] * full + [rest, 0], kind
+        assert all(e["args"]["req"] == chunk and e["args"]["path"] == path for e in recs)
+        with open(path, "rb") as a, open("%s.%d" % (out, n), "rb") as b:
+            assert a.read() == b.read()
+    for kind, n in (("copy_file_range", 1), ("sendfile", 2)):
+        assert {e["args"]["out_path"] for e in t.calls(kind)} == {"%s.%d" % (out, n)}
+    pipe_w = t.calls("pipe")[0]["args"]["fd1"]
+    assert {e["args"]["out"] for e in t.calls("splice")} == {pipe_w}
+
+
+def test_posix_aio_reads(traced, tmp_path):
+    """aio_read: submissions, aio_suspend: waits, aio_return: the bytes;
+    reads listed by lio_listio are seen at their aio_return; the aio_write
+    is not a read (its aio_return unrecorded, its wait recorded)."""
+    exe = built_prog("io_paths")
+    path = make_lines(tmp_path)
+    block, n = 4096, 5
+    argv = [exe, "aio", str(block), str(n), path]
+    r = traced(argv)
+    same_output(r, argv)
+    assert r.stdout == "aio read %d\n" % (2 * n * block)
+    t = r.trace
+    subs = t.calls("aio_read")
+    assert len(subs) == n
+    assert all(e["args"]["bytes"] == block and e["args"]["ret"] == 0 and
+               e["args"]["path"] == path for e in subs)
+    rets = t.calls("aio_return")
+    assert len(rets) == 2 * n
+    assert all(e["args"]["req"] == block and e["args"]["ret"] == block and
+               e["args"]["path"] == path for e in rets)
+    waits = t.calls("aio_suspend")
+    assert [(e["args"]["path"], e["args"]["nent"], e["args"]["ret"]) for e in waits] == \
+        [(path, 1, 0)] * n + [(path + ".w", 1, 0)]
+    assert t.count("lio_listio") == 0 and t.count("aio_write") == 0
+
+
+def test_report_counts_the_new_reads(tmp_path, traced):
+    """The report's reads count the refills and copies as reads of their
+    file (the converter takes any io record with req and ret as a read)."""
+    import json
+    import subprocess
+    from conftest import TOOL
+    exe = built_prog("io_paths")
+    path = make_lines(tmp_path)
+    r = traced([exe, "stdio", "fgets", path])
+    assert r.returncode == 0
+    rep = subprocess.run([TOOL, "report", "--json", r.dir], capture_output=True, text=True,
+                         timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    j = json.loads(rep.stdout)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    assert j["metrics"]["reads"] == size // buf + 2
+    assert j["metrics"]["read_bytes"] == size
