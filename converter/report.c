@@ -15,6 +15,7 @@
 #include "util.h"
 #include "analyse.h"
 #include "json.h"
+#include "phases.h"
 #include "problems.h"
 #include "report.h"
 #include "ranksum.h"
@@ -289,7 +290,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
 		sampled &= rv->prod[i].cpu_sampled;
 	}
-	if (v->limit && !strcmp(v->limit, "data delivery")) {
+	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
+		/* the loop loads its own data: the sentence says how (phases.c) */
+		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
+	} else if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
@@ -690,7 +694,12 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
-		if (t->steps_from_batches) {
+		if (t->steps_from_optimizer) {
+			snprintf(line, sizeof line, "%llu steps (no \"%.20s\" ranges: one per optimizer "
+				 "step of the training phases, thread %d of the main process), mean %s, "
+				 "median %s", (unsigned long long)t->steps, r->step_range,
+				 r->procs[r->main].v.phases ? r->procs[r->main].v.phases->tid : 0, a, b);
+		} else if (t->steps_from_batches) {
 			int32_t tid = r->procs[r->main].v.batch_tid;
 			char who[64];
 			ft_thread_label(r->tr.procs[r->main], tid, who, sizeof who);
@@ -725,6 +734,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				 "loader workers", worker_reads_per_step(r));
 		ft_wrap(out, line, 2);
 	}
+	ft_phases_text(r->procs[r->main].v.phases, out);
 	fputc('\n', out);
 
 	ft_ranks_text(&r->ranks, out, "The verdict below is about it.");
@@ -920,7 +930,8 @@ static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 		return;
 	}
 	ft_json_u64(j, "steps", m->steps);
-	ft_json_str(j, "steps_from", m->steps_from_batches ? "batches" : "ranges");
+	ft_json_str(j, "steps_from", m->steps_from_optimizer ? "optimizer"
+				     : m->steps_from_batches ? "batches" : "ranges");
 	ft_json_u64(j, "step_ns", m->step_ns);
 	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
 	ft_json_u64(j, "step_median_ns", m->step_median_ns);
@@ -972,6 +983,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
+	ft_phases_json(j, "phases", v->phases);
 	if (rv) {
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);

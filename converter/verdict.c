@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyses.h"
+#include "phases.h"
 
 void ft_verdict_free(struct ft_verdict *v)
 {
@@ -21,6 +22,8 @@ void ft_verdict_free(struct ft_verdict *v)
 	v->ncolls = 0;
 	free(v->forked);
 	v->forked = NULL;
+	free(v->phases);
+	v->phases = NULL;
 	v->nforked = 0;
 }
 
@@ -120,6 +123,11 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	double ranks = sh[FT_CAT_RANKS];
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	char gw[160];                        /* gil_words' */
+	/* a loop without GPU work whose optimizer steps were seen: its own
+	 * clock, the training steps' time in the DataLoader's __next__ */
+	if (!v->by_launch &&
+	    ft_phases_verdict(sr->phases, &v->limit, v->sentence, sizeof v->sentence))
+		return;
 	if (!v->nfeeders) {
 		v->limit = "none";
 		snprintf(v->sentence, sizeof v->sentence,
