@@ -54,12 +54,13 @@ void ft_pyinject(void)
 		setenv("PYTHONPATH", dir, 1);
 		return;
 	}
-	/* the sitecustomize strips exactly "DIR:" again */
-	size_t len = strlen(dir) + 1 + strlen(old) + 1;
+	/* the sitecustomize strips exactly "DIR:" again; an empty PYTHONPATH
+	 * (no entry; "DIR:" would add the working directory) is "DIR:DIR" */
+	size_t len = 2 * strlen(dir) + 1 + strlen(old) + 1;
 	char *v = malloc(len);
 	if (!v)
 		return;
-	snprintf(v, len, "%s:%s", dir, old);
+	snprintf(v, len, "%s:%s", dir, *old ? old : dir);
 	setenv("PYTHONPATH", v, 1);
 	free(v);
 }

@@ -26,9 +26,13 @@ _DIR = os.path.dirname(__file__)
 
 
 def _unpath():
+    """PYTHONPATH as it was: unset ("DIR"), empty ("DIR:DIR") or V ("DIR:V")."""
     v = os.environ.get("PYTHONPATH")
     if v == _DIR:
         del os.environ["PYTHONPATH"]
+    elif v == _DIR + os.pathsep + _DIR:
+        os.environ["PYTHONPATH"] = ""
+        sys.path.remove(_DIR)
     elif v is not None and v.startswith(_DIR + os.pathsep):
         os.environ["PYTHONPATH"] = v[len(_DIR) + 1:]
     if _DIR in sys.path:
