@@ -304,6 +304,14 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t)
+{
+	for (int i = 0; ph && i < ph->n; i++)
+		if (ph->ph[i].start >= t)
+			return !ph->ph[i].train;
+	return 0;
+}
+
 int ft_phases_self_loading(const struct ft_phases_sum *ph)
 {
 	return ph && ph->steps && !ph->workers;

@@ -66,6 +66,10 @@ int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *
 const char *ft_phase_kind(const struct ft_phase *p);
 /* training steps whose loader has no workers: the main process loads its data */
 int ft_phases_self_loading(const struct ft_phases_sum *ph);
+/* 1 when a worker that started at t is an evaluation loader's: the first
+ * phase that starts at or after t is an evaluation phase (iter() forks a
+ * loader's workers just before its first __next__) */
+int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t);
 /* one line per phase (report text); the phases under key (JSON; null: none) */
 void ft_phases_text(const struct ft_phases_sum *ph, FILE *out);
 struct ft_json;

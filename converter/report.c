@@ -230,13 +230,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	 * own reads per step leave out the reads that feed those steps */
 	if (!strcmp(rv->from, "steps"))
 		for (int i = 0; i < r->nprocs; i++)
-			if (main_worker(r, i))
+			if (main_worker(r, i) && !ft_phases_eval_worker(v->phases, r->procs[i].start))
 				rv->worker_reads += r->procs[i].v.shape.calls;
 	/* producers: the workers (each one's busiest thread) and the main
 	 * process's loader threads (not feeding, busy in the window) */
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
-		if (!main_worker(r, i) || !p->v.nths || !v->nfeeders)
+		if (!main_worker(r, i) || !p->v.nths || !v->nfeeders ||
+		    ft_phases_eval_worker(v->phases, p->start))
 			continue;
 		int b = 0;
 		for (int k = 0; k < p->v.nths; k++) {
