@@ -123,11 +123,6 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	double ranks = sh[FT_CAT_RANKS];
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	char gw[160];                        /* gil_words' */
-	/* a loop without GPU work whose optimizer steps were seen: its own
-	 * clock, the training steps' time in the DataLoader's __next__ */
-	if (!v->by_launch &&
-	    ft_phases_verdict(sr->phases, &v->limit, v->sentence, sizeof v->sentence))
-		return;
 	if (!v->nfeeders) {
 		v->limit = "none";
 		snprintf(v->sentence, sizeof v->sentence,
@@ -135,6 +130,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		return;
 	}
 	if (!v->by_launch) {
+		/* a loop whose optimizer steps were seen has its own clock: the
+		 * training steps' time in the DataLoader's __next__ (phases.c),
+		 * which decides between data delivery and none */
+		const char *own = NULL;
+		char said[sizeof v->sentence];
+		ft_phases_verdict(sr->phases, &own, said, sizeof said);
 		if (ranks > data && ranks >= locks && ranks >= 0.2) {
 			v->limit = "other ranks";
 			snprintf(v->sentence, sizeof v->sentence,
@@ -143,7 +144,10 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 				 "last rank to arrive sets the pace: with every rank traced, the Ranks "
 				 "block names it.",
 				 who, 100 * ranks, 100 * data);
-		} else if (data >= locks && data >= 0.2) {
+		} else if (own && (!strcmp(own, "data delivery") || locks < 0.2)) {
+			v->limit = own;
+			memcpy(v->sentence, said, sizeof said);
+		} else if (!own && data >= locks && data >= 0.2) {
 			v->limit = "data delivery";
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by data delivery: "
