@@ -243,6 +243,9 @@ struct ft_phases_sum *ft_phases_finish(struct ft_phases *s, struct ft_pstep **st
 	}
 	end_phase(&w);
 	w.sum->workers = w.best.workers;
+	w.sum->win_start = w.best.start;
+	w.sum->win_end = w.best.end;
+	w.sum->win_steps = w.best.steps;
 	memcpy(w.sum->dataset, w.best.dataset, sizeof w.sum->dataset);
 	memcpy(w.sum->getitem, w.best.getitem, sizeof w.sum->getitem);
 	*steps = w.steps;

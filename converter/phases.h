@@ -41,6 +41,9 @@ struct ft_phases_sum {
 	uint64_t steps, step_ns, next_ns, io_ns;
 	uint32_t workers;
 	char dataset[48], getitem[80];
+	/* that phase's first step's start, last step's end, and its steps:
+	 * the verdict's window (the first such phase on a tie) */
+	uint64_t win_start, win_end, win_steps;
 };
 
 /* one training step, with the launches, hidden syncs and reads in it */

@@ -671,7 +671,9 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
  * those of the main process less the warm-up ones) */
 static double worker_reads_per_step(const struct ft_report *r)
 {
-	uint64_t steps = r->procs[r->main].m.steps;
+	const struct ft_rep_proc *mp = &r->procs[r->main];
+	uint64_t steps = mp->m.steps_from_optimizer && mp->v.phases ? mp->v.phases->win_steps
+								   : mp->m.steps;
 	steps = steps > r->rv.warmup_steps ? steps - r->rv.warmup_steps : 0;
 	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
 }

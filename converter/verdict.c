@@ -52,6 +52,11 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		v->batches += v->ths[i].batches;
 	v->first_step = sr->steps ? sr->first_ns : 0;
 	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
+	if (sr->from_optimizer && sr->phases && sr->phases->win_steps) {
+		/* one training phase, no evaluation pass between two (phases.h) */
+		v->first_step = sr->phases->win_start;
+		v->last_step_end = sr->phases->win_end;
+	}
 	v->warmup_steps = sr->warmup_steps;
 	v->warmup_end = sr->warmup_end_ns;
 	v->batch_tid = sr->from_batches ? sr->batch_tid : 0;

@@ -109,7 +109,9 @@ def test_self_loading_loop(tmp_path):
     assert ph["training"] == {"steps": 20, "step_ns": 2000 * MS, "next_ns": 1220 * MS,
                               "next_io_ns": 400 * MS, "data_wait_share": 0.61, "workers": 0,
                               "dataset": "ImageFolder", "getitem": GETITEM}
-    assert v["window"]["start_ns"] == START and v["window"]["from"] == "steps"
+    # the window: the first training phase (the evaluation pass after it out)
+    assert (v["window"]["start_ns"], v["window"]["end_ns"], v["window"]["from"]) == \
+        (START, START + 1000 * MS, "steps")
     assert "20 steps (no \"step\" ranges: one per optimizer step of the training phases, " \
            "thread 100 of the main process)" in text
     assert "train loader 1 ImageFolder, 0 workers: 10 steps, 10 batches, 1.00 s, data wait " \
