@@ -3,7 +3,8 @@
  * which feed limits its feeding threads, from what the analyses left in
  * the context: the threads' time accounts (threads.c), the device's busy
  * and idle time and why the streams idled (gpu.c), the launching threads'
- * lock waits (locks.c) and the steps (steps.c).
+ * lock waits (locks.c), the steps (steps.c) and, for a PyTorch loop, its
+ * training steps' time in __next__ (phases.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
