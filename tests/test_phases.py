@@ -211,3 +211,22 @@ def test_diff_compares_training_steps(tmp_path):
     assert j["change"]["verdict"] == "faster"
     assert "over 20 and 20 steps in 1 and 1 run (training steps only: one per optimizer " \
            "step, evaluation passes left out)" in j["conclusion"]
+
+
+def test_many_epochs(tmp_path):
+    """Ten epochs: the first 16 phases listed, the other 4 counted by kind;
+    the steps are all 100 training steps; the window is the first epoch's."""
+    d = tmp_path / "run"
+    d.mkdir()
+    lp = Loop(str(d / "host.100.ft"))
+    for _ in range(10):
+        lp.phase(1, 0, "ImageFolder", 10, 61, 20, 39, True)
+        lp.phase(2, 0, "ValSet", 1, 200, 0, 5, False)
+    lp.close()
+    rep, text = report(d)
+    ph = rep["verdict"]["phases"]
+    assert (ph["count"], ph["train"], len(ph["list"])) == (20, 10, 16)
+    assert rep["metrics"]["steps"] == 100
+    assert ph["training"]["data_wait_share"] == 0.61
+    assert rep["verdict"]["window"]["end_ns"] - rep["verdict"]["window"]["start_ns"] == 1000 * MS
+    assert "and 4 more (2 train, 2 eval)" in text
