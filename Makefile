@@ -38,7 +38,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/ring.c libfeedtrace/strtab.c libfeedtrace/fdkind.c libfeedtrace/strrefs.c libfeedtrace/output.c \
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
-           libfeedtrace/faults.c \
+           libfeedtrace/faults.c libfeedtrace/pyinject.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/init.c
@@ -55,7 +55,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
-              converter/steps.c converter/pipeline.c converter/problems.c \
+              converter/steps.c converter/phases.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
               converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
@@ -88,7 +88,14 @@ VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshap
 include tests/simgpu/simgpu.mk
 include converter/pftrace.mk
 
-all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace
+# the Python-side instrumentation, beside the library (libfeedtrace/pyinject.c)
+PY_PART = $(BUILD)/feedtrace-python/sitecustomize.py
+
+all: $(BUILD)/libfeedtrace.so $(BUILD)/feedtrace $(PY_PART)
+
+$(BUILD)/feedtrace-python/%.py: libfeedtrace/python/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -202,6 +209,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/libfeedtrace.so $(DESTDIR)$(PREFIX)/lib/libfeedtrace.so
 	install -m 0755 $(BUILD)/feedtrace $(DESTDIR)$(PREFIX)/bin/feedtrace
+	install -d $(DESTDIR)$(PREFIX)/lib/feedtrace-python
+	install -m 0644 $(PY_PART) $(DESTDIR)$(PREFIX)/lib/feedtrace-python/
 
 clean:
 	rm -rf $(BUILD)

@@ -149,6 +149,7 @@ void ft_an_free(struct ft_an *a)
 		table[i]->free(a->state[i]);
 	ft_threads_free(a->c.th);
 	free(a->c.out.colls);
+	free(a->c.out.sr.phases);
 	free(a->blk);
 	free(a->forked);
 	free(a);
@@ -325,6 +326,8 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 		v->ncolls = c->out.ncolls;
 		c->out.colls = NULL;
 		c->out.ncolls = 0;
+		v->phases = c->out.sr.phases;       /* the verdict's now */
+		c->out.sr.phases = NULL;
 		v->forked = a->forked;
 		v->nforked = a->nforked;
 		a->forked = NULL;

@@ -134,6 +134,7 @@ struct ft_metrics {
 	uint64_t steps, step_ns, step_median_ns;
 	uint64_t step_launches, step_hidden, step_reads;
 	uint64_t steps_from_batches;      /* 1: no step range, one step per batch received */
+	uint64_t steps_from_optimizer;    /* 1: no step range, one per optimizer step (phases.h) */
 };
 
 /* one thread's time, clipped to the window (the whole process without one) */
@@ -196,6 +197,7 @@ struct ft_verdict {
 	struct ft_coll *colls; int ncolls;     /* its collectives (malloc'd; ft_verdict_free) */
 	int32_t coll_rank, coll_world;         /* its gloo contexts' rank of world (0: none) */
 	int32_t *forked; int nforked;          /* children it forked, in fork order (malloc'd) */
+	struct ft_phases_sum *phases;          /* the loop's phases (phases.h; malloc'd; NULL: none) */
 	struct ft_read_shape shape;            /* its file reads in the window, mostly */
 };
 void ft_verdict_free(struct ft_verdict *v);

@@ -66,6 +66,7 @@ struct side {
 	uint64_t feed[FT_CAT_N];  /* the feeding threads' time, over its runs */
 	uint64_t units;           /* steps (all runs have them) or runs */
 	int whole;                /* feeds of some run over its whole run, not its steps */
+	int optimizer;            /* runs whose steps are optimizer steps (phases.h) */
 };
 
 static uint64_t get(const struct ft_metrics *m, const struct metric *d)
@@ -275,6 +276,7 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 		add_metrics(&s->sum, &s->r[i].total);
 		feeds(&s->r[i], s->feed);
 		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;
+		s->optimizer += s->r[i].total.steps_from_optimizer != 0;
 	}
 	return 0;
 }
@@ -522,6 +524,9 @@ int ft_diff(const struct ft_diff_args *args)
 		if (by_step)
 			len += snprintf(concl + len, sizeof concl - (size_t)len, " in %d and %d run%s",
 					a->n, b->n, a->n + b->n > 2 ? "s" : "");
+		if (by_step && a->optimizer == a->n && b->optimizer == b->n)
+			len += snprintf(concl + len, sizeof concl - (size_t)len, " (training steps "
+					"only: one per optimizer step, evaluation passes left out)");
 		/* credit the findings and feeds that moved the same way, by more
 		 * than the interval's half-width, largest first */
 		int credited = 0;

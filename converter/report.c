@@ -15,6 +15,7 @@
 #include "util.h"
 #include "analyse.h"
 #include "json.h"
+#include "phases.h"
 #include "problems.h"
 #include "report.h"
 #include "ranksum.h"
@@ -247,13 +248,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	 * own reads per step leave out the reads that feed those steps */
 	if (!strcmp(rv->from, "steps"))
 		for (int i = 0; i < r->nprocs; i++)
-			if (main_worker(r, i))
+			if (main_worker(r, i) && !ft_phases_eval_worker(v->phases, r->procs[i].start))
 				rv->worker_reads += r->procs[i].v.shape.calls;
 	/* producers: the workers (each one's busiest thread) and the main
 	 * process's loader threads (not feeding, busy in the window) */
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_rep_proc *p = &r->procs[i];
-		if (!main_worker(r, i) || !p->v.nths || !v->nfeeders)
+		if (!main_worker(r, i) || !p->v.nths || !v->nfeeders ||
+		    ft_phases_eval_worker(v->phases, p->start))
 			continue;
 		int b = 0;
 		for (int k = 0; k < p->v.nths; k++) {
@@ -312,7 +314,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
 		ptimed |= rv->prod[i].fault_timed;
 	}
-	if (v->limit && !strcmp(v->limit, "data delivery")) {
+	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
+		/* the loop loads its own data: the sentence says how (phases.c) */
+		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
+	} else if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
@@ -708,7 +713,9 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
  * those of the main process less the warm-up ones) */
 static double worker_reads_per_step(const struct ft_report *r)
 {
-	uint64_t steps = r->procs[r->main].m.steps;
+	const struct ft_rep_proc *mp = &r->procs[r->main];
+	uint64_t steps = mp->m.steps_from_optimizer && mp->v.phases ? mp->v.phases->win_steps
+								   : mp->m.steps;
 	steps = steps > r->rv.warmup_steps ? steps - r->rv.warmup_steps : 0;
 	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
 }
@@ -732,7 +739,12 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
 		ft_fmt_ns(b, sizeof b, t->step_median_ns);
-		if (t->steps_from_batches) {
+		if (t->steps_from_optimizer) {
+			snprintf(line, sizeof line, "%llu steps (no \"%.20s\" ranges: one per optimizer "
+				 "step of the training phases, thread %d of the main process), mean %s, "
+				 "median %s", (unsigned long long)t->steps, r->step_range,
+				 r->procs[r->main].v.phases ? r->procs[r->main].v.phases->tid : 0, a, b);
+		} else if (t->steps_from_batches) {
 			int32_t tid = r->procs[r->main].v.batch_tid;
 			char who[64];
 			ft_thread_label(r->tr.procs[r->main], tid, who, sizeof who);
@@ -767,6 +779,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				 "loader workers", worker_reads_per_step(r));
 		ft_wrap(out, line, 2);
 	}
+	ft_phases_text(r->procs[r->main].v.phases, out);
 	fputc('\n', out);
 
 	ft_ranks_text(&r->ranks, out, "The verdict below is about it.");
@@ -984,7 +997,8 @@ static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 		return;
 	}
 	ft_json_u64(j, "steps", m->steps);
-	ft_json_str(j, "steps_from", m->steps_from_batches ? "batches" : "ranges");
+	ft_json_str(j, "steps_from", m->steps_from_optimizer ? "optimizer"
+				     : m->steps_from_batches ? "batches" : "ranges");
 	ft_json_u64(j, "step_ns", m->step_ns);
 	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
 	ft_json_u64(j, "step_median_ns", m->step_median_ns);
@@ -1036,6 +1050,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
+	ft_phases_json(j, "phases", v->phases);
 	if (rv) {
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);

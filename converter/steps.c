@@ -13,6 +13,7 @@
 #include "analyses.h"
 #include "util.h"
 #include "events.h"
+#include "phases.h"
 #include "roles.h"
 #include "steps.h"
 
@@ -37,6 +38,7 @@ struct ft_steps {
 	uint64_t launches, hidden, reads;     /* all so far, for receipts */
 	int settled;                          /* batch steps made (or not needed) */
 	int python;                           /* the process runs CPython */
+	struct ft_phases *ph;                 /* the Python-side instrumentation's */
 	struct ft_steps_result r;
 };
 
@@ -56,6 +58,7 @@ struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix)
 	s->p = p;
 	s->python = ft_is_python(*p->cmdline ? p->cmdline : p->exe);
 	snprintf(s->prefix, sizeof s->prefix, "%s", prefix ? prefix : FT_STEP_DEFAULT);
+	s->ph = ft_phases_new(p);
 	return s;
 }
 
@@ -127,6 +130,9 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 		    int read)
 {
 	const struct ft_rec *r = ev->rec;
+	const struct ft_kfacts *f = ft_kfacts(r->kind);
+	ft_phases_event(s->ph, ev, f && f->cat == FT_CAT_IO ? ev->dur_ns : 0, s->launches,
+			s->hidden, s->reads);
 	switch (r->kind) {
 	case FT_EV_RANGE_PUSH: {
 		struct tstack *t = stack_of(s, ev->tid);
@@ -195,13 +201,29 @@ static void receipt(struct ft_steps *s, int32_t tid, int32_t fd, uint64_t at)
 	t->v[t->n++] = (struct receipt){ at, s->launches, s->hidden, s->reads };
 }
 
-/* No step range closed: the steps are the batches of the thread with most
- * receipts on one pipe, one from each receipt to the next. */
+/* No step range closed: the steps are the optimizer steps of the training
+ * phases (phases.c), else the batches of the thread with most receipts on
+ * one pipe, one from each receipt to the next. */
 static void settle(struct ft_steps *s)
 {
 	if (s->settled)
 		return;
 	s->settled = 1;
+	struct ft_pstep *ps;
+	size_t nps;
+	s->r.phases = ft_phases_finish(s->ph, &ps, &nps);
+	if (!s->r.steps && nps) {
+		for (size_t i = 0; i < nps; i++) {
+			s->open = 1;
+			closed(s, ps[i].start, ps[i].end);
+			s->r.launches += ps[i].launches;
+			s->r.hidden += ps[i].hidden;
+			s->r.reads += ps[i].reads;
+		}
+		s->r.from_optimizer = 1;
+		s->r.step_tid = s->r.phases->tid;
+	}
+	free(ps);
 	if (s->r.steps)
 		return;
 	const struct rthread *t = NULL;
@@ -265,6 +287,7 @@ void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
 		s->r.warmup_end_ns = w ? s->len[w - 1].start + s->len[w - 1].len : 0;
 	}
 	*out = s->r;
+	s->r.phases = NULL;                  /* the caller's now */
 }
 
 void ft_steps_free(struct ft_steps *s)
@@ -277,6 +300,8 @@ void ft_steps_free(struct ft_steps *s)
 	free(s->th);
 	free(s->as);
 	free(s->len);
+	free(s->r.phases);
+	ft_phases_free(s->ph);
 	free(s);
 }
 
@@ -305,6 +330,7 @@ static void steps_op_finish(void *s, struct ft_an_ctx *c)
 	c->m.step_hidden = sr->hidden;
 	c->m.step_reads = sr->reads;
 	c->m.steps_from_batches = sr->steps && sr->from_batches;
+	c->m.steps_from_optimizer = sr->steps && sr->from_optimizer;
 }
 
 static void steps_op_free(void *s)

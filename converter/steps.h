@@ -1,7 +1,8 @@
 /*
  * steps.h: training steps from user ranges (docs/ANALYSES.md, "Steps"):
  * which ranges are steps, how long each took, and what happened inside
- * them; without ranges, the batches a thread receives (steps.c). Fed by
+ * them; without ranges, the optimizer steps of the training phases
+ * (phases.h), else the batches a thread receives (steps.c). Fed by
  * analysis.c with every event of a process in start order (ft_an_steps).
  */
 #ifndef FT_STEPS_H
@@ -24,6 +25,10 @@ struct ft_steps_result {
 	uint64_t first_ns, last_end_ns;       /* first closed step's start, last one's end */
 	uint64_t warmup_steps, warmup_end_ns; /* leading steps > FT_WARMUP_X x the median, the last one's end */
 	int from_batches;                     /* no step range: one step per batch received */
+	int from_optimizer;                   /* no step range: one step per optimizer step
+	                                         of a training phase (phases.h) */
+	struct ft_phases_sum *phases;         /* the loop's phases (NULL: none); malloc'd,
+	                                         the caller's after ft_steps_finish */
 	int32_t batch_tid;                    /* the thread that received them */
 	int32_t step_tid;                     /* the thread whose ranges or batches the
 	                                         steps are (0: async ranges only) */

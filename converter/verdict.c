@@ -3,13 +3,15 @@
  * which feed limits its feeding threads, from what the analyses left in
  * the context: the threads' time accounts (threads.c), the device's busy
  * and idle time and why the streams idled (gpu.c), the launching threads'
- * lock waits (locks.c) and the steps (steps.c).
+ * lock waits (locks.c), the steps (steps.c) and, for a PyTorch loop, its
+ * training steps' time in __next__ (phases.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyses.h"
+#include "phases.h"
 
 void ft_verdict_free(struct ft_verdict *v)
 {
@@ -21,6 +23,8 @@ void ft_verdict_free(struct ft_verdict *v)
 	v->ncolls = 0;
 	free(v->forked);
 	v->forked = NULL;
+	free(v->phases);
+	v->phases = NULL;
 	v->nforked = 0;
 }
 
@@ -49,6 +53,11 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		v->batches += v->ths[i].batches;
 	v->first_step = sr->steps ? sr->first_ns : 0;
 	v->last_step_end = sr->steps ? sr->last_end_ns : 0;
+	if (sr->from_optimizer && sr->phases && sr->phases->win_steps) {
+		/* one training phase, no evaluation pass between two (phases.h) */
+		v->first_step = sr->phases->win_start;
+		v->last_step_end = sr->phases->win_end;
+	}
 	v->warmup_steps = sr->warmup_steps;
 	v->warmup_end = sr->warmup_end_ns;
 	v->batch_tid = sr->from_batches ? sr->batch_tid : 0;
@@ -127,6 +136,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		return;
 	}
 	if (!v->by_launch) {
+		/* a loop whose optimizer steps were seen has its own clock: the
+		 * training steps' time in the DataLoader's __next__ (phases.c),
+		 * which decides between data delivery and none */
+		const char *own = NULL;
+		char said[sizeof v->sentence];
+		ft_phases_verdict(sr->phases, &own, said, sizeof said);
 		if (ranks > data && ranks >= locks && ranks >= 0.2) {
 			v->limit = "other ranks";
 			snprintf(v->sentence, sizeof v->sentence,
@@ -135,7 +150,10 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 				 "last rank to arrive sets the pace: with every rank traced, the Ranks "
 				 "block names it.",
 				 who, 100 * ranks, 100 * data);
-		} else if (data >= locks && data >= 0.2) {
+		} else if (own && (!strcmp(own, "data delivery") || locks < 0.2)) {
+			v->limit = own;
+			memcpy(v->sentence, said, sizeof said);
+		} else if (!own && data >= locks && data >= 0.2) {
 			v->limit = "data delivery";
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by data delivery: "

@@ -14,7 +14,7 @@ struct ft_config {
 	 * flush_ms (longest wait before a ring is written), mem_mb (all rings
 	 * together), zstd_level, stack_depth (native frames at GPU waits, 0 =
 	 * off), python_frames, redact (paths and command lines only as hashes),
-	 * disabled */
+	 * disabled, pytorch (the Python-side instrumentation, pyinject.c) */
 #define CFG_U32(name, field, dflt, lo, hi) uint32_t field;
 #define CFG_FLAG(name, field, if_bad) int field;
 #define CFG_TEXT(name, where)

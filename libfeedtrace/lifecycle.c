@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "pyinject.h"
 
 static int ready;                 /* set up for ft_pid: a file and a flusher */
 static _Atomic int finished;             /* 0 tracing, 1 committing, 2 committed */
@@ -377,6 +378,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	at_quick_exit(on_quick_exit);
+	ft_pyinject();
 	ready = 1;
 	for (size_t i = 0; i < sizeof kill_signals / sizeof kill_signals[0]; i++)
 		ft_signal_take(kill_signals[i]);
