@@ -453,6 +453,9 @@ const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
 	[FT_LOSS_ENDS] = { "unended", "processes without an end record (killed, still running, "
 			   "or output failed)",
 			   "their last records (up to FEEDTRACE_FLUSH_MS) are missing" },
+	[FT_LOSS_SHARED] = { "clone_vm_untraced", "calls by clone(CLONE_VM) children on their "
+			     "parent's memory not recorded", "counted only (posix_spawn, vfork and "
+			     "fork children are traced)" },
 };
 
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
@@ -476,6 +479,8 @@ uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
 		return p->has_end ? p->end.handler_lost : 0;
 	case FT_LOSS_ENDS:
 		return !p->has_end;
+	case FT_LOSS_SHARED:
+		return p->has_end ? p->end.shared_lost : 0;
 	default:
 		return 0;
 	}

@@ -140,6 +140,7 @@ enum ft_loss {
 	FT_LOSS_STRINGS,         /* strings (paths) recorded without their text */
 	FT_LOSS_HANDLER,         /* calls in signal handlers not recorded */
 	FT_LOSS_ENDS,            /* processes whose file has no END record */
+	FT_LOSS_SHARED,          /* calls by clone(CLONE_VM) children on their parent's TLS */
 	FT_LOSS_N
 };
 struct ft_loss_info {

@@ -721,6 +721,7 @@ void ft_write_end(int reason, int status)
 	e.threads_untraced = atomic_load(&ft_threads_untraced);
 	e.strings_lost = atomic_load(&ft_strings_lost);
 	e.handler_lost = atomic_load(&ft_handler_lost);
+	e.shared_lost = atomic_load(&ft_shared_lost);
 	struct iovec v = { &e, sizeof e };
 	ft_output_write_last(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
 }

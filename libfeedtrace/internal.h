@@ -38,6 +38,12 @@ void *ft_map_anon(size_t bytes, int flags);
 void ft_thread_set_name(struct ft_thread *t, const char *name);
 void ft_thread_set_py_name(const char *name);   /* the calling thread's */
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
+/* clone(CLONE_VM) children that share the caller's TLS (ring.c) */
+_Atomic int32_t *ft_shared_begin(int watched);  /* before the clone: the word to clear */
+void ft_shared_end(_Atomic int32_t *live, int cloned);  /* after it, in the parent */
+struct ft_thread *ft_own_ring(void);           /* the caller's ring, or NULL */
+int ft_self_foreign(void);                     /* a task on another's memory and TLS */
+extern _Atomic uint64_t ft_shared_lost;
 /* strtab.c */
 void ft_strtab_init(void);
 uint64_t ft_strtab_after_fork_child(void);   /* the inherited strings' end */

@@ -378,8 +378,9 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
  * dup that failed changes nothing; errno is the real function's. */
 static inline void dup_path(int oldfd, int newfd)
 {
-	if (newfd >= 0 && newfd != oldfd && ft_self != &ft_thread_vfork_child &&
-	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO))
+	if (newfd >= 0 && newfd != oldfd &&
+	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO) &&
+	    !ft_self_foreign())
 		ft_fd_set_word(newfd, ft_fd_word(oldfd));
 }
 
