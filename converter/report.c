@@ -445,6 +445,10 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	uint64_t wall = last - first;          /* the run: first start to last end */
+	for (int i = 0; i < r->nprocs; i++)    /* forked children that left no file */
+		for (int f = 0; f < r->procs[i].v.nforked; f++)
+			r->tr.procs[i]->children_untraced +=
+				!ft_trace_has_pid(&r->tr, r->procs[i].v.forked[f]);
 	/* a rank known from its gloo collectives only (analyse.c): its
 	 * children without an identity (its DataLoader workers) are of it */
 	int *gloo = ft_xmalloc((2 * (size_t)r->nprocs + 1) * sizeof *gloo), ng = 0;
