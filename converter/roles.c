@@ -330,6 +330,9 @@ void ft_brief_command(const char *cmdline, char *out, size_t cap)
 	out[o] = 0;
 	if (o > 60)
 		strcpy(out + 57, "...");
+	for (char *p = out; *p; p++)    /* one line: `python3 -c` code's newlines */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 }
 
 void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap)
