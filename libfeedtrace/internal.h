@@ -97,6 +97,7 @@ void ft_modules_write_cached(void);   /* AS-safe: a fork child's inherited list,
 
 /* flusher.c */
 int ft_flusher_start(void);
+extern int ft_alloc_fork_unsafe;    /* a sanitizer's allocator: fork waits for a quiet flusher */
 void ft_flusher_stop(void);         /* final compressed drain, then join */
 void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the lock */
 int ft_flusher_compressing(void);   /* zstd running, the lock let go */
