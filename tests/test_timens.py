@@ -66,3 +66,27 @@ def test_child_in_a_time_namespace_is_on_the_host_clock(traced, tmp_path, offset
                           timeout=120).stdout
     assert [ln.split()[2] for ln in text.splitlines() if "(exec'd from" in ln] == ["io_read"]
     assert "(exec'd from unshare -T -" in text
+
+
+TIMENS_FORK = prog("timens_fork")
+
+
+@pytest.mark.parametrize("offset", [100000, -50])
+def test_fork_child_in_the_namespace_its_parent_made(traced, tmp_path, offset):
+    """unshare(CLONE_NEWTIME) then fork: the child is in the new namespace
+    from its start (its tracer's fork handler reads the offset again); it
+    reads for 300 ms of its own clock, so its trace has several
+    calibration pairs, all on the host's clock."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"y" * 64)
+    r = traced([TIMENS_FORK, str(data), str(offset)])
+    if r.returncode == 77:
+        pytest.skip(r.stdout.strip())
+    assert (r.returncode, r.stdout) == (0, "ok\n"), r.stderr
+    t = r.trace
+    [parent] = [p for p in t.procs if p["pid"] == min(q["pid"] for q in t.procs)]
+    [child] = [p for p in t.procs if p["ppid"] == parent["pid"]]
+    mine = [e["ts_ns"] for e in t.calls("read", pid=parent["pid"], path=str(data))]
+    theirs = [e["ts_ns"] for e in t.calls("read", pid=child["pid"], path=str(data))]
+    assert len(mine) == 2 and len(theirs) >= 10
+    assert mine[0] < min(theirs) <= max(theirs) < mine[1]
