@@ -24,6 +24,8 @@ struct dump_ctx {
 	uint64_t counts[FT_EV_COUNT];
 	uint64_t unknown;
 	uint64_t exec_failed;   /* EXEC records with an errno: exec returned */
+	const struct ft_trace *tr;
+	struct ft_process *p;   /* the process read now */
 };
 
 /* text form: a string without spaces or quotes stands as is */
@@ -107,6 +109,9 @@ static int dump_event(const struct ft_event *ev, void *arg)
 	c->counts[r->kind]++;
 	if (r->kind == FT_EV_EXEC && r->p.u32[1] != 0)
 		c->exec_failed++;
+	int32_t child = ft_an_forked(r);
+	if (child && !ft_trace_has_pid(c->tr, child))
+		c->p->children_untraced++;
 	if (c->summary)
 		return 0;
 	if (c->json) {
@@ -351,8 +356,10 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 	if (ft_trace_open(dir, &tr, stderr) != 0)
 		return 1;
 	c.t0 = tr.start_ns;
+	c.tr = &tr;
 	for (int i = 0; i < tr.nprocs && !ferror(out); i++) {   /* output lost: stop */
 		memset(c.counts, 0, sizeof c.counts);
+		c.p = tr.procs[i];
 		ft_process_events(tr.procs[i], dump_event, &c, stderr);
 		tally(&c, tr.procs[i]);
 	}

@@ -519,6 +519,13 @@ const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
 	[FT_LOSS_ENDS] = { "unended", "processes without an end record (killed, still running, "
 			   "or output failed)",
 			   "their last records (up to FEEDTRACE_FLUSH_MS) are missing" },
+	[FT_LOSS_CHILDREN] = { "children_untraced", "processes forked by traced processes left no "
+			       "trace", "their trace file could not be made (FEEDTRACE_OUT not "
+			       "writable to them, e.g. after setuid; disk full): their calls are "
+			       "missing" },
+	[FT_LOSS_SHARED] = { "clone_vm_untraced", "calls by clone(CLONE_VM) children on their "
+			     "parent's memory not recorded", "counted only (posix_spawn, vfork and "
+			     "fork children are traced)" },
 };
 
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
@@ -542,6 +549,10 @@ uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
 		return p->has_end ? p->end.handler_lost : 0;
 	case FT_LOSS_ENDS:
 		return !p->has_end;
+	case FT_LOSS_CHILDREN:
+		return p->children_untraced;
+	case FT_LOSS_SHARED:
+		return p->has_end ? p->end.shared_lost : 0;
 	default:
 		return 0;
 	}
@@ -819,6 +830,12 @@ static void borrow_clock_rates(struct ft_trace *tr, FILE *err)
 	}
 }
 
+static int pid_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -881,7 +898,17 @@ int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err)
 		return -1;
 	}
 	borrow_clock_rates(tr, err);
+	tr->pids = ft_xmalloc((size_t)tr->nprocs * sizeof *tr->pids);
+	for (int i = 0; i < tr->nprocs; i++)
+		tr->pids[i] = tr->procs[i]->hdr.pid;
+	tr->npids = tr->nprocs;
+	qsort(tr->pids, (size_t)tr->npids, sizeof *tr->pids, pid_cmp);
 	return 0;
+}
+
+int ft_trace_has_pid(const struct ft_trace *tr, int32_t pid)
+{
+	return tr->npids && bsearch(&pid, tr->pids, (size_t)tr->npids, sizeof pid, pid_cmp);
 }
 
 static void process_free(struct ft_process *p)
@@ -936,6 +963,7 @@ void ft_trace_close(struct ft_trace *tr)
 	for (int i = 0; i < tr->nprocs; i++)
 		process_free(tr->procs[i]);
 	free(tr->procs);
+	free(tr->pids);
 	memset(tr, 0, sizeof *tr);
 }
 

@@ -82,6 +82,8 @@ struct ft_process {
 	uint64_t chunks, bad_chunks, bad_bytes;
 	uint64_t dup_slots;      /* slots read twice (an exit drain beside the flusher): skipped */
 	uint64_t records;        /* records found in EVENTS chunks */
+	uint64_t children_untraced;  /* its fork records' children with no file here
+	                                (counted by a pass over its events: report, dump) */
 	int fd;                  /* open while a pass reads it (pread), else -1 */
 	uint64_t dev, ino;       /* the file opened: a pass reads no other */
 	uint64_t size;           /* size at open, cut if the file shrank since */
@@ -95,6 +97,8 @@ struct ft_trace {
 	int nprocs;
 	uint64_t errors;         /* damaged places reported */
 	uint64_t start_ns;       /* earliest process start (MONOTONIC) */
+	int32_t *pids;           /* the pids of every file read at open, sorted */
+	int npids;
 };
 
 struct ft_event {
@@ -111,6 +115,8 @@ typedef int (*ft_event_fn)(const struct ft_event *ev, void *arg);
  * Returns 0 if at least one process was readable, -1 otherwise. */
 int ft_trace_open(const char *dir, struct ft_trace *tr, FILE *err);
 void ft_trace_close(struct ft_trace *tr);
+/* a file read at open is of pid (also after ft_trace_keep) */
+int ft_trace_has_pid(const struct ft_trace *tr, int32_t pid);
 /* keeps the processes i with keep[i] (in order), closes the others */
 void ft_trace_keep(struct ft_trace *tr, const unsigned char *keep);
 /* 0 when the files come from one run (the same run id in every header
@@ -165,6 +171,8 @@ enum ft_loss {
 	FT_LOSS_STRINGS,         /* strings (paths) recorded without their text */
 	FT_LOSS_HANDLER,         /* calls in signal handlers not recorded */
 	FT_LOSS_ENDS,            /* processes whose file has no END record */
+	FT_LOSS_SHARED,          /* calls by clone(CLONE_VM) children on their parent's TLS */
+	FT_LOSS_CHILDREN,        /* forked children that left no file */
 	FT_LOSS_N
 };
 struct ft_loss_info {

@@ -490,16 +490,27 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			last = e;
 	}
 	uint64_t wall = last - first;          /* the run: first start to last end */
+	for (int i = 0; i < r->nprocs; i++)    /* forked children that left no file */
+		for (int f = 0; f < r->procs[i].v.nforked; f++)
+			r->tr.procs[i]->children_untraced +=
+				!ft_trace_has_pid(&r->tr, r->procs[i].v.forked[f]);
 	/* a rank known from its gloo collectives only (analyse.c): its
 	 * children without an identity (its DataLoader workers) are of it */
+	int *gloo = ft_xmalloc((2 * (size_t)r->nprocs + 1) * sizeof *gloo), ng = 0;
+	for (int k = 0; k < r->nprocs; k++)
+		if (r->tr.procs[k]->hdr.launcher == FT_LAUNCH_GLOO)
+			gloo[ng++] = k;
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_file_header *h = &r->tr.procs[i]->hdr;
-		for (int k = 0; k < r->nprocs && !h->world_size; k++) {
-			const struct ft_file_header *q = &r->tr.procs[k]->hdr;
-			if (q->pid == h->ppid && q->launcher == FT_LAUNCH_GLOO)
+		for (int j = 0; j < ng && !h->world_size; j++) {
+			const struct ft_file_header *q = &r->tr.procs[gloo[j]]->hdr;
+			if (q->pid == h->ppid) {
 				ft_take_gloo_identity(h, q->rank, q->world_size);
+				gloo[ng++] = i;         /* its own children are of it */
+			}
 		}
 	}
+	free(gloo);
 	/* a job of ranks: the straggler's main process, if any, is the one the
 	 * verdict is about (ranks.c) */
 	struct ft_rank_in *ri = ft_xrealloc(NULL, (size_t)(r->nprocs ? r->nprocs : 1) * sizeof *ri);
@@ -624,30 +635,89 @@ static void report_losses(const struct ft_report *r, FILE *out)
 
 /* ---- text ---- */
 
-/* process i and its children, indented by depth */
-/* the image that replaced procs[i] by exec (same pid, started later), or -1 */
-static int exec_successor(const struct ft_report *r, int i)
+/* The process tree as print_tree walks it, made once: each image's exec
+ * successor (same pid, the next start), the images each one replaced, and
+ * each one's children that no exec replaced, all in process order (each
+ * list in CSR form: the entries of i are x[at[i]] .. x[at[i + 1] - 1]).
+ * A lookup over every process for every process at every position made
+ * the text report cubic in the number of processes. */
+struct tree {
+	int *succ;
+	int *pred_at, *pred;
+	int *kid_at, *kid;
+};
+
+static int by_pid_start(const void *x, const void *y, void *arg)
 {
-	int best = -1;
-	for (int k = 0; k < r->nprocs; k++)
-		if (k != i && r->procs[k].pid == r->procs[i].pid &&
-		    r->procs[k].start > r->procs[i].start &&
-		    (best < 0 || r->procs[k].start < r->procs[best].start))
-			best = k;
-	return best;
+	const struct ft_rep_proc *p = arg;
+	const struct ft_rep_proc *a = &p[*(const int *)x], *b = &p[*(const int *)y];
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (*(const int *)x > *(const int *)y) - (*(const int *)x < *(const int *)y);
 }
 
-/* one line per image; an image replaced by exec is named on its
- * successor's line ("(exec'd from timeout ...)") instead of its own */
-static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
+/* x[at[i]..] lists, for each i, the k (in order) whose key[k] is i */
+static void csr(int n, const int *key, int **at_out, int **x_out)
+{
+	int *at = ft_xcalloc((size_t)n + 1, sizeof *at), *x = ft_xmalloc(((size_t)n + 1) * sizeof *x);
+	for (int k = 0; k < n; k++)
+		if (key[k] >= 0)
+			at[key[k] + 1]++;
+	for (int i = 0; i < n; i++)
+		at[i + 1] += at[i];
+	int *fill = ft_xmalloc(((size_t)n + 1) * sizeof *fill);
+	memcpy(fill, at, (size_t)n * sizeof *fill);
+	for (int k = 0; k < n; k++)
+		if (key[k] >= 0)
+			x[fill[key[k]]++] = k;
+	free(fill);
+	*at_out = at, *x_out = x;
+}
+
+static void tree_make(const struct ft_report *r, struct tree *t)
+{
+	int n = r->nprocs;
+	int *o = ft_xmalloc(((size_t)n + 1) * sizeof *o), *key = ft_xmalloc(((size_t)n + 1) * sizeof *key);
+	t->succ = ft_xmalloc(((size_t)n + 1) * sizeof *t->succ);
+	for (int i = 0; i < n; i++)
+		o[i] = i;
+	qsort_r(o, (size_t)n, sizeof *o, by_pid_start, r->procs);
+	for (int p = 0, q = 0; p < n; p++) {    /* q: the first later start of p's pid */
+		const struct ft_rep_proc *a = &r->procs[o[p]];
+		if (q <= p)
+			q = p + 1;
+		while (q < n && r->procs[o[q]].pid == a->pid && r->procs[o[q]].start == a->start)
+			q++;
+		t->succ[o[p]] = q < n && r->procs[o[q]].pid == a->pid ? o[q] : -1;
+	}
+	csr(n, t->succ, &t->pred_at, &t->pred);
+	for (int k = 0; k < n; k++)
+		key[k] = t->succ[k] < 0 ? r->procs[k].parent : -1;
+	csr(n, key, &t->kid_at, &t->kid);
+	free(o);
+	free(key);
+}
+
+static void tree_free(struct tree *t)
+{
+	free(t->succ);
+	free(t->pred_at);
+	free(t->pred);
+	free(t->kid_at);
+	free(t->kid);
+}
+
+/* process i and its children, indented by depth: one line per image; an
+ * image replaced by exec is named on its successor's line ("(exec'd from
+ * timeout ...)") instead of its own */
+static void print_tree(const struct ft_report *r, const struct tree *t, int i, int d, FILE *out)
 {
 	char cmd[72], from[72] = "";
 	ft_brief_command(r->procs[i].cmdline, cmd, sizeof cmd);
-	for (int k = 0; k < r->nprocs; k++)
-		if (exec_successor(r, k) == i) {
-			ft_brief_command(r->procs[k].cmdline, from, sizeof from);
-			break;
-		}
+	if (t->pred_at[i] < t->pred_at[i + 1])
+		ft_brief_command(r->procs[t->pred[t->pred_at[i]]].cmdline, from, sizeof from);
 	char rk[40];                                   /* "rank 1/4 " */
 	int rkn = ft_rank_text(r->tr.procs[i], rk, sizeof rk - 1);
 	if (rkn)
@@ -661,15 +731,16 @@ static void print_tree(const struct ft_report *r, int i, int d, FILE *out)
 	fprintf(out, "  %*s%d %-6s %s%.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
 		r->procs[i].role, rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
 		*from ? ")" : "");
-	for (int k = 0; k < r->nprocs && d < 16; k++)
-		if (r->procs[k].parent == i && exec_successor(r, k) < 0)
-			print_tree(r, k, d + 1, out);
+	if (d >= 16)
+		return;
+	for (int j = t->kid_at[i]; j < t->kid_at[i + 1]; j++)
+		print_tree(r, t, t->kid[j], d + 1, out);
 	/* the children of images this one replaced */
-	for (int x = 0; x < r->nprocs && d < 16; x++)
-		if (exec_successor(r, x) == i)
-			for (int k = 0; k < r->nprocs; k++)
-				if (r->procs[k].parent == x && exec_successor(r, k) < 0)
-					print_tree(r, k, d + 1, out);
+	for (int j = t->pred_at[i]; j < t->pred_at[i + 1]; j++) {
+		int x = t->pred[j];
+		for (int m = t->kid_at[x]; m < t->kid_at[x + 1]; m++)
+			print_tree(r, t, t->kid[m], d + 1, out);
+	}
 }
 
 /* Ranks of a job that made no collective feedtrace records (MPI's, or
@@ -862,9 +933,12 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	}
 	if (r->nprocs > 1) {
 		fputs("  processes:\n", out);
+		struct tree t;
+		tree_make(r, &t);
 		for (int i = 0; i < r->nprocs; i++)
 			if (r->procs[i].parent < 0)
-				print_tree(r, i, 0, out);
+				print_tree(r, &t, i, 0, out);
+		tree_free(&t);
 	}
 	fputc('\n', out);
 

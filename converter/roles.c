@@ -68,17 +68,55 @@ static int rank_words(int32_t rank, int32_t world, char *out, size_t cap)
 	return k > 0 && (size_t)k < cap ? k : 0;
 }
 
+/* indices sorted by pid, then start, then index: one pid's images are
+ * contiguous (bsearch by pid) */
+static int by_pid_start(const void *x, const void *y, void *arg)
+{
+	const struct ft_role_proc *p = arg;
+	int i = *(const int *)x, k = *(const int *)y;
+	if (p[i].pid != p[k].pid)
+		return p[i].pid < p[k].pid ? -1 : 1;
+	if (p[i].start != p[k].start)
+		return p[i].start < p[k].start ? -1 : 1;
+	return (i > k) - (i < k);
+}
+
+static int *by_pid(const struct ft_role_proc *p, int n)
+{
+	int *o = ft_xmalloc(((size_t)n + 1) * sizeof *o);
+	for (int i = 0; i < n; i++)
+		o[i] = i;
+	qsort_r(o, (size_t)n, sizeof *o, by_pid_start, (void *)p);
+	return o;
+}
+
+/* the first place in o (sorted by by_pid) of pid's images, n if none */
+static int pid_first(const struct ft_role_proc *p, const int *o, int n, int32_t pid)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (p[o[mid]].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* a parent pid may have several images (exec: `timeout 300 python3
  * train.py` is timeout, then python3, in one pid): the parent is the image
- * that had started last when the child started */
-static void parents(struct ft_role_proc *p, int n)
+ * that had started last when the child started (the first of them by
+ * index on a tie), or, none had, the one that started first */
+static void parents(struct ft_role_proc *p, int n, const int *o)
 {
 	for (int i = 0; i < n; i++) {
 		struct ft_role_proc *c = &p[i];
 		c->parent = -1;
-		for (int k = 0; k < n; k++) {
+		for (int j = pid_first(p, o, n, c->ppid); j < n && p[o[j]].pid == c->ppid; j++) {
+			int k = o[j];
 			const struct ft_role_proc *q = &p[k];
-			if (k == i || q->pid != c->ppid)
+			if (k == i)
 				continue;
 			int before = q->start <= c->start;
 			const struct ft_role_proc *b = c->parent >= 0 ? &p[c->parent] : NULL;
@@ -183,13 +221,14 @@ static int started_before(const struct ft_role_proc *p, int k, int i)
  * first. A pid the parent forked more than once (reused after its first
  * child ended): its traces in start order take its forks in order; one
  * beyond them (the same child again, after an exec) takes the last. */
-static int fork_place(const struct ft_role_proc *p, int n, int i)
+static int fork_place(const struct ft_role_proc *p, int n, const int *o, int i)
 {
 	const struct ft_role_proc *m = &p[p[i].parent];
 	int nth = 0, at = -1;
-	for (int k = 0; k < n; k++)
-		nth += k != i && p[k].pid == p[i].pid && p[k].parent == p[i].parent &&
-		       started_before(p, k, i);
+	for (int j = pid_first(p, o, n, p[i].pid); j < n && p[o[j]].pid == p[i].pid; j++) {
+		int k = o[j];
+		nth += k != i && p[k].parent == p[i].parent && started_before(p, k, i);
+	}
 	for (int f = 0; f < m->nforked; f++)
 		if (m->forked[f] == p[i].pid && (at = f, nth-- == 0))
 			break;
@@ -200,22 +239,33 @@ static int fork_place(const struct ft_role_proc *p, int n, int i)
  * forked ones first, in fork order; then the others, and one fork's
  * images, by start, then by index. Workers are numbered among their
  * parent's (the main process's, or another rank's main's). */
-static int worker_before(const struct ft_role_proc *p, const int *place, int k, int i)
+struct worker_order {
+	const struct ft_role_proc *p;
+	const int *place;
+};
+
+/* workers sorted by parent, then as numbered among its workers */
+static int worker_cmp(const void *x, const void *y, void *arg)
 {
+	const struct worker_order *w = arg;
+	const struct ft_role_proc *p = w->p;
+	const int *place = w->place;
+	int k = *(const int *)x, i = *(const int *)y;
 	if (p[k].parent != p[i].parent)
-		return 0;
+		return p[k].parent < p[i].parent ? -1 : 1;
 	if ((place[k] >= 0) != (place[i] >= 0))
-		return place[k] >= 0;
+		return place[k] >= 0 ? -1 : 1;
 	if (place[k] != place[i])
-		return place[k] < place[i];
-	return started_before(p, k, i);
+		return place[k] < place[i] ? -1 : 1;
+	return started_before(p, k, i) ? -1 : 1;
 }
 
 int ft_roles(struct ft_role_proc *p, int n)
 {
 	if (n <= 0)
 		return -1;
-	parents(p, n);
+	int *o = by_pid(p, n);
+	parents(p, n, o);
 	int m = pick_main(p, n);
 	int *place = ft_xrealloc(NULL, (size_t)n * sizeof *place);
 	for (int i = 0; i < n; i++)
@@ -229,14 +279,29 @@ int ft_roles(struct ft_role_proc *p, int n)
 		    worker_of(&p[i], &p[q]))
 			p[i].role = "worker";
 		p[i].worker_no = 0;
-		place[i] = !strcmp(p[i].role, "worker") ? fork_place(p, n, i) : -1;
+		place[i] = !strcmp(p[i].role, "worker") ? fork_place(p, n, o, i) : -1;
 	}
+	/* DataLoader workers: the parent and all its workers run Python */
+	int *notpy = ft_xcalloc((size_t)n + 1, sizeof *notpy);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(p[i].role, "worker") && !ft_is_python(p[i].cmdline))
+			notpy[p[i].parent] = 1;
+	for (int i = 0; i < n; i++)
+		p[i].py_workers = !strcmp(p[i].role, "worker") && !notpy[p[i].parent] &&
+				  ft_is_python(p[p[i].parent].cmdline);
+	free(notpy);
+	/* a worker's number: its place among its parent's workers, sorted */
+	int nw = 0;
 	for (int i = 0; i < n; i++)
 		if (!strcmp(p[i].role, "worker"))
-			for (int k = 0; k < n; k++)
-				if (k != i && !strcmp(p[k].role, "worker") && worker_before(p, place, k, i))
-					p[i].worker_no++;
+			o[nw++] = i;
+	struct worker_order w = { p, place };
+	qsort_r(o, (size_t)nw, sizeof *o, worker_cmp, &w);
+	for (int j = 1; j < nw; j++)
+		if (p[o[j]].parent == p[o[j - 1]].parent)
+			p[o[j]].worker_no = p[o[j - 1]].worker_no + 1;
 	free(place);
+	free(o);
 	return m;
 }
 
@@ -265,10 +330,14 @@ void ft_brief_command(const char *cmdline, char *out, size_t cap)
 	out[o] = 0;
 	if (o > 60)
 		strcpy(out + 57, "...");
+	for (char *p = out; *p; p++)    /* one line: `python3 -c` code's newlines */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 }
 
 void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t cap)
 {
+	(void)n;
 	char cmd[128];
 	ft_brief_command(p[i].cmdline, cmd, sizeof cmd);
 	int rk = rank_words(p[i].rank, p[i].world, out, cap);    /* "rank 1/4 " first */
@@ -277,12 +346,8 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 		out += rk, cap -= (size_t)rk;
 	}
 	if (!strcmp(p[i].role, "worker")) {
-		int m = p[i].parent, py = m >= 0 && ft_is_python(p[m].cmdline);
-		for (int k = 0; k < n && py; k++)
-			if (!strcmp(p[k].role, "worker") && p[k].parent == m)
-				py &= ft_is_python(p[k].cmdline);
-		snprintf(out, cap, "%sworker %d (pid %d)", py ? "DataLoader " : "", p[i].worker_no,
-			 p[i].pid);
+		snprintf(out, cap, "%sworker %d (pid %d)", p[i].py_workers ? "DataLoader " : "",
+			 p[i].worker_no, p[i].pid);
 	} else {
 		/* another rank's main process: "rank 1/4 main: ..." */
 		snprintf(out, cap, "%s: %s", strcmp(p[i].role, "rank") ? p[i].role : "main", cmd);

@@ -31,6 +31,8 @@ struct ft_role_proc {
 	                             they were forked, as PyTorch numbers its DataLoader
 	                             workers; those the main recorded no fork of after
 	                             them, by start */
+	int py_workers;           /* out: a worker whose parent and fellow workers all
+	                             run Python (DataLoader workers) */
 };
 
 /* parents, the main process (its index, returned) and every role */

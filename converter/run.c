@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
 #include "../libfeedtrace/format.h"
 #include "cmds.h"
 #include "report.h"
@@ -43,6 +45,52 @@ static int find_library(char *out, size_t cap)
 			return 0;
 	}
 	return -1;
+}
+
+/* The executable execvp would run for cmd (searched in PATH as it does). */
+static int find_command(const char *cmd, char *out, size_t cap)
+{
+	if (strchr(cmd, '/'))
+		return snprintf(out, cap, "%s", cmd) < (int)cap ? 0 : -1;
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; ; ) {
+		size_t n = strcspn(p, ":");
+		if (snprintf(out, cap, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) < (int)cap &&
+		    access(out, X_OK) == 0)
+			return 0;
+		if (!p[n])
+			return -1;
+		p += n + 1;
+	}
+}
+
+/* The AddressSanitizer runtime the program at path links (its DT_NEEDED
+ * libasan.so.N) into soname; 0 when it links none. */
+static int needs_asan(const char *path, char *soname, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	for (Elf_Scn *scn = NULL; e && !found && (scn = elf_nextscn(e, scn)); ) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Dyn dyn;
+		for (int k = 0; !found && gelf_getdyn(d, k, &dyn); k++) {
+			const char *name = dyn.d_tag == DT_NEEDED ?
+				elf_strptr(e, sh.sh_link, (size_t)dyn.d_un.d_val) : NULL;
+			if (name && !strncmp(name, "libasan.so", 10))
+				found = snprintf(soname, cap, "%s", name) > 0;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
 }
 
 static const char run_usage[] =
@@ -233,7 +281,19 @@ int ft_cmd_run(int argc, char **argv)
 			e == ENOENT && !strchr(argv[i], '/') ? "command not found" : strerror(e));
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
 	}
-	if (trace_files(abs_dir, &run_id) <= before) {
+	char exe[PATH_MAX], asan[64];
+	if (trace_files(abs_dir, &run_id) <= before && find_command(argv[i], exe, sizeof exe) == 0 &&
+	    needs_asan(exe, asan, sizeof asan)) {
+		/* ASan's runtime checks that it comes first in the process's
+		 * libraries; after the preloaded tracer it stops the program */
+		fprintf(stderr, "feedtrace: no trace was written to %s: %s is built with "
+			"AddressSanitizer (it links %s), whose runtime stops the program when "
+			"another library is loaded before it (the line above). Run it with the "
+			"runtime first: LD_PRELOAD=\"$(gcc -print-file-name=libasan.so) %s\" "
+			"FEEDTRACE_OUT=%s %s ...; or let the runtime come second: "
+			"ASAN_OPTIONS=verify_asan_link_order=0 feedtrace run -- %s ...\n",
+			abs_dir, argv[i], asan, lib, abs_dir, argv[i], argv[i]);
+	} else if (trace_files(abs_dir, &run_id) <= before) {
 		fprintf(stderr, "feedtrace: no trace was written to %s (the lines above say why); "
 			"the command ran untraced\n", abs_dir);
 	} else if (!quiet) {

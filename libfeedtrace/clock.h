@@ -40,6 +40,7 @@ static inline uint64_t ft_now(void)
 
 struct ft_clock_pair;
 void ft_clock_init(void);
+void ft_clock_after_fork_child(void);   /* its time namespace, again */
 void ft_clock_sample(struct ft_clock_pair *out);
 
 #endif

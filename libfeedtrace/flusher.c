@@ -570,6 +570,25 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
+/* A sanitizer's allocator is not fork-safe (glibc's is: fork takes its
+ * locks): this library built with one, or a program built with one (its
+ * runtime loaded, preloaded or linked) */
+int ft_alloc_fork_unsafe;
+
+static int sanitizer_runtime(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return 1;
+#else
+	static const char *const init[] = { "__asan_init", "__tsan_init", "__msan_init",
+					    "__hwasan_init", "__lsan_do_leak_check" };
+	for (size_t i = 0; ft_real_dlsym && i < sizeof init / sizeof init[0]; i++)
+		if (ft_real_dlsym(RTLD_DEFAULT, init[i]))
+			return 1;
+	return 0;
+#endif
+}
+
 int ft_flusher_start(void)
 {
 	if (!cctx) {
@@ -585,6 +604,7 @@ int ft_flusher_start(void)
 		ft_dl_boot();   /* libc's own dlvsym: the exported one is a wrapper */
 		glibc_nthreads = ft_real_dlvsym ?
 			ft_real_dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE") : NULL;
+		ft_alloc_fork_unsafe = sanitizer_runtime();
 	}
 	atomic_store(&flusher_stop, 0);
 	atomic_store(&flusher_settled, 0);
@@ -724,6 +744,7 @@ void ft_write_end(int reason, int status)
 	e.threads_untraced = atomic_load(&ft_threads_untraced);
 	e.strings_lost = atomic_load(&ft_strings_lost);
 	e.handler_lost = atomic_load(&ft_handler_lost);
+	e.shared_lost = atomic_load(&ft_shared_lost);
 	struct iovec v = { &e, sizeof e };
 	ft_output_write_last(FT_CHUNK_END, FT_CODEC_RAW, sizeof e, &v, 1);
 }

@@ -205,7 +205,8 @@ struct ft_end_info {                     /* 80 bytes */
 	uint64_t strings_lost;           /* strings that did not fit the table */
 	/* appended (an older writer's END is 48 bytes: these read as 0) */
 	uint64_t handler_lost;           /* calls in signal handlers not recorded */
-	uint64_t reserved[3];
+	uint64_t shared_lost;            /* calls by clone(CLONE_VM) children on our TLS, not recorded */
+	uint64_t reserved[2];
 };
 #define FT_END_INFO_V1_SIZE 48
 

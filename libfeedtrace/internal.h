@@ -38,6 +38,12 @@ void *ft_map_anon(size_t bytes, int flags);
 void ft_thread_set_name(struct ft_thread *t, const char *name);
 void ft_thread_set_py_name(const char *name);   /* the calling thread's */
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
+/* clone(CLONE_VM) children that share the caller's TLS (ring.c) */
+_Atomic int32_t *ft_shared_begin(int watched);  /* before the clone: the word to clear */
+void ft_shared_end(_Atomic int32_t *live, int cloned);  /* after it, in the parent */
+struct ft_thread *ft_own_ring(void);           /* the caller's ring, or NULL */
+int ft_self_foreign(void);                     /* a task on another's memory and TLS */
+extern _Atomic uint64_t ft_shared_lost;
 /* strtab.c */
 void ft_strtab_init(void);
 uint64_t ft_strtab_after_fork_child(void);   /* the inherited strings' end */
@@ -96,6 +102,7 @@ void ft_modules_write_cached(void);   /* AS-safe: a fork child's inherited list,
 
 /* flusher.c */
 int ft_flusher_start(void);
+extern int ft_alloc_fork_unsafe;    /* a sanitizer's allocator: fork waits for a quiet flusher */
 void ft_flusher_stop(void);         /* final compressed drain, then join */
 void ft_flush_all_raw(void);        /* async-signal-safe drain, caller holds the lock */
 int ft_flusher_compressing(void);   /* zstd running, the lock let go */

@@ -247,22 +247,22 @@ static __thread int fork_overlapped FT_TLS;
 static void fork_prepare(void)
 {
 	fork_locked = ready && ft_flush_lock(2000) == 0;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	/* glibc's malloc is fork-safe (fork takes its locks); a sanitizer's
 	 * allocator is not: a fork while the flusher allocated (its thread's
 	 * start-up in the sanitizer's runtime, zstd's first compression) left
 	 * that allocator's lock held in the child, whose first thread then
-	 * waited for ever (tests/vshapes/workers forks at once). In a sanitizer
-	 * build fork waits until the flusher is quiet (2 s at most). */
+	 * waited for ever (tests/vshapes/workers forks at once; an ASan-built
+	 * program that forks at once, its leak check at the child's exit). In
+	 * a sanitizer build, or in a program with a sanitizer's runtime, fork
+	 * waits until the flusher is quiet (2 s at most). */
 	uint64_t deadline = ft_mono_ns() + 2000000000ull;
-	while (ready && !ft_flusher_quiet() && ft_mono_ns() < deadline) {
+	while (ft_alloc_fork_unsafe && ready && !ft_flusher_quiet() && ft_mono_ns() < deadline) {
 		if (fork_locked)
 			ft_flush_unlock();
 		struct timespec ts = { 0, 50000 };
 		nanosleep(&ts, NULL);
 		fork_locked = ft_flush_lock(2000) == 0;
 	}
-#endif
 	/* the flusher was mid-compression: this fork did not wait for it */
 	fork_overlapped = fork_locked && ft_flusher_compressing();
 	/* objects loaded since the flusher's last look (a dlopen just before
@@ -296,6 +296,7 @@ static void fork_child(void)
 	ft_ring_after_fork_child();
 	ft_cpu_tids_after_fork_child();
 	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
+	ft_clock_after_fork_child();
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();
 	ft_flusher_forget();

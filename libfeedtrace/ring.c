@@ -8,6 +8,7 @@
  * path holding the flush lock). Rings come from mmap, never malloc, and are reused.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -159,6 +160,157 @@ struct ft_thread *ft_thread_attach(void)
 	return t;
 }
 
+/* ---- clone(CLONE_VM) children on the caller's thread-local storage ----
+ * glibc's clone with CLONE_VM and without CLONE_SETTLS makes a task that
+ * runs on its parent's memory and on its parent thread's TLS: it sees that
+ * thread's ft_self. It must record nothing there: it would be a second
+ * producer in the ring or, attaching a ring under its own tid, a slot the
+ * flusher frees (tgkill on our thread group finds no such tid) while the
+ * parent writes it. While such a child may run, the thread's ft_self is a
+ * stand-in, busy for good, so that every hook takes ft_busy_slow, which
+ * asks the kernel who calls: the thread that cloned records into its own
+ * ring; any other task passes straight through, its call counted (END's
+ * shared_lost). The kernel clears the entry's `live` word as the child
+ * exits or execs (CLONE_CHILD_CLEARTID, which the wrapper adds); the
+ * owner's next hook then puts its ring back. A child whose clone names
+ * its own CLONE_CHILD_CLEARTID word, or that clones again on the same TLS,
+ * pins the stand-in: its owner asks the kernel at each hook for good. */
+#define FT_SHARED_MAX 64
+struct ft_shared {
+	struct ft_thread standin;       /* first: what ft_self points to */
+	struct ft_thread *prev;         /* ft_self before the clone */
+	struct ft_thread *ring;         /* the owner's ring */
+	int32_t owner;                  /* the owner's tid */
+	_Atomic int32_t live;           /* 0 once the child exited or exec'd */
+	_Atomic int pinned;             /* its end is not seen: never put back */
+	_Atomic int used;
+};
+static struct ft_shared shared[FT_SHARED_MAX];
+_Atomic uint64_t ft_shared_lost;
+
+static struct ft_shared *shared_of(struct ft_thread *t)
+{
+	uintptr_t a = (uintptr_t)t;
+	if (a < (uintptr_t)shared || a >= (uintptr_t)(shared + FT_SHARED_MAX))
+		return NULL;
+	return (struct ft_shared *)t;
+}
+
+static int32_t my_tid(void)
+{
+	int saved = errno;
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	errno = saved;
+	return tid;
+}
+
+/* The calling thread, about to clone a child onto its TLS: ft_self becomes
+ * a stand-in. Returns the word the kernel is to clear when the child is
+ * gone (CLONE_CHILD_CLEARTID; unused when watched: the clone names its
+ * own), or NULL when the thread records nothing anyway. */
+_Atomic int32_t *ft_shared_begin(int watched)
+{
+	if (!atomic_load_explicit(&ft_active, memory_order_relaxed))
+		return NULL;
+	if (!ft_self)
+		ft_thread_attach();
+	struct ft_thread *self = ft_self;
+	if (!self)
+		ft_self = self = &ft_thread_refused;    /* a thread that never records */
+	if (self == &ft_thread_refused || self == &ft_thread_vfork_child)
+		return NULL;
+	struct ft_shared *top = shared_of(self);
+	int32_t tid = my_tid();
+	if (top && top->owner != tid) {         /* a child cloning on the same TLS */
+		atomic_store(&top->pinned, 1);
+		return NULL;
+	}
+	for (unsigned i = 0; i < FT_SHARED_MAX; i++) {
+		struct ft_shared *e = &shared[i];
+		int expect = 0;
+		if (!atomic_compare_exchange_strong(&e->used, &expect, 1))
+			continue;
+		memset(&e->standin, 0, sizeof e->standin);
+		e->standin.busy = 1;
+		e->prev = self;
+		e->ring = top ? top->ring : self;
+		e->owner = tid;
+		atomic_store(&e->live, 1);
+		atomic_store(&e->pinned, watched);
+		ft_self = &e->standin;
+		return &e->live;
+	}
+	/* no room to tell the two apart: this thread records nothing more */
+	atomic_fetch_add(&ft_threads_untraced, 1);
+	ft_self = &ft_thread_refused;
+	return NULL;
+}
+
+/* The owner: stand-ins whose child is gone give their place back. */
+static struct ft_thread *shared_pop(void)
+{
+	struct ft_shared *e;
+	while ((e = shared_of(ft_self)) && !atomic_load(&e->pinned) &&
+	       atomic_load_explicit(&e->live, memory_order_acquire) == 0) {
+		ft_self = e->prev;
+		atomic_store(&e->used, 0);
+	}
+	return ft_self;
+}
+
+/* The clone returned in the parent (cloned: it made a child). A vfork-like
+ * clone returns once the child is gone: the ring is put back at once. */
+void ft_shared_end(_Atomic int32_t *live, int cloned)
+{
+	if (!live)
+		return;
+	if (!cloned) {
+		struct ft_shared *e = (struct ft_shared *)((char *)live - offsetof(struct ft_shared, live));
+		atomic_store(&e->pinned, 0);
+		atomic_store(live, 0);
+	}
+	shared_pop();
+}
+
+/* A hook found a stand-in: the owner records into its ring; another task
+ * passes through, counted. */
+static struct ft_thread *shared_enter(struct ft_shared *e, uintptr_t here)
+{
+	if (my_tid() != e->owner) {
+		atomic_fetch_add_explicit(&ft_shared_lost, 1, memory_order_relaxed);
+		return NULL;
+	}
+	struct ft_thread *t = shared_pop();
+	struct ft_shared *top = shared_of(t);
+	if (top)
+		t = top->ring;
+	uintptr_t b = t->busy;
+	if (!b)
+		return t;
+	if ((b & 1) && here < b - 1)
+		return NULL;            /* below a walk or a CUDA call */
+	return ft_busy_slow(t, here);
+}
+
+/* The calling thread's own ring (NULL: it records nothing). */
+struct ft_thread *ft_own_ring(void)
+{
+	struct ft_thread *t = ft_self;
+	struct ft_shared *e = shared_of(t);
+	if (e)
+		return my_tid() == e->owner ? e->ring : NULL;
+	return t == &ft_thread_refused || t == &ft_thread_vfork_child ? NULL : t;
+}
+
+/* True in a task that runs on another's memory and TLS (a vfork child, a
+ * clone(CLONE_VM) child): it must not change the process's tables. */
+int ft_self_foreign(void)
+{
+	struct ft_thread *t = ft_self;
+	struct ft_shared *e = shared_of(t);
+	return t == &ft_thread_vfork_child || (e && my_tid() != e->owner);
+}
+
 /* A thread's name as the flusher will write it: the kernel's 15 bytes at
  * most, read at attach and on each rename (pthread_setname_np, prctl),
  * never from /proc by the flusher: an open there would take the lowest
@@ -179,8 +331,8 @@ void ft_thread_set_name(struct ft_thread *t, const char *name)
  * named even if it makes no traced call. */
 void ft_thread_set_py_name(const char *name)
 {
-	struct ft_thread *t = ft_self ? ft_self : ft_thread_attach();
-	if (!t || t == &ft_thread_refused || t == &ft_thread_vfork_child)
+	struct ft_thread *t = ft_self ? ft_own_ring() : ft_thread_attach();
+	if (!t)
 		return;
 	uint64_t w[6] = { 0 };
 	memcpy(w, name, strnlen(name, sizeof w - 1));
@@ -196,8 +348,8 @@ void ft_thread_set_py_name(const char *name)
  * (highest stream) wins. */
 struct ft_thread *ft_thread_by_pthread(uint64_t th)
 {
-	struct ft_thread *me = ft_self;
-	if (me && me->pthread == th && me != &ft_thread_refused && me != &ft_thread_vfork_child)
+	struct ft_thread *me = ft_own_ring();
+	if (me && me->pthread == th)
 		return me;
 	unsigned hw = atomic_load(&ft_threads_hw);
 	struct ft_thread *best = NULL;
@@ -234,8 +386,8 @@ static void cpu_note_exit(struct ft_thread *t)
  * (raw clone, a full start pool) is seen too. */
 void ft_thread_leaving(void)
 {
-	struct ft_thread *t = ft_self;
-	if (!t || t == &ft_thread_refused || t == &ft_thread_vfork_child)
+	struct ft_thread *t = ft_own_ring();
+	if (!t)
 		return;
 	cpu_note_exit(t);
 	atomic_store_explicit(&t->leaving, 1, memory_order_release);
@@ -278,6 +430,9 @@ static int on_altstack(void)
  * but never published: head_local did not move, so the ring is whole. */
 struct ft_thread *ft_busy_slow(struct ft_thread *t, uintptr_t here)
 {
+	struct ft_shared *e = shared_of(t);
+	if (e)
+		return shared_enter(e, here);
 	uintptr_t b = t->busy;
 	if (b <= 1 || t == &ft_thread_refused || t == &ft_thread_vfork_child)
 		return NULL;            /* not now (stand-ins) */
@@ -327,6 +482,12 @@ void ft_ring_recycle(struct ft_thread *t)
  * this one buffered belongs to the parent, which writes it. */
 void ft_ring_after_fork_child(void)
 {
+	struct ft_shared *e = shared_of(ft_self);
+	if (e)
+		ft_self = e->ring;      /* no task shares this copy's TLS */
+	for (unsigned i = 0; i < FT_SHARED_MAX; i++)
+		atomic_store(&shared[i].used, 0);
+	atomic_store(&ft_shared_lost, 0);
 	unsigned hw = atomic_load(&ft_threads_hw);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];

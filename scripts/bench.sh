@@ -8,8 +8,9 @@
 # writes the report from that file; then appends scripts/bench_resync.sh's
 # section (the reader's resynchronisation over a 1, 8 and 64 MiB
 # zero-filled tail), scripts/bench_symbols.sh's (the converter
-# symbolising 10 000 stacks) and scripts/bench_stdio.sh's (the stdio
-# readers, untraced and traced).
+# symbolising 10 000 stacks), scripts/bench_stdio.sh's (the stdio
+# readers, untraced and traced) and scripts/bench_procs.sh's (the commands
+# over thousands of processes).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -79,6 +80,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_symbols.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 11, the stdio readers' wrappers, untraced and traced
 	{ echo; BUILD="$BUILD" scripts/bench_stdio.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 12, the converter's commands over thousands of processes
+	{ echo; BUILD="$BUILD" scripts/bench_procs.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

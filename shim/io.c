@@ -235,14 +235,32 @@ READ_N(pread64, FT_EV_PREAD64, (int fd, void *buf, size_t n, off64_t off), (fd, 
        FT_SOLO_OR(REAL(pread64)(fd, buf, n, off), SYS_pread64, fd, buf, n, off))
 
 /* bytes asked for; an iov array the kernel could not read (EFAULT) is not
- * read here either */
+ * read here either. The kernel fails an array of more than UIO_MAXIOV
+ * (1024) entries with EINVAL without reading it, and the count may exceed
+ * the array: the entries past 1024 (up to 65,536) are read through
+ * process_vm_readv, which answers EFAULT where a plain read would fault. */
+#define IOV_SAFE 1024
+#define IOV_MOST 65536
 static uint64_t iov_bytes(const struct iovec *iov, int n, ssize_t r, int e)
 {
 	uint64_t sum = 0;
 	if (r < 0 && e == EFAULT)
 		return 0;
-	for (int i = 0; i < n && i < 1024; i++)
+	int i = 0;
+	for (; i < n && i < IOV_SAFE; i++)
 		sum += iov[i].iov_len;
+	while (i < n && i < IOV_MOST) {
+		struct iovec part[64];
+		size_t k = (size_t)(n - i) < 64 ? (size_t)(n - i) : 64;
+		struct iovec to = { part, k * sizeof *part }, from = { (void *)(iov + i), k * sizeof *part };
+		long got = syscall(SYS_process_vm_readv, syscall(SYS_getpid), &to, 1L, &from, 1L, 0L);
+		errno = e;              /* the call's, which the record reads */
+		if (got < (long)sizeof *part)
+			break;
+		for (size_t j = 0; j < (size_t)got / sizeof *part; j++)
+			sum += part[j].iov_len;
+		i += (int)((size_t)got / sizeof *part);
+	}
 	return sum;
 }
 
@@ -448,8 +466,9 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
  * dup that failed changes nothing; errno is the real function's. */
 static inline void dup_path(int oldfd, int newfd)
 {
-	if (newfd >= 0 && newfd != oldfd && ft_self != &ft_thread_vfork_child &&
-	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO))
+	if (newfd >= 0 && newfd != oldfd &&
+	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO) &&
+	    !ft_self_foreign())
 		ft_fd_set_word(newfd, ft_fd_word(oldfd));
 }
 

@@ -64,6 +64,10 @@ static inline void record_lock_site(struct ft_thread *t, unsigned kind, uint64_t
 	static __attribute__((noinline)) int wait_##name params        \
 	{                                                               \
 		struct ft_thread *t = ft_self;                          \
+		if (ft_unlikely(t->busy))       /* a stand-in: ring.c */ \
+			t = ft_busy_slow(t, FT_FRAME());                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
 		struct site s = waiter_site(t);                         \
 		uint64_t t0 = ft_now();                                 \
 		int r = REAL(name) args;                                \

@@ -2,7 +2,8 @@
  * process.c: wrappers for the calls that end, copy or replace a process
  * (fork, exit, _exit, exec*), for sigaction/signal so that the program
  * sees its own view of the signals whose default we stand in for, and for
- * unshare/setns, which a single-threaded process only may make.
+ * unshare/setns, which a single-threaded process only may make, and for
+ * clone, whose CLONE_VM child may share the caller's thread state.
  * posix_spawn is not wrapped: its child calls only libc's internal
  * functions, never a wrapper. vfork is, in assembly (x86-64): its child
  * runs on the parent's memory, so while it does, the calling thread's
@@ -12,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -67,6 +69,34 @@ pid_t fork(void)
 		errno = e;
 	}
 	return pid;
+}
+
+/* clone with CLONE_VM and without CLONE_SETTLS: the child runs on this
+ * thread's TLS, hence sees its ring pointer; while it may run, that is a
+ * stand-in that tells the two apart (ring.c, ft_shared_begin). The kernel
+ * tells the child's end by clearing a word (CLONE_CHILD_CLEARTID), which
+ * is added unless the program asked for it itself. */
+int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	if (!(flags & CLONE_VM) || (flags & CLONE_SETTLS))
+		return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	int watched = (flags & CLONE_CHILD_CLEARTID) != 0;
+	_Atomic int32_t *live = ft_shared_begin(watched);
+	if (live && !watched) {
+		flags |= CLONE_CHILD_CLEARTID;
+		ctid = (pid_t *)live;
+	}
+	int r = REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	int e = errno;
+	ft_shared_end(live, r > 0);
+	errno = e;
+	return r;
 }
 
 #if defined(__x86_64__)
@@ -274,7 +304,7 @@ int execle(const char *path, const char *arg, ...)
  * SIG_DFL. Once it installs a handler, that handler is the real one. */
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!ft_signal_wanted(sig) || ft_self == &ft_thread_vfork_child)
+	if (!ft_signal_wanted(sig) || ft_self_foreign())
 		return REAL(sigaction)(sig, act, old);
 	if (ft_signal_is_ours(sig)) {
 		if (old) {
@@ -297,7 +327,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (!ft_signal_wanted(sig) || ft_self == &ft_thread_vfork_child)
+	if (!ft_signal_wanted(sig) || ft_self_foreign())
 		return REAL(signal)(sig, handler);
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);

@@ -106,8 +106,8 @@ int prctl(int option, ...)
 	va_end(ap);
 	int r = REAL(prctl)(option, a2, a3, a4, a5);
 	if (r == 0 && option == PR_SET_NAME && a2) {
-		struct ft_thread *t = ft_self;
-		if (t && t != &ft_thread_refused && t != &ft_thread_vfork_child)
+		struct ft_thread *t = ft_own_ring();
+		if (t)
 			ft_thread_set_name(t, (const char *)a2);
 	}
 	return r;

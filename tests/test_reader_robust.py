@@ -366,26 +366,29 @@ def test_diff_output_refuses_symlink_and_leaves_no_partial_file(tmp_path):
 
 # ---- item 3: every counted loss shown where users look ----
 
-LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost", "unended"]
+LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost", "unended",
+             "clone_vm_untraced", "children_untraced"]
 
 
-def end_payload(records, lost, threads, untraced, strings_lost, handler_lost=None):
+def end_payload(records, lost, threads, untraced, strings_lost, handler_lost=None,
+                shared_lost=0):
     b = struct.pack("<IiQQQQQ", 1, 0, records, lost, threads, untraced, strings_lost)
     if handler_lost is not None:       # the 80-byte END; a 48-byte one has none
-        b += struct.pack("<QQQQ", handler_lost, 0, 0, 0)
+        b += struct.pack("<QQQQ", handler_lost, shared_lost, 0, 0)
     return b
 
 
 def test_losses_in_dump_and_report(tmp_path):
     d = str(tmp_path / "run")
-    make_trace(d, n=500, end=end_payload(500, 7, 1, 1488, 1237858, 42), lost={100: 7})
+    make_trace(d, n=500, end=end_payload(500, 7, 1, 1488, 1237858, 42, 5), lost={100: 7})
     make_trace(d, n=200, name="b.2.ft", end=end_payload(200, 0, 1, 12, 0, 0))
     r, procs, _ = dump(d)
     assert r.returncode == 0
     assert [{k: p[k] for k in LOSS_KEYS} for p in procs] == [
         {"lost": 7, "threads_untraced": 1488, "strings_lost": 1237858, "handler_lost": 42,
-         "unended": 0},
-        {"lost": 0, "threads_untraced": 12, "strings_lost": 0, "handler_lost": 0, "unended": 0}]
+         "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0},
+        {"lost": 0, "threads_untraced": 12, "strings_lost": 0, "handler_lost": 0, "unended": 0,
+         "clone_vm_untraced": 0, "children_untraced": 0}]
     t = subprocess.run([TOOL, "dump", d, "--summary"], capture_output=True, text=True, timeout=60)
     lost = [l for l in t.stdout.splitlines() if l.startswith("   LOST ")]
     assert lost == [
@@ -393,6 +396,8 @@ def test_losses_in_dump_and_report(tmp_path):
         "   LOST 1488 threads untraced: raise FEEDTRACE_MEM_MB or lower FEEDTRACE_BUF_KB",
         "   LOST 1237858 paths recorded empty (string table full): fewer distinct files",
         "   LOST 42 calls in signal handlers not recorded: counted only",
+        "   LOST 5 calls by clone(CLONE_VM) children on their parent's memory not recorded: "
+        "counted only (posix_spawn, vfork and fork children are traced)",
         "   LOST 12 threads untraced: raise FEEDTRACE_MEM_MB or lower FEEDTRACE_BUF_KB"]
     rep = subprocess.run([TOOL, "report", d], capture_output=True, text=True, timeout=60)
     assert rep.returncode == 0
@@ -400,11 +405,13 @@ def test_losses_in_dump_and_report(tmp_path):
         "  LOST 7 records lost (full rings, failed writes) (1 of 2 processes): raise FEEDTRACE_BUF_KB",
         "  LOST 1500 threads untraced (2 of 2 processes): raise FEEDTRACE_MEM_MB or lower FEEDTRACE_BUF_KB",
         "  LOST 1237858 paths recorded empty (string table full) (1 of 2 processes): fewer distinct files",
-        "  LOST 42 calls in signal handlers not recorded (1 of 2 processes): counted only"]
+        "  LOST 42 calls in signal handlers not recorded (1 of 2 processes): counted only",
+        "  LOST 5 calls by clone(CLONE_VM) children on their parent's memory not recorded "
+        "(1 of 2 processes): counted only (posix_spawn, vfork and fork children are traced)"]
     js = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(js.stdout)["losses"] == {
         "lost": 7, "threads_untraced": 1500, "strings_lost": 1237858, "handler_lost": 42,
-        "unended": 0}
+        "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0}
 
 
 def test_process_without_end_is_counted(tmp_path):
