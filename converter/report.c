@@ -1177,23 +1177,50 @@ static int step_event(const struct ft_event *ev, void *arg)
 	return 0;
 }
 
-/* the step times of the process with most steps (that of the report's
- * median), in the order they closed; *len malloc'd, NULL without steps */
-void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
+/* the steps of the process with most steps (that of the report's median),
+ * fed with its events; NULL without steps */
+static struct ft_steps *steps_of(struct ft_report *r)
 {
 	int best = -1;
 	for (int i = 0; i < r->nprocs; i++)
 		if (r->procs[i].m.steps && (best < 0 || r->procs[i].m.steps > r->procs[best].m.steps))
 			best = i;
-	*len = NULL;
-	*n = 0;
 	if (best < 0)
-		return;
+		return NULL;
 	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
 	/* the report has said what is damaged: not again */
 	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, ft_said_once(stderr), NULL);
-	*len = ft_steps_lengths(sf.s, n);
-	ft_steps_free(sf.s);
+	return sf.s;
+}
+
+/* the step times of the process with most steps (that of the report's
+ * median), in the order they closed; *len malloc'd, NULL without steps */
+void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
+{
+	struct ft_steps *s = steps_of(r);
+	*len = NULL;
+	*n = 0;
+	if (!s)
+		return;
+	*len = ft_steps_lengths(s, n);
+	ft_steps_free(s);
+}
+
+void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n)
+{
+	struct ft_steps *s = steps_of(r);
+	*per = NULL;
+	*n = 0;
+	if (!s)
+		return;
+	*per = ft_steps_periods(s, n);
+	struct ft_steps_result sr;
+	ft_steps_finish(s, &sr);
+	ft_steps_free(s);
+	if (sr.warmup_steps && sr.warmup_steps < *n) {
+		*n -= sr.warmup_steps;
+		memmove(*per, *per + sr.warmup_steps, *n * sizeof **per);
+	}
 }
 
 /* ---- commands ---- */

@@ -84,6 +84,11 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x);
 /* the step times of the process with most steps, in the order they
  * closed; *len malloc'd (NULL, 0 without steps) */
 void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
+/* the same process's steps as the loop's time: each step's period in start
+ * order (from its start to the next one's; the last, its length), the
+ * leading warm-up steps (steps.h) left out: they add up to the loop's
+ * window; *per malloc'd (NULL, 0 without steps) */
+void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n);
 /* report --html: one self-contained page (html.c); 0 on success */
 int ft_report_html(struct ft_report *r, const char *path);
 /* diff --html (html.c): one side of the diff, as its first run shows it */
