@@ -323,6 +323,10 @@ static void fmt(char *b, size_t cap, int time, double v)
 		ft_fmt_count(b, cap, (uint64_t)(v + 0.5));
 }
 
+/* a before more than this many times under the after is too small a base
+ * for a relative change ("666 ns -> 39.2 ms" is no "+5879046%") */
+#define TINY_BASE 100.0
+
 static void row(const char *name, int time, int hx, double x, int hy, double y)
 {
 	char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
@@ -333,7 +337,9 @@ static void row(const char *name, int time, int hx, double x, int hy, double y)
 	if (hx && hy) {
 		fmt(bc + 1, sizeof bc - 1, time, x > y ? x - y : y - x);
 		bc[0] = x > y ? '-' : y > x ? '+' : ' ';
-		if (x)
+		if (x && y > x * TINY_BASE)
+			snprintf(br, sizeof br, ">%.0fx", TINY_BASE);   /* from a base too small */
+		else if (x)
 			snprintf(br, sizeof br, "%+.0f%%", 100.0 * (y - x) / x);
 		else
 			snprintf(br, sizeof br, "%s", y ? "new" : "");
@@ -780,6 +786,8 @@ int ft_diff(const struct ft_diff_args *args)
 				row(metrics[i].name, metrics[i].time, 1,
 				    (double)mean(a, get(&a->sum, &metrics[i])), 1,
 				    (double)mean(b, get(&b->sum, &metrics[i])));
+		printf("(times other than the wall time are summed over all threads and processes:\n"
+		       " they can exceed it)\n");
 		printf("\nfeeds (the feeding threads' time %s%s)\n", unit,
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)

@@ -170,3 +170,36 @@ def test_median_moves_mean_does_not(tmp_path):
     r = diff_json(a, b, "--fail-if", "step_time < -10%", "--fail-if", "step_median < -10%",
                   rc=1)
     assert [g["holds"] for g in r["gate"]] == [False, True]
+
+
+def locks_run(d, waits):
+    """One process: thread k waits waits[k] ns on one mutex, all from the
+    same instant, then a 1 MiB read at 40 ms"""
+    os.makedirs(d, exist_ok=True)
+    pid = 300
+    w = ftgen.TraceFile(os.path.join(d, "host.%d.ft" % pid), pid, ["prog"])
+    for k in range(len(waits)):
+        w.thread(pid + k, "main" if k == 0 else "w%d" % k, k == 0)
+    for k, ns in enumerate(waits):
+        w.event(pid + k, "MUTEX_LOCK", w.start + MS, ns, lock=0x1234, ret=0)
+    w.event(pid, "READ", w.start + 40 * MS, 100 * US, fd=3, path="/x", req=1 << 20,
+            ret=1 << 20)
+    w.close()
+    return d
+
+
+def test_summed_times_say_so_and_no_relative_change_from_a_tiny_base(tmp_path):
+    """666 ns of lock waits before, 4 threads x 30 ms after in a 41 ms run:
+    the text prints no '+5879046%' (">100x") and says the times are summed
+    over threads (120 ms of waits in a 41 ms run)."""
+    a = locks_run(str(tmp_path / "a"), [666])
+    b = locks_run(str(tmp_path / "b"), [30 * MS] * 4)
+    txt = diff(a, b).stdout
+    rows = {l[:22].strip(): l[22:].split() for l in txt.splitlines() if l[:1].isalpha()}
+    assert rows["lock wait time"] == ["666", "ns", "120.0", "ms", "+120.0", "ms", ">100x"]
+    assert rows["lock waits"][-1] == "+300%"
+    assert "(times other than the wall time are summed over all threads and processes:\n" \
+        " they can exceed it)" in txt
+    # the JSON keeps the number
+    d = diff_json(a, b)
+    assert d["metrics"]["lock_wait_ns"]["relative"] == round((120 * MS - 666) / 666, 4)
