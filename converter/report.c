@@ -9,6 +9,7 @@
  * Never decides a limit itself: verdict.c does, per process. The command
  * and its options are cmd_report.c's.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -677,7 +678,15 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	const struct ft_metrics *t = &r->total;
 	ft_fmt_count(a, sizeof a, t->events);
 	ft_fmt_ns(b, sizeof b, t->wall_ns);
-	fprintf(out, "feedtrace report: %s\n", ft_fit(r->dir, 60));
+	const struct ft_process *mainp = r->tr.procs[r->main];
+	int sig = mainp->has_end && mainp->end.reason == FT_END_SIGNAL ? mainp->end.status : 0;
+	const char *sname = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+	fprintf(out, "feedtrace report: %s", ft_fit(r->dir, sig ? 30 : 60));
+	/* a run cut short is judged on what it did before: said first */
+	if (sig)
+		fprintf(out, " INTERRUPTED (killed by SIG%s)",
+			sname ? sname : "?");
+	fputc('\n', out);
 	fprintf(out, "  %d process%s, %llu thread%s, %s events over %s", r->nprocs,
 		r->nprocs == 1 ? "" : "es", (unsigned long long)t->threads,
 		t->threads == 1 ? "" : "s", a, b);
