@@ -1143,6 +1143,10 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_int(j, "processes", pb[i].nprocs);
 		ft_json_u64(j, "count", pb[i].count);
 		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
+		if (pb[i].summed_ns)
+			ft_json_u64(j, "summed_ns", pb[i].summed_ns);
+		else
+			ft_json_null(j, "summed_ns");
 		ft_json_int(j, "first_finding", pb[i].first);
 		ft_json_str(j, "what", ft_txt(pb[i].what));
 		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
