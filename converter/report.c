@@ -116,6 +116,8 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 		traced += s->t[c];
 	uint64_t busy = o->wall > traced ? o->wall - traced : 0;   /* untraced */
 	busy += traced - waits - o->io - o->lock;                  /* other traced calls */
+	o->handover = s->handover < busy ? s->handover : busy;     /* a write that blocked */
+	busy -= o->handover;
 	uint64_t a = s->first > w0 ? s->first : w0, b = s->last_end < w1 ? s->last_end : w1;
 	int64_t cpu = b > a ? ft_thread_cpu_ns(p, s->tid, a, b) : -1;
 	o->cpu_sampled = cpu >= 0;
@@ -124,6 +126,38 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 	if (o->cpu > room)
 		o->cpu = room;
 	o->idle = room - o->cpu;
+	if (o->handover > o->idle)
+		o->handover = o->idle;
+}
+
+/* The feed keeps up: the loop is the limit, and its producers wait for it
+ * (a full queue or pipe: each hands a batch over when the loop takes one) */
+static void slack(struct ft_run_verdict *rv)
+{
+	uint64_t wall = 0, idle = 0, hand = 0;
+	int nw = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		wall += rv->prod[i].wall, idle += rv->prod[i].idle, hand += rv->prod[i].handover;
+		nw += !strcmp(rv->prod[i].role, "worker");
+	}
+	if (!wall || idle * 2 < wall)
+		return;
+	char who[64], hw[96] = "";
+	int nl = rv->nprod - nw;
+	if (nw && nl)
+		snprintf(who, sizeof who, "%d worker%s and %d loader thread%s", nw, nw == 1 ? "" : "s",
+			 nl, nl == 1 ? "" : "s");
+	else
+		snprintf(who, sizeof who, "%d %s%s", rv->nprod, nw ? "worker" : "loader thread",
+			 rv->nprod == 1 ? "" : "s");
+	if (hand * 5 >= wall)
+		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
+			 "pipe is full)", 100 * (double)hand / (double)wall);
+	snprintf(rv->detail, sizeof rv->detail, "The %s wait%s for the loop %.0f%% of %s time%s: "
+		 "a full queue or pipe, each batch handed over when the loop takes one. "
+		 "More or faster producers do not help; a faster step does.", who,
+		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
+		 rv->nprod == 1 ? "its" : "their", hw);
 }
 
 /* the read shape of the producers: that of the producing process (a worker,
@@ -253,7 +287,8 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	for (int k = 0; k < v->nths && v->nfeeders; k++) {
 		const struct ft_thread_sum *t = &v->ths[k];
-		int feeder = v->by_launch ? t->launches > 0 : t->batches > 0;
+		int feeder = v->by_launch ? t->launches > 0 :
+			     v->loop_tid ? t->tid == v->loop_tid : t->batches > 0;
 		for (int j = 0; j < v->nfeeders && j < 8 && !feeder; j++)
 			feeder = v->feeder[j] == t->tid;     /* a loop that loads its own data */
 		if (feeder || t->events < 2 || !t->wall)
@@ -277,7 +312,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
 		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
-					  (uint64_t)cpu, 0, 0, 1 };
+					  (uint64_t)cpu, 0, 0, 1, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
 		pr.idle = pr.wall - pr.cpu;
@@ -290,6 +325,8 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
 		sampled &= rv->prod[i].cpu_sampled;
 	}
+	if (v->limit && !strcmp(v->limit, "none") && v->nfeeders && rv->nprod)
+		slack(rv);
 	if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
@@ -1030,6 +1067,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "cpu_ns", q->cpu);
 			ft_json_u64(j, "lock_ns", q->lock);
 			ft_json_u64(j, "idle_ns", q->idle);
+			ft_json_u64(j, "handover_ns", q->handover);
 			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
 			ft_json_end(j);
 		}

@@ -33,6 +33,7 @@ struct ft_producer {
 	const char *role;         /* "worker" or "loader thread" */
 	uint64_t wall, io, cpu, lock, idle;
 	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
+	uint64_t handover;        /* of idle: blocked handing data over (pipe writes) */
 };
 
 /* the run's verdict: about the main process (r->procs[r->main]) */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyses.h"
+#include "roles.h"
 
 void ft_verdict_free(struct ft_verdict *v)
 {
@@ -77,6 +78,16 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	for (int i = 0; i < v->nths && !v->by_launch && sr->steps; i++)
 		if (v->ths[i].tid == sr->step_tid && (v->ths[i].batches || !maxb))
 			loop = sr->step_tid;
+	/* without steps, a CPython program's loop runs on its main thread: when
+	 * that receives batches, it is the one feeder. Threads feeding it
+	 * through a queue.Queue also "receive" (the wait that ends when the
+	 * loop takes an item from a full queue), more often than the loop when
+	 * it is slow: they are its producers, not feeders */
+	int python = ft_is_python(*cx->p->cmdline ? cx->p->cmdline : cx->p->exe);
+	for (int i = 0; i < v->nths && !v->by_launch && !sr->steps && python; i++)
+		if (v->ths[i].tid == cx->p->hdr.pid && v->ths[i].batches)
+			loop = cx->p->hdr.pid;
+	v->loop_tid = loop;
 	for (int i = 0; i < v->nths; i++) {
 		const struct ft_thread_sum *t = &v->ths[i];
 		if (loop ? t->tid != loop
@@ -150,8 +161,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		} else {
 			v->limit = "none";
 			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded and the data feed keeps up: %s %.0f%% of "
-				 "the time waiting for data.", who, 100 * data);
+				 "No GPU work was recorded and the data feed keeps up: the loop is the "
+				 "limit (%s %.0f%% of the time waiting for data).", who, 100 * data);
 		}
 		return;
 	}
