@@ -1051,6 +1051,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "busy_ns", v->busy_ns);
 			ft_json_u64(j, "idle_ns", v->idle_ns);
 			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
+			ft_json_u64(j, "streams_ns", v->sidle_den);
+			json_by_cat(j, "streams_idle_by_feed", v->sidle);
 			ft_json_end(j);
 		} else {
 			ft_json_null(j, "gpu");

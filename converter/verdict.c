@@ -199,9 +199,20 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 				best = k;
 		/* a GPU busy 85% of the loop is the limit (removing all its idle
 		 * time would gain under a sixth), unless one feed kept the streams
-		 * idle half of the time (serialized streams) */
-		v->limit = idle < 0.15 && g[best] < 0.5 ? "GPU-bound" : lim[best];
-		if (!strcmp(v->limit, "GPU-bound"))
+		 * idle half of the time (serialized streams), or the feeding
+		 * threads' streams idle behind their syncs 15% of their time or
+		 * more: kernels of different streams overlap on a real GPU when
+		 * they fit, so the device's union of busy streams hides what each
+		 * thread's stream lost to its syncs */
+		int behind = g[1] >= 0.15 && idle < 0.15;
+		v->limit = idle < 0.15 && g[best] < 0.5 && !behind ? "GPU-bound" : lim[best];
+		if (behind && best == 1)
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU feed is limited by synchronization: each feeding thread's "
+				 "stream idles %.0f%% of its time behind its syncs, though the device, "
+				 "all streams together, is busy %.0f%% of the loop (kernels of different "
+				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle));
+		else if (!strcmp(v->limit, "GPU-bound"))
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
 				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), who,
