@@ -75,6 +75,19 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 	return "";
 }
 
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
+{
+	int gil = f->kind == FT_FK_LOCK && f->lock_name && !strcmp(f->lock_name, "Python GIL");
+	for (int i = 0; i < r->nprocs && gil; i++)
+		if (r->procs[i].pid == f->pid && r->procs[i].role &&
+		    !strcmp(r->procs[i].role, "worker"))
+			return "Python threads of this worker process queue for its interpreter "
+			       "(the GIL): do the work on the worker's own thread (no thread "
+			       "pools in __getitem__ or the transforms) and add workers for "
+			       "more, or use code that releases the GIL";
+	return ft_finding_suggestion(f);
+}
+
 /* The directory the storm's most-read files share ("" if none). */
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 {
@@ -566,7 +579,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->pid = f->pid;
 		p->first = i;
 		p->count = (uint64_t)nm;
-		p->suggestion = ft_finding_suggestion(f);
+		p->suggestion = ft_finding_advice(r, f);
 		for (int k = 0; k < nm; k++) {
 			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
 			if (f->kind == FT_FK_STORM)

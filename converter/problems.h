@@ -44,8 +44,12 @@ struct ft_problem {
  * none): also what diff matches storms by. */
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
 
-/* One suggestion for a finding (also in --json's findings). */
+/* One suggestion for a finding, whatever process it is in (the timeline's). */
 const char *ft_finding_suggestion(const struct ft_finding *f);
+/* The same, fitted to the process it is in (report rows, --json's
+ * findings): a GIL wait inside a DataLoader worker is no reason to move
+ * work into worker processes. */
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f);
 
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */

@@ -1078,7 +1078,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_end(j);
 }
 
-static void json_finding(struct ft_json *j, const struct ft_finding *f)
+static void json_finding(struct ft_json *j, const struct ft_report *r,
+			 const struct ft_finding *f)
 {
 	ft_json_obj(j, NULL);
 	ft_json_str(j, "kind", ft_fkind_key[f->kind]);
@@ -1134,7 +1135,7 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 		ft_json_end(j);
 		break;
 	}
-	ft_json_str(j, "suggestion", ft_finding_suggestion(f));
+	ft_json_str(j, "suggestion", ft_finding_advice(r, f));
 	ft_json_end(j);
 }
 
@@ -1171,7 +1172,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_u64(j, "launch_gaps_left_out", r->gaps_left_out);
 	ft_json_arr(j, "findings");
 	for (int i = 0; i < r->nf; i++)
-		json_finding(j, &r->f[i]);
+		json_finding(j, r, &r->f[i]);
 	ft_json_end(j);
 	ft_json_arr(j, "problems");
 	struct ft_problem *pb;
