@@ -868,17 +868,10 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputs(")\n", out);
 	if (!npb)
 		fputs("  none\n", out);
-	/* the rows that matter: ten at most, past the third none under 1% of
-	 * the first's cost, and none that cost under a thousandth of the
-	 * verdict's window (a few microseconds of a library's own lock in a
-	 * run of seconds is true and beside the point; the rest are in --json) */
-	int shown_pb = 0;
+	int shown_pb = ft_problems_shown(r, pb, npb);
 	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
-	for (int i = 0; i < npb && i < 10; i++) {
+	for (int i = 0; i < shown_pb; i++) {
 		const struct ft_problem *p = &pb[i];
-		if ((i >= 3 && p->lost_ns * 100 < pb[0].lost_ns) || p->lost_ns < negligible)
-			break;
-		shown_pb++;
 		ft_fmt_ns(a, sizeof a, p->lost_ns);
 		if (r->nprocs > 1 && p->nprocs == 1)
 			snprintf(c, sizeof c, "%d", p->pid);
@@ -1275,6 +1268,22 @@ void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n)
 		*n -= sr.warmup_steps;
 		memmove(*per, *per + sr.warmup_steps, *n * sizeof **per);
 	}
+}
+
+/* The rows that matter, the text's and the HTML page's: ten at most, past
+ * the third none under 1% of the first's cost, and none that cost under a
+ * thousandth of the verdict's window (a few microseconds of a library's
+ * own lock in a run of seconds is true and beside the point; the rest are
+ * in --json) */
+int ft_problems_shown(const struct ft_report *r, const struct ft_problem *pb, int npb)
+{
+	const struct ft_run_verdict *rv = &r->rv;
+	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
+	int n = 0;
+	while (n < npb && n < 10 && !(n >= 3 && pb[n].lost_ns * 100 < pb[0].lost_ns) &&
+	       pb[n].lost_ns >= negligible)
+		n++;
+	return n;
 }
 
 /* ---- commands ---- */

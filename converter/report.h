@@ -90,6 +90,10 @@ void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
  * leading warm-up steps (steps.h) left out: they add up to the loop's
  * window; *per malloc'd (NULL, 0 without steps) */
 void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n);
+/* how many of the problems pb (ft_problems: largest first) the text report
+ * and the HTML page list, by one rule */
+struct ft_problem;
+int ft_problems_shown(const struct ft_report *r, const struct ft_problem *pb, int npb);
 /* report --html: one self-contained page (html.c); 0 on success */
 int ft_report_html(struct ft_report *r, const char *path);
 /* diff --html (html.c): one side of the diff, as its first run shows it */
