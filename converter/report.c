@@ -120,14 +120,19 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 	busy -= o->handover;
 	uint64_t a = s->first > w0 ? s->first : w0, b = s->last_end < w1 ? s->last_end : w1;
 	int64_t cpu = b > a ? ft_thread_cpu_ns(p, s->tid, a, b) : -1;
+	int64_t runq = b > a ? ft_thread_runq_ns(p, s->tid, a, b) : -1;
 	o->cpu_sampled = cpu >= 0;
+	o->runq = runq > 0 ? (uint64_t)runq : 0;
 	uint64_t room = o->wall > o->io + o->lock ? o->wall - o->io - o->lock : 0;
-	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy;
+	/* untraced time holds the time it waited for a core too */
+	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy > o->runq ? busy - o->runq : 0;
 	if (o->cpu > room)
 		o->cpu = room;
 	o->idle = room - o->cpu;
 	if (o->handover > o->idle)
 		o->handover = o->idle;
+	if (o->runq > o->idle)
+		o->runq = o->idle;
 }
 
 /* The feed keeps up: the loop is the limit, and its producers wait for it
@@ -312,24 +317,28 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
 		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
-					  (uint64_t)cpu, 0, 0, 1, 0 };
+					  (uint64_t)cpu, 0, 0, 1, 0, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
 		pr.idle = pr.wall - pr.cpu;
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
-	uint64_t pw = 0, pio = 0, pcpu = 0;
+	uint64_t pw = 0, pio = 0, pcpu = 0, prq = 0;
 	int sampled = 1;
 	for (int i = 0; i < rv->nprod; i++) {
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
+		prq += rv->prod[i].runq;
 		sampled &= rv->prod[i].cpu_sampled;
 	}
 	if (v->limit && !strcmp(v->limit, "none") && v->nfeeders && rv->nprod)
 		slack(rv);
 	if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
-			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
+			/* runnable but not running: more busy threads than cores */
+			rv->data_cause = prq * 5 >= pw && prq >= pio && prq >= pcpu ?
+					 "waiting for a core" :
+					 (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
 		} else {
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
@@ -365,6 +374,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "The %s %s %.0f%% of %s time in "
 				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
 				 100 * (double)pio / d, their, how, more);
+		else if (!strcmp(rv->data_cause, "waiting for a core"))
+			snprintf(rv->detail, sizeof rv->detail,
+				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
+				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
+				 "fewer threads per core (torch.set_num_threads, fewer workers, "
+				 "taskset).", who, verb, 100 * (double)prq / d, their,
+				 100 * (double)pcpu / d, 100 * (double)pio / d);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
@@ -1063,6 +1079,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "lock_ns", q->lock);
 			ft_json_u64(j, "idle_ns", q->idle);
 			ft_json_u64(j, "handover_ns", q->handover);
+			ft_json_u64(j, "runq_ns", q->runq);
 			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
 			ft_json_end(j);
 		}

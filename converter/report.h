@@ -34,6 +34,7 @@ struct ft_producer {
 	uint64_t wall, io, cpu, lock, idle;
 	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
 	uint64_t handover;        /* of idle: blocked handing data over (pipe writes) */
+	uint64_t runq;            /* of idle: runnable, waiting for a core (SCHED samples) */
 };
 
 /* the run's verdict: about the main process (r->procs[r->main]) */

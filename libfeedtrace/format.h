@@ -94,6 +94,7 @@ enum ft_chunk_type {
 	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
 	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
 	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
+	FT_CHUNK_SCHED   = 10,  /* struct ft_sched_sample[]: run-queue delay of each traced thread */
 };
 
 enum ft_codec {
@@ -134,6 +135,14 @@ struct ft_cpu_sample {                   /* 24 bytes */
 	uint32_t reserved;
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
 	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
+};
+
+struct ft_sched_sample {                 /* 24 bytes */
+	int32_t  tid;
+	uint32_t reserved;
+	uint64_t ticks;                  /* when (the trace clock, as ts) */
+	uint64_t wait_ns;                /* time it had spent runnable, waiting for a
+	                                    core, by then (schedstat's second field) */
 };
 
 /* A loaded ELF object (program, shared library) that return addresses may
