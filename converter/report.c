@@ -142,7 +142,9 @@ static void slack(struct ft_run_verdict *rv)
 	uint64_t wall = 0, idle = 0, hand = 0;
 	int nw = 0;
 	for (int i = 0; i < rv->nprod; i++) {
-		wall += rv->prod[i].wall, idle += rv->prod[i].idle, hand += rv->prod[i].handover;
+		/* waiting for a core is not waiting for the loop */
+		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
+		hand += rv->prod[i].handover;
 		nw += !strcmp(rv->prod[i].role, "worker");
 	}
 	if (!wall || idle * 2 < wall)
@@ -163,6 +165,30 @@ static void slack(struct ft_run_verdict *rv)
 		 "More or faster producers do not help; a faster step does.", who,
 		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
 		 rv->nprod == 1 ? "its" : "their", hw);
+}
+
+/* The feeding threads' time runnable, waiting for a core, in the window:
+ * part of their untraced ("other CPU") time. A share of 20% or more is
+ * said in the detail: the loop does not get a core. */
+static void feed_runq(const struct ft_report *r, const struct ft_verdict *v,
+		      struct ft_run_verdict *rv)
+{
+	const struct ft_process *mpr = r->tr.procs[r->main];
+	rv->feed_runq_ns = 0;
+	for (int i = 0; i < v->nfeeders && i < 8; i++) {
+		int64_t q = ft_thread_runq_ns(mpr, v->feeder[i], rv->w0, rv->w1);
+		rv->feed_runq_ns += q > 0 ? (uint64_t)q : 0;
+	}
+	if (rv->feed_runq_ns > v->t[FT_CAT_CPU])
+		rv->feed_runq_ns = v->t[FT_CAT_CPU];
+	if (!v->wall_ns || rv->feed_runq_ns * 5 < v->wall_ns)
+		return;
+	size_t n = strlen(rv->detail);
+	snprintf(rv->detail + n, sizeof rv->detail - n, "%sThe feeding thread%s %s runnable, "
+		 "waiting for a core %.0f%% of the time: more busy threads than cores; use fewer "
+		 "threads per core (torch.set_num_threads, fewer workers, taskset).",
+		 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
+		 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
 }
 
 /* the read shape of the producers: that of the producing process (a worker,
@@ -423,6 +449,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
 		}
 	}
+	feed_runq(r, v, rv);
 	/* the process in words */
 	char cmd[72];
 	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
@@ -1028,6 +1055,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
 	if (rv) {
+		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);
 		ft_json_str(j, "detail", ft_txt(rv->detail));

@@ -45,6 +45,8 @@ struct ft_run_verdict {
 	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
 	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
 	uint64_t w0, w1, startup_ns;
+	uint64_t feed_runq_ns;    /* the feeding threads runnable, waiting for a core, in
+	                             the window (of their other CPU) */
 	uint64_t warmup_steps, warmup_ns;  /* leading warm-up steps left out of the window */
 	uint64_t launches_before; /* from the first launch: an initialisation's launches
 	                             before a long pause, left out (gpu.c) */

@@ -32,6 +32,21 @@ def test_three_cpu_bound_producers_on_one_core(traced):
     assert "runnable, waiting for a core" in txt
 
 
+def test_a_loop_that_waits_for_the_core(traced):
+    """runq_producers loop: the main thread spins 4 ms per batch beside two
+    producers doing the same, on one core: the loop is the limit, and it
+    is runnable, waiting for the core, a good part of its time"""
+    r = traced([os.path.join(BUILD, "tests", "runq_producers"), "60", "loop"], load=False)
+    assert r.returncode == 0 and r.stdout.startswith("batches 60"), r.stderr
+    v = report_json(r.dir)["verdict"]
+    assert v["limit"] == "none" and v["feeding_threads"] == [v["pid"]], v["sentence"]
+    assert v["runq_ns"] * 5 >= v["wall_ns"], v
+    assert v["runq_ns"] <= v["time_ns"]["other_cpu"]
+    assert "The feeding thread is runnable, waiting for a core " in v["detail"], v["detail"]
+    # the producers wait for the core too, not for the loop: no such line
+    assert "wait for the loop" not in v["detail"]
+
+
 def test_every_traced_thread_has_runq_samples(traced):
     """each traced thread is sampled at every flush and as it leaves: the
     three producers and the main thread"""

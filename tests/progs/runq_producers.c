@@ -4,9 +4,10 @@
  * pinned to one core (sched_setaffinity): three busy threads on one core,
  * each runnable but waiting for it most of the time. Per batch a producer
  * spins 4 ms of its own CPU time, then writes one byte; the main thread
- * reads them all.
+ * reads them all. With "loop", two producers only, and the main thread
+ * spins 4 ms of CPU per batch too: the loop waits for the core.
  *
- *   runq_producers [BATCHES]   (default 60, a multiple of 3)
+ *   runq_producers [BATCHES [loop]]   (default 60, a multiple of 3)
  */
 #include <pthread.h>
 #include <sched.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 static int fds[2];
-static int per;
+static int per, loop;
 
 static uint64_t cpu_ns(void)
 {
@@ -26,13 +27,18 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void spin_4ms(void)
+{
+	uint64_t t = cpu_ns();
+	while (cpu_ns() - t < 4000000)
+		;
+}
+
 static void *producer(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < per; i++) {
-		uint64_t t = cpu_ns();
-		while (cpu_ns() - t < 4000000)
-			;
+		spin_4ms();
 		char c = 'b';
 		if (write(fds[1], &c, 1) != 1)
 			break;
@@ -43,7 +49,9 @@ static void *producer(void *arg)
 int main(int argc, char **argv)
 {
 	int batches = argc > 1 ? atoi(argv[1]) : 60;
-	per = batches / 3;
+	loop = argc > 2 && argv[2][0] == 'l';
+	int np = loop ? 2 : 3;
+	per = batches / np;
 	/* one core: the first this process may run on */
 	cpu_set_t all, one;
 	CPU_ZERO(&one);
@@ -57,13 +65,16 @@ int main(int argc, char **argv)
 	if (sched_setaffinity(0, sizeof one, &one) != 0 || pipe(fds) != 0)
 		return 1;
 	pthread_t t[3];
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < np; k++)
 		pthread_create(&t[k], NULL, producer, NULL);
 	int got = 0;
 	char c;
-	while (got < 3 * per && read(fds[0], &c, 1) == 1)
+	while (got < np * per && read(fds[0], &c, 1) == 1) {
 		got++;
-	for (int k = 0; k < 3; k++)
+		if (loop)
+			spin_4ms();
+	}
+	for (int k = 0; k < np; k++)
 		pthread_join(t[k], NULL);
 	printf("batches %d\n", got);
 	return 0;
