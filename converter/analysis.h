@@ -119,8 +119,9 @@ struct ft_finding {
 	int candidate;            /* storm: a burst under the per-process threshold
 	                             (FT_STORM_CANDIDATE reads or more), for the
 	                             run-wide check across workers (problems.c) */
-	uint64_t covered_ns;      /* storm: the wall time its reads covered (the
-	                             union over the process's threads; lost_ns sums them) */
+	uint64_t covered_ns;      /* storm, lock, hidden sync: the wall time its reads
+	                             or waits covered (the union over the process's
+	                             threads; lost_ns sums them) */
 };
 #define FT_STORM_CANDIDATE 100
 #define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */

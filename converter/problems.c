@@ -407,11 +407,12 @@ static void cover_add(struct ft_problem *p, const struct ft_finding *f)
 	p->ncover = k + 1;
 }
 
-/* A storm row's cost is the wall time its reads covered, not their sum:
- * four workers reading at once lose the run no more than the time they
- * read in. Its members' covered times summed (each exact within its
- * process), at most the union of their spans; the sum is kept beside it. */
-static void storm_wall(struct ft_problem *p)
+/* A storm or lock row's cost is the wall time its reads or waits covered,
+ * not their sum: four workers reading at once, or four threads waiting on
+ * one lock at once, lose the run no more than the time they read or waited
+ * in. Its members' covered times summed (each exact within its process),
+ * at most the union of their spans; the sum is kept beside it. */
+static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 {
 	if (!p->ncover)
 		return;
@@ -428,9 +429,14 @@ static void storm_wall(struct ft_problem *p)
 	ft_fmt_ns(a, sizeof a, p->summed_ns);
 	ft_fmt_ns(b, sizeof b, u);
 	size_t n = strlen(p->what);
+	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
+	const char *what = lock ? "waits" : "reads";
 	if (p->nprocs > 1)
-		snprintf(p->what + n, sizeof p->what - n, "; %s of reads in %d processes, over %s "
-			 "of the run", a, p->nprocs, b);
+		snprintf(p->what + n, sizeof p->what - n, "; %s of %s in %d processes, over %s "
+			 "of the run", a, what, p->nprocs, b);
+	else if (lock)
+		snprintf(p->what + n, sizeof p->what - n, "; %s of waits in %d threads, over %s "
+			 "of the run", a, r->f[p->first].threads, b);
 	else
 		snprintf(p->what + n, sizeof p->what - n, "; %s of reads in its threads, over %s "
 			 "of the run", a, b);
@@ -582,7 +588,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->suggestion = ft_finding_advice(r, f);
 		for (int k = 0; k < nm; k++) {
 			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
-			if (f->kind == FT_FK_STORM)
+			if (f->kind == FT_FK_STORM || f->kind == FT_FK_LOCK)
 				cover_add(p, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
@@ -595,7 +601,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	free(members);
 	run_wide_storms(r, &acc);
 	for (int i = 0; i < acc.n; i++)
-		storm_wall(&acc.p[i]);
+		storm_wall(&acc.p[i], r);
 	if (acc.n > 1)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;

@@ -19,10 +19,10 @@ struct ft_problem {
 	                             "small-read storm", "lock contention" */
 	int32_t pid;              /* the first finding's process (launch-bound: main) */
 	int nprocs;               /* processes its findings come from */
-	uint64_t lost_ns;         /* summed over its findings; a storm's: the wall
-	                             time its reads covered (cover_ns below) */
-	uint64_t summed_ns;       /* storm: its reads' time summed over threads and
-	                             processes (0: other kinds) */
+	uint64_t lost_ns;         /* summed over its findings; a storm's or a lock's:
+	                             the wall time its reads or waits covered */
+	uint64_t summed_ns;       /* storm, lock: its reads' or waits' time summed over
+	                             threads and processes (0: other kinds) */
 	uint64_t count;           /* findings merged into it (gaps, storms); 1 else */
 	char what[400];           /* one line of evidence */
 	const char *suggestion;
@@ -33,7 +33,7 @@ struct ft_problem {
 	int under;                /* of its processes, those under the per-process threshold */
 	const char *opener;       /* the Python site that opened most of its files, or NULL */
 	uint64_t opener_reads;
-	/* a storm's wall time: its members' covered time summed, and the union
+	/* a storm's or lock's wall time: its members' covered time summed, and the union
 	 * of their spans (sorted, disjoint; nearest merged past FT_COVER_MAX) */
 	uint64_t covered;
 	struct { uint64_t s, e; } cover[FT_COVER_MAX];

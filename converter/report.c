@@ -361,11 +361,12 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		slack(rv);
 	if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
-			/* runnable but not running: more busy threads than cores */
-			rv->data_cause = prq * 5 >= pw && prq >= pio && prq >= pcpu ?
-					 "waiting for a core" :
-					 (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
+			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
+			/* neither: runnable but not running (more busy threads
+			 * than cores), where they waited for a core 20% or more */
+			if (!strcmp(rv->data_cause, "unknown") && prq * 5 >= pw)
+				rv->data_cause = "waiting for a core";
 		} else {
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
 		}
@@ -427,6 +428,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
 				 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
 				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
+		/* busy producers that also waited for a core 20% of their time */
+		size_t dn = strlen(rv->detail);
+		if (strcmp(rv->data_cause, "waiting for a core") && prq * 5 >= pw &&
+		    dn < sizeof rv->detail)
+			snprintf(rv->detail + dn, sizeof rv->detail - dn, " They are also runnable, "
+				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
+				 "use fewer threads per core (torch.set_num_threads, fewer workers, "
+				 "taskset).", 100 * (double)prq / d, their);
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;

@@ -81,3 +81,21 @@ def test_reads_one_after_another_keep_their_sum(tmp_path):
     (row,) = storm_rows(d)
     assert row["lost_ns"] == row["summed_ns"] == 200 * MS
     assert "of the run" not in row["what"]
+
+
+def test_four_threads_waiting_on_one_lock_at_once(tmp_path):
+    """threads 301..304 of process 300 each wait 30 ms on one mutex, from
+    the same instant: the row costs 30 ms, its 120 ms of waits beside"""
+    d = str(tmp_path / "run")
+    os.makedirs(d)
+    w = ftgen.TraceFile(os.path.join(d, "host.300.ft"), 300, ["prog"])
+    w.thread(300, "main", True)
+    w.event(300, "READ", w.start, 1000, fd=3, path="/x", req=1 << 20, ret=1 << 20)
+    for k in range(4):
+        w.thread(301 + k, "w%d" % k)
+        w.event(301 + k, "MUTEX_LOCK", w.start + MS, 30 * MS, lock=0x1234, ret=0)
+    w.event(300, "READ", w.start + 40 * MS, 1000, fd=3, path="/x", req=1 << 20, ret=1 << 20)
+    w.close()
+    (row,) = [p for p in report_json(d)["problems"] if p["kind"] == "lock contention"]
+    assert (row["lost_ns"], row["summed_ns"]) == (30 * MS, 120 * MS)
+    assert row["what"].endswith("; 120.0 ms of waits in 4 threads, over 30.0 ms of the run")
