@@ -279,6 +279,8 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		ft_thread_call(&c->o, e.t, ev->ts_ns, e.end, e.in.cat, got);
 	if (e.gil)
 		e.t->gil += ft_an_clip(&c->o, ev->ts_ns, e.end);
+	if (e.r->kind == FT_EV_PIPE_WRITE)
+		e.t->handover += ft_an_clip(&c->o, ev->ts_ns, e.end);
 	unsigned k = e.r->kind;
 	for (unsigned m = sees[e.f ? k : 0]; m; m &= m - 1) {
 		int i = __builtin_ctz(m);

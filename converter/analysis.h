@@ -119,6 +119,9 @@ struct ft_finding {
 	int candidate;            /* storm: a burst under the per-process threshold
 	                             (FT_STORM_CANDIDATE reads or more), for the
 	                             run-wide check across workers (problems.c) */
+	uint64_t covered_ns;      /* storm, lock, hidden sync: the wall time its reads
+	                             or waits covered (the union over the process's
+	                             threads; lost_ns sums them) */
 };
 #define FT_STORM_CANDIDATE 100
 #define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */
@@ -146,6 +149,8 @@ struct ft_thread_sum {
 	uint64_t t[FT_CAT_N];          /* traced time per category (CPU: process calls) */
 	uint64_t pre[FT_CAT_N];        /* the same before the window (start-up) */
 	uint64_t gil;                  /* of t[FT_CAT_LOCK]: waits for CPython's GIL */
+	uint64_t handover;             /* of t[FT_CAT_CPU]: pipe writes (a producer handing
+	                                  over; blocked while the pipe is full) */
 	uint64_t batches;              /* data waits that returned data */
 	uint64_t first_batch, last_batch; /* their ends */
 };
@@ -199,6 +204,9 @@ struct ft_verdict {
 	int32_t *forked; int nforked;          /* children it forked, in fork order (malloc'd) */
 	struct ft_phases_sum *phases;          /* the loop's phases (phases.h; malloc'd; NULL: none) */
 	struct ft_read_shape shape;            /* its file reads in the window, mostly */
+	int32_t loop_tid;                      /* without launches: the loop's thread, the
+	                                          one feeder (0: the threads that received
+	                                          most batches) */
 };
 void ft_verdict_free(struct ft_verdict *v);
 

@@ -103,7 +103,7 @@ int ft_cmd_report(int argc, char **argv)
 	int rc = 0;
 	struct ft_report *rp = &r;
 	for (int i = 0; i < ng && rc != 2; i++)
-		if (ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL) != 0)
+		if (ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL, NULL) != 0)
 			rc = 2;
 		else if (g[i].holds)
 			rc = 1;

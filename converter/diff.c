@@ -1,9 +1,10 @@
 /*
  * diff.c: what `feedtrace diff` (cmd_diff.c) prints: runs of one program
  * before and after a change (one or several per side, or directories of
- * runs). The step times of each
- * side are compared (stats.c: medians and a 95% interval of the change),
- * the time per step is split by feed, findings are matched by identity
+ * runs). The time per step over the loop of each side is compared
+ * (stats.c: means of the steps' periods and a 95% block-bootstrap interval
+ * of the change), the median step beside it; the time per step is split
+ * by feed, findings are matched by identity
  * with their cost before and after; one conclusion that credits only
  * changes larger than the interval; --fail-if conditions (gate.c); -o
  * writes the first run of each side into one Perfetto trace, aligned at
@@ -62,6 +63,8 @@ struct side {
 	struct ft_report r[MAXRUNS];
 	uint64_t *len[MAXRUNS];   /* each run's step times */
 	size_t nlen[MAXRUNS];
+	uint64_t *per[MAXRUNS];   /* each run's step periods (the loop's time) */
+	size_t nper[MAXRUNS];
 	struct ft_metrics sum;    /* over its runs */
 	uint64_t feed[FT_CAT_N];  /* the feeding threads' time, over its runs */
 	uint64_t units;           /* steps (all runs have them) or runs */
@@ -273,6 +276,7 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 			return bad;              /* -2: files of two runs (exit 2) */
 		}
 		ft_report_step_lengths(&s->r[i], &s->len[i], &s->nlen[i]);
+		ft_report_step_periods(&s->r[i], &s->per[i], &s->nper[i]);
 		add_metrics(&s->sum, &s->r[i].total);
 		feeds(&s->r[i], s->feed);
 		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;
@@ -284,9 +288,23 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 static int all_steps(const struct side *s)
 {
 	for (int i = 0; i < s->n; i++)
-		if (!s->nlen[i])
+		if (!s->nper[i])
 			return 0;
 	return 1;
+}
+
+/* a side's time per step over the loop: its runs' step periods summed over
+ * their count; -1 without steps */
+static double loop_step(const struct side *s, uint64_t *count)
+{
+	double sum = 0;
+	uint64_t n = 0;
+	for (int i = 0; i < s->n; i++)
+		for (size_t k = 0; k < s->nper[i]; k++)
+			sum += (double)s->per[i][k], n++;
+	if (count)
+		*count = n;
+	return n ? sum / (double)n : -1;
 }
 
 /* a side's value of a metric: the mean over its runs */
@@ -307,6 +325,10 @@ static void fmt(char *b, size_t cap, int time, double v)
 		ft_fmt_count(b, cap, (uint64_t)(v + 0.5));
 }
 
+/* a before more than this many times under the after is too small a base
+ * for a relative change ("666 ns -> 39.2 ms" is no "+5879046%") */
+#define TINY_BASE 100.0
+
 static void row(const char *name, int time, int hx, double x, int hy, double y)
 {
 	char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
@@ -317,7 +339,9 @@ static void row(const char *name, int time, int hx, double x, int hy, double y)
 	if (hx && hy) {
 		fmt(bc + 1, sizeof bc - 1, time, x > y ? x - y : y - x);
 		bc[0] = x > y ? '-' : y > x ? '+' : ' ';
-		if (x)
+		if (x && y > x * TINY_BASE)
+			snprintf(br, sizeof br, ">%.0fx", TINY_BASE);   /* from a base too small */
+		else if (x)
 			snprintf(br, sizeof br, "%+.0f%%", 100.0 * (y - x) / x);
 		else
 			snprintf(br, sizeof br, "%s", y ? "new" : "");
@@ -386,6 +410,44 @@ static int describe(char *b, size_t cap, const struct label *l, const struct sid
 		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);
 	}
 	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
+	return n;
+}
+
+/* the change ch of figure `of` as a JSON object under key */
+static void json_change(struct ft_json *j, const char *key, const struct ft_change *ch,
+			const char *of)
+{
+	ft_json_obj(j, key);
+	ft_json_str(j, "of", of);
+	ft_json_str(j, "statistic", !strcmp(of, "step_time") ? "mean" : "median");
+	ft_json_fixed(j, "before_ns", ch->before, 0);
+	ft_json_fixed(j, "after_ns", ch->after, 0);
+	ft_json_fixed(j, "lo_ns", ch->lo, 0);
+	ft_json_fixed(j, "hi_ns", ch->hi, 0);
+	ft_json_fixed(j, "confidence", 0.95, 2);
+	ft_json_str(j, "method", !strcmp(of, "step_time") ? "block bootstrap" : "bootstrap");
+	ft_json_int(j, "resamples", FT_BOOT_N);
+	ft_json_str(j, "verdict", ft_change_word[ch->verdict]);
+	ft_json_end(j);
+}
+
+/* the median step's change after the conclusion: ". Median step 75 us ->
+ * 615 us (+723%, slower)"; where it resolves a move that the time per
+ * step (ch) does not show the same way, says which the conclusion stands on */
+static int median_line(char *b, size_t cap, const struct ft_change *m, const struct ft_change *ch)
+{
+	char x[32], y[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)m->before);
+	ft_fmt_ns(y, sizeof y, (uint64_t)m->after);
+	int n = snprintf(b, cap, ". Median step %s -> %s (%+.0f%%, %s)", x, y,
+			 m->before ? 100 * (m->after - m->before) / m->before : 0,
+			 ft_change_word[m->verdict]);
+	int moved = m->verdict == FT_CH_FASTER || m->verdict == FT_CH_SLOWER;
+	if (moved && m->verdict != ch->verdict)
+		n += snprintf(b + n, cap - (size_t)n, ": the typical step moved, the time per step "
+			      "%s; the conclusion stands on the time per step (the loop's "
+			      "throughput)", ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER ?
+			      "moved the other way" : "did not");
 	return n;
 }
 
@@ -477,21 +539,26 @@ int ft_diff(const struct ft_diff_args *args)
 	}
 	struct side *a = &s[0], *b = &s[1];
 
-	/* the change: step times when every run marks steps, else one wall
-	 * time per run (an interval needs two runs on each side) */
+	/* the change: the time per step over the loop (the mean of the step
+	 * periods) when every run marks steps, the median step beside it;
+	 * else the median of one wall time per run (an interval needs two
+	 * runs on each side) */
 	int by_step = all_steps(a) && all_steps(b);
-	struct ft_sample sa[MAXRUNS], sb[MAXRUNS];
+	struct ft_sample sa[MAXRUNS], sb[MAXRUNS], pa[MAXRUNS], pb[MAXRUNS];
 	uint64_t wall[2][MAXRUNS];
 	for (int j = 0; j < 2; j++)
 		for (int i = 0; i < s[j].n; i++) {
 			wall[j][i] = s[j].r[i].total.wall_ns;
-			struct ft_sample *x = j ? &sb[i] : &sa[i];
-			*x = by_step ? (struct ft_sample){ s[j].len[i], s[j].nlen[i] } :
-				       (struct ft_sample){ &wall[j][i], 1 };
+			(j ? sb : sa)[i] = by_step ? (struct ft_sample){ s[j].len[i], s[j].nlen[i] } :
+						     (struct ft_sample){ &wall[j][i], 1 };
+			(j ? pb : pa)[i] = (struct ft_sample){ s[j].per[i], s[j].nper[i] };
 		}
-	struct ft_change ch;
-	int have_ci = (by_step || (a->n > 1 && b->n > 1)) &&
-		      ft_change_ci(sa, a->n, sb, b->n, &ch) == 0;
+	struct ft_change ch, chm;     /* what the conclusion stands on; the median step */
+	int have_ci = by_step ? ft_change_mean_ci(pa, a->n, pb, b->n, &ch) == 0 :
+		      a->n > 1 && b->n > 1 && ft_change_ci(sa, a->n, sb, b->n, &ch) == 0;
+	int have_med = by_step && ft_change_ci(sa, a->n, sb, b->n, &chm) == 0;
+	uint64_t nsteps[2] = { 0, 0 };
+	double loop[2] = { loop_step(a, &nsteps[0]), loop_step(b, &nsteps[1]) };
 	for (int j = 0; j < 2; j++)
 		s[j].units = by_step ? s[j].sum.steps : (uint64_t)s[j].n;
 	const char *unit = by_step ? "per step" : "per run";
@@ -514,13 +581,22 @@ int ft_diff(const struct ft_diff_args *args)
 		ft_fmt_ns(lo, sizeof lo, (uint64_t)(ch.lo < 0 ? -ch.lo : ch.lo));
 		ft_fmt_ns(hi, sizeof hi, (uint64_t)(ch.hi < 0 ? -ch.hi : ch.hi));
 		const char *w = ft_change_word[ch.verdict];
-		len += snprintf(concl, sizeof concl, "%c%s: median %s %s -> %s (%+.0f%%; 95%% "
+		len += snprintf(concl, sizeof concl, "%c%s: %s %s -> %s (%+.0f%%; 95%% "
 				"interval of the change %s%s to %s%s) over %llu and %llu %s",
-				w[0] - 32, w + 1, by_step ? "step" : "wall time", x, y,
+				w[0] - 32, w + 1, by_step ? "time per step" : "median wall time", x, y,
 				ch.before ? 100 * (ch.after - ch.before) / ch.before : 0,
 				ch.lo < 0 ? "-" : "+", lo, ch.hi < 0 ? "-" : "+", hi,
-				(unsigned long long)a->units, (unsigned long long)b->units,
+				(unsigned long long)(by_step ? nsteps[0] : a->units),
+				(unsigned long long)(by_step ? nsteps[1] : b->units),
 				by_step ? "steps" : "runs");
+		uint64_t warm[2] = { 0, 0 };     /* steps of the loop's warm-up, left out */
+		for (int j = 0; j < 2 && by_step; j++)
+			for (int i = 0; i < s[j].n; i++)
+				warm[j] += s[j].nlen[i] - s[j].nper[i];
+		if (warm[0] || warm[1])
+			len += snprintf(concl + len, sizeof concl - (size_t)len,
+					" (after %llu and %llu warm-up steps)",
+					(unsigned long long)warm[0], (unsigned long long)warm[1]);
 		if (by_step)
 			len += snprintf(concl + len, sizeof concl - (size_t)len, " in %d and %d run%s",
 					a->n, b->n, a->n + b->n > 2 ? "s" : "");
@@ -585,6 +661,8 @@ int ft_diff(const struct ft_diff_args *args)
 				x, y, a->sum.wall_ns ? 100.0 * ((double)b->sum.wall_ns -
 				(double)a->sum.wall_ns) / (double)a->sum.wall_ns : 0);
 	}
+	if (have_med && len < (int)sizeof concl - 300)
+		len += median_line(concl + len, sizeof concl - (size_t)len, &chm, &ch);
 	snprintf(concl + len, sizeof concl - (size_t)len, ".");
 
 	/* the gate */
@@ -596,7 +674,8 @@ int ft_diff(const struct ft_diff_args *args)
 		rb[i] = &b->r[i];
 	int rc = 0;
 	for (int i = 0; i < ng; i++) {
-		if (ft_gate_eval(&gates[i], ra, a->n, rb, b->n, have_ci && by_step ? &ch : NULL) != 0)
+		if (ft_gate_eval(&gates[i], ra, a->n, rb, b->n, have_ci && by_step ? &ch : NULL,
+				 have_med ? &chm : NULL) != 0)
 			rc = 2;
 		fails += gates[i].holds;
 	}
@@ -628,24 +707,22 @@ int ft_diff(const struct ft_diff_args *args)
 		json_pair(j, "step_mean_ns", a->sum.steps > 0,
 			  a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0, b->sum.steps > 0,
 			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0);
-		json_pair(j, "step_median_ns", by_step && have_ci, have_ci ? ch.before : 0,
-			  by_step && have_ci, have_ci ? ch.after : 0);
+		json_pair(j, "step_time_ns", loop[0] >= 0, loop[0], loop[1] >= 0, loop[1]);
+		json_pair(j, "step_median_ns", have_med, have_med ? chm.before : 0, have_med,
+			  have_med ? chm.after : 0);
 		ft_json_end(j);
-		if (have_ci) {
-			ft_json_obj(j, "change");
-			ft_json_str(j, "of", by_step ? "step_median" : "wall_time");
-			ft_json_fixed(j, "before_ns", ch.before, 0);
-			ft_json_fixed(j, "after_ns", ch.after, 0);
-			ft_json_fixed(j, "lo_ns", ch.lo, 0);
-			ft_json_fixed(j, "hi_ns", ch.hi, 0);
-			ft_json_fixed(j, "confidence", 0.95, 2);
-			ft_json_str(j, "method", "bootstrap");
-			ft_json_int(j, "resamples", FT_BOOT_N);
-			ft_json_str(j, "verdict", ft_change_word[ch.verdict]);
-			ft_json_end(j);
-		} else {
+		if (have_ci)
+			json_change(j, "change", &ch, by_step ? "step_time" : "wall_time");
+		else
 			ft_json_null(j, "change");
-		}
+		if (have_med)
+			json_change(j, "median_change", &chm, "step_median");
+		else
+			ft_json_null(j, "median_change");
+		if (have_ci)
+			ft_json_str(j, "conclusion_on", by_step ? "step_time" : "wall_time");
+		else
+			ft_json_null(j, "conclusion_on");
 		ft_json_str(j, "unit", by_step ? "step" : "run");
 		ft_json_str(j, "feeds_window", a->whole || b->whole ? "whole run" : "steps");
 		ft_json_obj(j, "feeds");
@@ -706,16 +783,16 @@ int ft_diff(const struct ft_diff_args *args)
 		printf("%-22s %13s %13s %13s %8s\n", "metric", "before", "after", "change", "rel");
 		row("steps", 0, a->sum.steps > 0, (double)mean(a, a->sum.steps), b->sum.steps > 0,
 		    (double)mean(b, b->sum.steps));
-		row("time per step", 1, a->sum.steps > 0,
-		    a->sum.steps ? (double)a->sum.step_ns / (double)a->sum.steps : 0, b->sum.steps > 0,
-		    b->sum.steps ? (double)b->sum.step_ns / (double)b->sum.steps : 0);
-		row("median step", 1, by_step && have_ci, have_ci ? ch.before : 0, by_step && have_ci,
-		    have_ci ? ch.after : 0);
+		row("time per step", 1, loop[0] >= 0, loop[0], loop[1] >= 0, loop[1]);
+		row("median step", 1, have_med, have_med ? chm.before : 0, have_med,
+		    have_med ? chm.after : 0);
 		for (size_t i = 0; i < NMETRICS; i++)
 			if (metrics[i].name)
 				row(metrics[i].name, metrics[i].time, 1,
 				    (double)mean(a, get(&a->sum, &metrics[i])), 1,
 				    (double)mean(b, get(&b->sum, &metrics[i])));
+		printf("(times other than the wall time are summed over all threads and processes:\n"
+		       " they can exceed it)\n");
 		printf("\nfeeds (the feeding threads' time %s%s)\n", unit,
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
@@ -764,6 +841,7 @@ int ft_diff(const struct ft_diff_args *args)
 		for (int i = 0; i < s[j].n; i++) {
 			ft_report_free(&s[j].r[i]);
 			free(s[j].len[i]);
+			free(s[j].per[i]);
 		}
 	return rc;
 }

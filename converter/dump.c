@@ -263,6 +263,19 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_end(j);
 		}
 		ft_json_end(j);
+		/* run-queue delay samples per thread: how many, the last delay (ns) */
+		ft_json_obj(j, "runq");
+		for (int i = 0; i < p->nthreads; i++) {
+			const struct ft_thread_rec *t = &p->threads[i];
+			if (!t->nrunq)
+				continue;
+			snprintf(key, sizeof key, "%d", t->tid);
+			ft_json_obj(j, key);
+			ft_json_int(j, "samples", t->nrunq);
+			ft_json_u64(j, "last_ns", t->runq[t->nrunq - 1].cpu_ns);
+			ft_json_end(j);
+		}
+		ft_json_end(j);
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])

@@ -1,7 +1,8 @@
 /*
  * gate.c: `--fail-if 'METRIC OP VALUE'` for `report` and `diff`. METRIC is
  * a name of the "metrics" object of `report --json` (read from that JSON,
- * so the names have one definition), or step_time (the median step time).
+ * so the names have one definition), step_time (the time per step: in
+ * diff, over the loop; in report, the mean step) or step_median.
  * VALUE is absolute ("0", "250e6") or, for diff, a relative change ("+5%").
  * A condition on the step time's change holds only when its whole 95%
  * interval is past the threshold. Results print as lines, JSON or JUnit XML.
@@ -78,14 +79,19 @@ static json_object *metrics_of(struct ft_report *r, json_object **root)
 	return m;
 }
 
-static int is_step_time(const char *name)
+/* the change a condition on the step time compares (diff): the time per
+ * step's or the median's; NULL for another metric */
+static const struct ft_change *step_change(const char *name, const struct ft_change *mean,
+					   const struct ft_change *median)
 {
-	return !strcmp(name, "step_time") || !strcmp(name, "step_median_ns");
+	return !strcmp(name, "step_time") || !strcmp(name, "step_mean_ns") ? mean :
+	       !strcmp(name, "step_median") || !strcmp(name, "step_median_ns") ? median : NULL;
 }
 
 int ft_gate_metric(struct ft_report *const *runs, int n, const char *name, double *out)
 {
-	const char *key = !strcmp(name, "step_time") ? "step_median_ns" : name;
+	const char *key = !strcmp(name, "step_time") ? "step_mean_ns" :
+			  !strcmp(name, "step_median") ? "step_median_ns" : name;
 	double sum = 0;
 	int null = 0;
 	for (int i = 0; i < n; i++) {
@@ -110,14 +116,16 @@ static int past(int op, double x, double v)
 }
 
 int ft_gate_eval(struct ft_gate *g, struct ft_report *const *a, int na,
-		 struct ft_report *const *b, int nb, const struct ft_change *ch)
+		 struct ft_report *const *b, int nb, const struct ft_change *mean,
+		 const struct ft_change *median)
 {
+	const struct ft_change *ch = step_change(g->metric, mean, median);
 	double x = 0, y = 0;
 	int ry = ft_gate_metric(b, nb, g->metric, &y);
 	int rx = a && g->relative ? ft_gate_metric(a, na, g->metric, &x) : 0;
 	if (ry < 0 || rx < 0) {
 		fprintf(stderr, "feedtrace: --fail-if '%s': no metric '%s' (the names of "
-			"`feedtrace report --json`'s \"metrics\", or step_time)\n", g->text, g->metric);
+			"`feedtrace report --json`'s \"metrics\", step_time or step_median)\n", g->text, g->metric);
 		return -1;
 	}
 	if (g->relative && !a) {
@@ -129,11 +137,11 @@ int ft_gate_eval(struct ft_gate *g, struct ft_report *const *a, int na,
 		return 0;                 /* null in some run (no steps): not evaluated */
 	g->evaluated = 1;
 	if (!g->relative) {
-		g->seen = y;
+		g->seen = ch ? ch->after : y;
 		g->holds = past(g->op, y, g->value);
 		return 0;
 	}
-	if (ch && is_step_time(g->metric) && ch->before > 0) {
+	if (ch && ch->before > 0) {
 		g->interval = 1;
 		g->seen = (ch->after - ch->before) / ch->before;
 		g->seen_lo = ch->lo / ch->before;

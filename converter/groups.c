@@ -48,6 +48,10 @@ void ft_group_add(struct ft_group *g, int32_t tid, uint64_t ts, uint64_t end, ui
 		g->last_end = end;
 	g->count++;
 	g->total += dur;
+	uint64_t from = ts > g->cov_end ? ts : g->cov_end;
+	g->covered += end > from ? end - from : 0;
+	if (end > g->cov_end)
+		g->cov_end = end;
 	if (dur > g->max)
 		g->max = dur;
 	struct ft_burst *b = g->nbu ? &g->bu[g->nbu - 1] : NULL;
@@ -112,6 +116,7 @@ int ft_groups_emit(struct ft_group_set *s, int kind, const struct ft_process *p,
 		f.start = g[i].first;
 		f.end = g[i].last_end;
 		f.lost_ns = g[i].total;
+		f.covered_ns = g[i].covered;
 		f.tid = g[i].tid;
 		f.count = g[i].count;
 		f.total_ns = g[i].total;

@@ -253,10 +253,10 @@ int ft_report_html(struct ft_report *r, const char *path)
 	free(len);
 
 	struct ft_problem *pb;
-	int np = ft_problems(r, &pb);
+	int np = ft_problems(r, &pb), shown = ft_problems_shown(r, pb, np);
 	fprintf(o, "<h2>Problems, by time lost (%d)</h2>\n<table id=\"problems\"><tr><th>cost</th>"
 		"<th>what</th><th>process</th></tr>\n", np);
-	for (int i = 0; i < np; i++) {
+	for (int i = 0; i < shown; i++) {
 		ft_fmt_ns(a, sizeof a, pb[i].lost_ns);
 		fprintf(o, "<tr class=\"problem\"><td class=\"n\">%s</td><td><b>", a);
 		esc(o, pb[i].kind);
@@ -269,6 +269,9 @@ int ft_report_html(struct ft_report *r, const char *path)
 		}
 		fprintf(o, "</td><td class=\"n\">%d</td></tr>\n", pb[i].pid);
 	}
+	if (np > shown)       /* the text report's rule: the rest are in --json */
+		fprintf(o, "<tr class=\"more\"><td></td><td>%d smaller (report --json lists "
+			"them all)</td><td></td></tr>\n", np - shown);
 	fputs("</table>\n", o);
 	free(pb);
 

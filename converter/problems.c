@@ -75,6 +75,19 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 	return "";
 }
 
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
+{
+	int gil = f->kind == FT_FK_LOCK && f->lock_name && !strcmp(f->lock_name, "Python GIL");
+	for (int i = 0; i < r->nprocs && gil; i++)
+		if (r->procs[i].pid == f->pid && r->procs[i].role &&
+		    !strcmp(r->procs[i].role, "worker"))
+			return "Python threads of this worker process queue for its interpreter "
+			       "(the GIL): do the work on the worker's own thread (no thread "
+			       "pools in __getitem__ or the transforms) and add workers for "
+			       "more, or use code that releases the GIL";
+	return ft_finding_suggestion(f);
+}
+
 /* The directory the storm's most-read files share ("" if none). */
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 {
@@ -362,6 +375,73 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 			"or less Python between launches";
 }
 
+/* a storm finding joins row p's wall time: its covered time, its span */
+static void cover_add(struct ft_problem *p, const struct ft_finding *f)
+{
+	p->covered += f->covered_ns;
+	if (p->ncover == FT_COVER_MAX) {      /* the two nearest spans as one */
+		int best = 1;
+		for (int i = 2; i < p->ncover; i++)
+			if (p->cover[i].s - p->cover[i - 1].e < p->cover[best].s - p->cover[best - 1].e)
+				best = i;
+		p->cover[best - 1].e = p->cover[best].e;
+		memmove(&p->cover[best], &p->cover[best + 1],
+			(size_t)(p->ncover - best - 1) * sizeof p->cover[0]);
+		p->ncover--;
+	}
+	int i = p->ncover;
+	while (i > 0 && p->cover[i - 1].s > f->start) {
+		p->cover[i] = p->cover[i - 1];
+		i--;
+	}
+	p->cover[i].s = f->start;
+	p->cover[i].e = f->end;
+	p->ncover++;
+	int k = 0;                              /* merge what overlaps */
+	for (int j = 1; j < p->ncover; j++)
+		if (p->cover[j].s <= p->cover[k].e) {
+			if (p->cover[j].e > p->cover[k].e)
+				p->cover[k].e = p->cover[j].e;
+		} else
+			p->cover[++k] = p->cover[j];
+	p->ncover = k + 1;
+}
+
+/* A storm or lock row's cost is the wall time its reads or waits covered,
+ * not their sum: four workers reading at once, or four threads waiting on
+ * one lock at once, lose the run no more than the time they read or waited
+ * in. Its members' covered times summed (each exact within its process),
+ * at most the union of their spans; the sum is kept beside it. */
+static void storm_wall(struct ft_problem *p, const struct ft_report *r)
+{
+	if (!p->ncover)
+		return;
+	uint64_t u = 0;
+	for (int i = 0; i < p->ncover; i++)
+		u += p->cover[i].e - p->cover[i].s;
+	if (p->covered < u)
+		u = p->covered;
+	p->summed_ns = p->lost_ns;
+	if (u >= p->lost_ns)
+		return;
+	p->lost_ns = u;
+	char a[32], b[32];
+	ft_fmt_ns(a, sizeof a, p->summed_ns);
+	ft_fmt_ns(b, sizeof b, u);
+	size_t n = strlen(p->what);
+	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
+	const char *what = lock ? "waits" : "reads";
+	if (p->nprocs > 1)
+		snprintf(p->what + n, sizeof p->what - n, "; %s of %s in %d processes, over %s "
+			 "of the run", a, what, p->nprocs, b);
+	else if (lock)
+		snprintf(p->what + n, sizeof p->what - n, "; %s of waits in %d threads, over %s "
+			 "of the run", a, r->f[p->first].threads, b);
+	else
+		snprintf(p->what + n, sizeof p->what - n, "; %s of reads in its threads, over %s "
+			 "of the run", a, b);
+}
+
 /* Bursts of small reads under the per-process threshold, in several
  * processes of the run on one data set (four workers each reading 700
  * times a second): together a storm when their reads, over the span from
@@ -392,6 +472,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			snprintf(p->dir, sizeof p->dir, "%s", both);
 			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
 			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
+			cover_add(p, c);
 			take_opener(p, c);
 			p->count++;
 			int seen = 0;
@@ -445,7 +526,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 					  (double)r->storm_reads * (double)span;
 		for (int j = i; j < r->ncand; j++)
 			if (taken[j] == 2)
-				taken[j] = storm ? 1 : 3;    /* 3: looked at, no storm */
+				taken[j] = storm ? 4 : 3;    /* 4: this storm's; 3: looked at, no storm */
 		if (!storm)
 			continue;
 		struct ft_problem *p = add(acc);
@@ -457,8 +538,11 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		snprintf(p->dir, sizeof p->dir, "%s", dir);
 		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
 		for (int j = i; j < r->ncand; j++)
-			if (taken[j] == 1)
+			if (taken[j] == 4) {
 				take_opener(p, &r->cand[j]);
+				cover_add(p, &r->cand[j]);
+				taken[j] = 1;
+			}
 		struct ft_finding like = r->cand[i];
 		like.reads = reads, like.files = files;
 		p->suggestion = ft_finding_suggestion(&like);
@@ -501,9 +585,11 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->pid = f->pid;
 		p->first = i;
 		p->count = (uint64_t)nm;
-		p->suggestion = ft_finding_suggestion(f);
+		p->suggestion = ft_finding_advice(r, f);
 		for (int k = 0; k < nm; k++) {
 			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
+			if (f->kind == FT_FK_STORM || f->kind == FT_FK_LOCK)
+				cover_add(p, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
 				seen = r->f[members[q]].pid == r->f[members[k]].pid;
@@ -514,6 +600,8 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	free(taken);
 	free(members);
 	run_wide_storms(r, &acc);
+	for (int i = 0; i < acc.n; i++)
+		storm_wall(&acc.p[i], r);
 	if (acc.n > 1)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;

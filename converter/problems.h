@@ -12,12 +12,17 @@
 
 struct ft_report;
 
+#define FT_COVER_MAX 16
+
 struct ft_problem {
 	const char *kind;         /* "launch-bound", "launch gaps", "hidden sync",
 	                             "small-read storm", "lock contention" */
 	int32_t pid;              /* the first finding's process (launch-bound: main) */
 	int nprocs;               /* processes its findings come from */
-	uint64_t lost_ns;         /* summed over its findings */
+	uint64_t lost_ns;         /* summed over its findings; a storm's or a lock's:
+	                             the wall time its reads or waits covered */
+	uint64_t summed_ns;       /* storm, lock: its reads' or waits' time summed over
+	                             threads and processes (0: other kinds) */
 	uint64_t count;           /* findings merged into it (gaps, storms); 1 else */
 	char what[400];           /* one line of evidence */
 	const char *suggestion;
@@ -28,14 +33,23 @@ struct ft_problem {
 	int under;                /* of its processes, those under the per-process threshold */
 	const char *opener;       /* the Python site that opened most of its files, or NULL */
 	uint64_t opener_reads;
+	/* a storm's or lock's wall time: its members' covered time summed, and the union
+	 * of their spans (sorted, disjoint; nearest merged past FT_COVER_MAX) */
+	uint64_t covered;
+	struct { uint64_t s, e; } cover[FT_COVER_MAX];
+	int ncover;
 };
 
 /* The directory a storm's most-read files share, its data set ("" if
  * none): also what diff matches storms by. */
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
 
-/* One suggestion for a finding (also in --json's findings). */
+/* One suggestion for a finding, whatever process it is in (the timeline's). */
 const char *ft_finding_suggestion(const struct ft_finding *f);
+/* The same, fitted to the process it is in (report rows, --json's
+ * findings): a GIL wait inside a DataLoader worker is no reason to move
+ * work into worker processes. */
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f);
 
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */

@@ -346,19 +346,24 @@ static struct ft_thread_rec *thread_rec(struct ft_process *p, int32_t tid)
 /* CPU chunk: samples kept per thread, in time order (a sample older
  * than the thread's last one is dropped: chunks of one file come in
  * time order but an exit drain may repeat one). */
+static void add_point(struct ft_cpu_point **v, int *n, int *cap, uint64_t ticks, uint64_t x)
+{
+	if (*n && (int64_t)(ticks - (*v)[*n - 1].ticks) <= 0)
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*v = ft_xrealloc(*v, (size_t)*cap * sizeof **v);
+	}
+	(*v)[(*n)++] = (struct ft_cpu_point){ ticks, x };
+}
+
 static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t n)
 {
 	for (size_t o = 0; o + sizeof(struct ft_cpu_sample) <= n; o += sizeof(struct ft_cpu_sample)) {
 		struct ft_cpu_sample s;
 		memcpy(&s, d + o, sizeof s);
 		struct ft_thread_rec *t = thread_rec(p, s.tid);
-		if (t->ncpu && (int64_t)(s.ticks - t->cpu[t->ncpu - 1].ticks) <= 0)
-			continue;
-		if (t->ncpu == t->cpucap) {
-			t->cpucap = t->cpucap ? 2 * t->cpucap : 16;
-			t->cpu = ft_xrealloc(t->cpu, (size_t)t->cpucap * sizeof *t->cpu);
-		}
-		t->cpu[t->ncpu++] = (struct ft_cpu_point){ s.ticks, s.cpu_ns };
+		add_point(&t->cpu, &t->ncpu, &t->cpucap, s.ticks, s.cpu_ns);
 	}
 }
 
@@ -428,19 +433,31 @@ int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
 	return 1;
 }
 
-/* the thread's CPU time at ns, linear between the samples around it */
-static double cpu_at(const struct ft_process *p, const struct ft_thread_rec *t, uint64_t ns)
+static void add_sched_samples(struct ft_process *p, const unsigned char *d, size_t n)
 {
-	int lo = 0, hi = t->ncpu - 1;
+	for (size_t o = 0; o + sizeof(struct ft_sched_sample) <= n;
+	     o += sizeof(struct ft_sched_sample)) {
+		struct ft_sched_sample s;
+		memcpy(&s, d + o, sizeof s);
+		struct ft_thread_rec *t = thread_rec(p, s.tid);
+		add_point(&t->runq, &t->nrunq, &t->runqcap, s.ticks, s.wait_ns);
+	}
+}
+
+/* a counter's value at ns, linear between the samples around it */
+static double point_at(const struct ft_process *p, const struct ft_cpu_point *v, int n,
+		       uint64_t ns)
+{
+	int lo = 0, hi = n - 1;
 	while (hi - lo > 1) {
 		int mid = (lo + hi) / 2;
-		if (ft_ticks_to_ns(p, t->cpu[mid].ticks) <= ns)
+		if (ft_ticks_to_ns(p, v[mid].ticks) <= ns)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	uint64_t a = ft_ticks_to_ns(p, t->cpu[lo].ticks), b = ft_ticks_to_ns(p, t->cpu[hi].ticks);
-	double ca = (double)t->cpu[lo].cpu_ns, cb = (double)t->cpu[hi].cpu_ns;
+	uint64_t a = ft_ticks_to_ns(p, v[lo].ticks), b = ft_ticks_to_ns(p, v[hi].ticks);
+	double ca = (double)v[lo].cpu_ns, cb = (double)v[hi].cpu_ns;
 	if (b <= a || ns <= a)
 		return ca;
 	if (ns >= b)
@@ -448,23 +465,40 @@ static double cpu_at(const struct ft_process *p, const struct ft_thread_rec *t, 
 	return ca + (cb - ca) * (double)(ns - a) / (double)(b - a);
 }
 
-int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
-			 uint64_t t0_ns, uint64_t t1_ns)
+/* a thread counter's growth in [t0_ns, t1_ns]: none before its first
+ * sample and after its last (the recorder samples a thread at its start
+ * and at its end); -1 when they do not overlap at all (nothing said) */
+static int64_t grown(const struct ft_process *p, const struct ft_cpu_point *v, int n,
+		     uint64_t t0_ns, uint64_t t1_ns)
+{
+	if (n < 2 || t1_ns < t0_ns || t1_ns < ft_ticks_to_ns(p, v[0].ticks) ||
+	    t0_ns > ft_ticks_to_ns(p, v[n - 1].ticks))
+		return -1;
+	double d = point_at(p, v, n, t1_ns) - point_at(p, v, n, t0_ns);
+	return d > 0 ? (int64_t)d : 0;
+}
+
+static const struct ft_thread_rec *thread_find(const struct ft_process *p, int32_t tid)
 {
 	const struct ft_thread_rec *t = NULL;
 	for (int i = 0; i < p->nthreads; i++)
 		if (p->threads[i].tid == tid)
 			t = &p->threads[i];
-	if (!t || t->ncpu < 2 || t1_ns < t0_ns)
-		return -1;
-	/* before its first sample and after its last, a thread is taken as
-	 * using no CPU (the recorder samples a thread at its start and at its
-	 * end); no overlap at all says nothing */
-	if (t1_ns < ft_ticks_to_ns(p, t->cpu[0].ticks) ||
-	    t0_ns > ft_ticks_to_ns(p, t->cpu[t->ncpu - 1].ticks))
-		return -1;
-	double d = cpu_at(p, t, t1_ns) - cpu_at(p, t, t0_ns);
-	return d > 0 ? (int64_t)d : 0;
+	return t;
+}
+
+int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
+			 uint64_t t0_ns, uint64_t t1_ns)
+{
+	const struct ft_thread_rec *t = thread_find(p, tid);
+	return t ? grown(p, t->cpu, t->ncpu, t0_ns, t1_ns) : -1;
+}
+
+int64_t ft_thread_runq_ns(const struct ft_process *p, int32_t tid,
+			  uint64_t t0_ns, uint64_t t1_ns)
+{
+	const struct ft_thread_rec *t = thread_find(p, tid);
+	return t ? grown(p, t->runq, t->nrunq, t0_ns, t1_ns) : -1;
 }
 
 int ft_thread_traced(const struct ft_thread_rec *t)
@@ -748,6 +782,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		case FT_CHUNK_MODULES:
 			add_modules(p, buf, (size_t)n);
 			break;
+		case FT_CHUNK_SCHED:
+			add_sched_samples(p, buf, (size_t)n);
+			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
 				memset(&p->end, 0, sizeof p->end);
@@ -924,8 +961,10 @@ static void process_free(struct ft_process *p)
 		free(t->index);
 		free(t);
 	}
-	for (int j = 0; j < p->nthreads; j++)
+	for (int j = 0; j < p->nthreads; j++) {
 		free(p->threads[j].cpu);
+		free(p->threads[j].runq);
+	}
 	free(p->threads);
 	for (int j = 0; j < p->nfaults; j++)
 		free(p->faults[j].pt);

@@ -45,6 +45,9 @@ struct ft_thread_rec {
 	uint64_t next_slot;      /* end of the slots read of that stream */
 	struct ft_cpu_point *cpu;    /* CPU samples (CPU chunks), in time order */
 	int ncpu, cpucap;
+	struct ft_cpu_point *runq;   /* run-queue delay samples (SCHED chunks): cpu_ns
+	                                holds the delay so far */
+	int nrunq, runqcap;
 };
 
 struct ft_module {            /* a MODULES entry: a loaded ELF object */
@@ -149,6 +152,10 @@ int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
 		     uint64_t t1_ns, uint64_t *majflt, uint64_t *blkio_ns);
 int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
+/* the time thread tid spent runnable, waiting for a core, in [t0_ns,
+ * t1_ns], the same way from its SCHED samples; -1 likewise */
+int64_t ft_thread_runq_ns(const struct ft_process *p, int32_t tid,
+			  uint64_t t0_ns, uint64_t t1_ns);
 /* threads that recorded or were named (a thread known only from CPU
  * samples, one that never made a traced call, is not counted) */
 int ft_thread_traced(const struct ft_thread_rec *t);

@@ -9,6 +9,7 @@
  * Never decides a limit itself: verdict.c does, per process. The command
  * and its options are cmd_report.c's.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,14 +117,79 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 		traced += s->t[c];
 	uint64_t busy = o->wall > traced ? o->wall - traced : 0;   /* untraced */
 	busy += traced - waits - o->io - o->lock;                  /* other traced calls */
+	o->handover = s->handover < busy ? s->handover : busy;     /* a write that blocked */
+	busy -= o->handover;
 	uint64_t a = s->first > w0 ? s->first : w0, b = s->last_end < w1 ? s->last_end : w1;
 	int64_t cpu = b > a ? ft_thread_cpu_ns(p, s->tid, a, b) : -1;
+	int64_t runq = b > a ? ft_thread_runq_ns(p, s->tid, a, b) : -1;
 	o->cpu_sampled = cpu >= 0;
+	o->runq = runq > 0 ? (uint64_t)runq : 0;
 	uint64_t room = o->wall > o->io + o->lock ? o->wall - o->io - o->lock : 0;
-	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy;
+	/* untraced time holds the time it waited for a core too */
+	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy > o->runq ? busy - o->runq : 0;
 	if (o->cpu > room)
 		o->cpu = room;
 	o->idle = room - o->cpu;
+	if (o->handover > o->idle)
+		o->handover = o->idle;
+	if (o->runq > o->idle)
+		o->runq = o->idle;
+}
+
+/* The feed keeps up: the loop is the limit, and its producers wait for it
+ * (a full queue or pipe: each hands a batch over when the loop takes one) */
+static void slack(struct ft_run_verdict *rv)
+{
+	uint64_t wall = 0, idle = 0, hand = 0;
+	int nw = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		/* waiting for a core is not waiting for the loop */
+		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
+		hand += rv->prod[i].handover;
+		nw += !strcmp(rv->prod[i].role, "worker");
+	}
+	if (!wall || idle * 2 < wall)
+		return;
+	char who[64], hw[96] = "";
+	int nl = rv->nprod - nw;
+	if (nw && nl)
+		snprintf(who, sizeof who, "%d worker%s and %d loader thread%s", nw, nw == 1 ? "" : "s",
+			 nl, nl == 1 ? "" : "s");
+	else
+		snprintf(who, sizeof who, "%d %s%s", rv->nprod, nw ? "worker" : "loader thread",
+			 rv->nprod == 1 ? "" : "s");
+	if (hand * 5 >= wall)
+		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
+			 "pipe is full)", 100 * (double)hand / (double)wall);
+	snprintf(rv->detail, sizeof rv->detail, "The %s wait%s for the loop %.0f%% of %s time%s: "
+		 "a full queue or pipe, each batch handed over when the loop takes one. "
+		 "More or faster producers do not help; a faster step does.", who,
+		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
+		 rv->nprod == 1 ? "its" : "their", hw);
+}
+
+/* The feeding threads' time runnable, waiting for a core, in the window:
+ * part of their untraced ("other CPU") time. A share of 20% or more is
+ * said in the detail: the loop does not get a core. */
+static void feed_runq(const struct ft_report *r, const struct ft_verdict *v,
+		      struct ft_run_verdict *rv)
+{
+	const struct ft_process *mpr = r->tr.procs[r->main];
+	rv->feed_runq_ns = 0;
+	for (int i = 0; i < v->nfeeders && i < 8; i++) {
+		int64_t q = ft_thread_runq_ns(mpr, v->feeder[i], rv->w0, rv->w1);
+		rv->feed_runq_ns += q > 0 ? (uint64_t)q : 0;
+	}
+	if (rv->feed_runq_ns > v->t[FT_CAT_CPU])
+		rv->feed_runq_ns = v->t[FT_CAT_CPU];
+	if (!v->wall_ns || rv->feed_runq_ns * 5 < v->wall_ns)
+		return;
+	size_t n = strlen(rv->detail);
+	snprintf(rv->detail + n, sizeof rv->detail - n, "%sThe feeding thread%s %s runnable, "
+		 "waiting for a core %.0f%% of the time: more busy threads than cores; use fewer "
+		 "threads per core (torch.set_num_threads, fewer workers, taskset).",
+		 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
+		 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
 }
 
 /* the read shape of the producers: that of the producing process (a worker,
@@ -273,7 +339,8 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	for (int k = 0; k < v->nths && v->nfeeders; k++) {
 		const struct ft_thread_sum *t = &v->ths[k];
-		int feeder = v->by_launch ? t->launches > 0 : t->batches > 0;
+		int feeder = v->by_launch ? t->launches > 0 :
+			     v->loop_tid ? t->tid == v->loop_tid : t->batches > 0;
 		for (int j = 0; j < v->nfeeders && j < 8 && !feeder; j++)
 			feeder = v->feeder[j] == t->tid;     /* a loop that loads its own data */
 		if (feeder || t->events < 2 || !t->wall)
@@ -306,14 +373,17 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
-	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0;
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0, prq = 0;
 	int sampled = 1, ptimed = 0;
 	for (int i = 0; i < rv->nprod; i++) {
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
+		prq += rv->prod[i].runq;
 		sampled &= rv->prod[i].cpu_sampled;
 		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
 		ptimed |= rv->prod[i].fault_timed;
 	}
+	if (v->limit && !strcmp(v->limit, "none") && v->nfeeders && rv->nprod)
+		slack(rv);
 	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
 		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
@@ -321,6 +391,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
+			/* neither: runnable but not running (more busy threads
+			 * than cores), where they waited for a core 20% or more */
+			if (!strcmp(rv->data_cause, "unknown") && prq * 5 >= pw)
+				rv->data_cause = "waiting for a core";
 		} else {
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
 		}
@@ -372,6 +446,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "The %s %s %.0f%% of %s time in "
 				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
 				 100 * (double)pio / d, their, how, more);
+		else if (!strcmp(rv->data_cause, "waiting for a core"))
+			snprintf(rv->detail, sizeof rv->detail,
+				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
+				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
+				 "fewer threads per core (torch.set_num_threads, fewer workers, "
+				 "taskset).", who, verb, 100 * (double)prq / d, their,
+				 100 * (double)pcpu / d, 100 * (double)pio / d);
 		else if (!strcmp(rv->data_cause, "preprocessing"))
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
@@ -392,6 +473,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
 				 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
 				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
+		/* busy producers that also waited for a core 20% of their time */
+		size_t dn = strlen(rv->detail);
+		if (strcmp(rv->data_cause, "waiting for a core") && prq * 5 >= pw &&
+		    dn < sizeof rv->detail)
+			snprintf(rv->detail + dn, sizeof rv->detail - dn, " They are also runnable, "
+				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
+				 "use fewer threads per core (torch.set_num_threads, fewer workers, "
+				 "taskset).", 100 * (double)prq / d, their);
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
@@ -414,6 +503,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
 		}
 	}
+	feed_runq(r, v, rv);
 	/* the process in words */
 	char cmd[72];
 	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
@@ -797,7 +887,15 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	const struct ft_metrics *t = &r->total;
 	ft_fmt_count(a, sizeof a, t->events);
 	ft_fmt_ns(b, sizeof b, t->wall_ns);
-	fprintf(out, "feedtrace report: %s\n", ft_fit(r->dir, 60));
+	const struct ft_process *mainp = r->tr.procs[r->main];
+	int sig = mainp->has_end && mainp->end.reason == FT_END_SIGNAL ? mainp->end.status : 0;
+	const char *sname = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+	fprintf(out, "feedtrace report: %s", ft_fit(r->dir, sig ? 30 : 60));
+	/* a run cut short is judged on what it did before: said first */
+	if (sig)
+		fprintf(out, " INTERRUPTED (killed by SIG%s)",
+			sname ? sname : "?");
+	fputc('\n', out);
 	fprintf(out, "  %d process%s, %llu thread%s, %s events over %s", r->nprocs,
 		r->nprocs == 1 ? "" : "es", (unsigned long long)t->threads,
 		t->threads == 1 ? "" : "s", a, b);
@@ -973,17 +1071,10 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputs(")\n", out);
 	if (!npb)
 		fputs("  none\n", out);
-	/* the rows that matter: ten at most, past the third none under 1% of
-	 * the first's cost, and none that cost under a thousandth of the
-	 * verdict's window (a few microseconds of a library's own lock in a
-	 * run of seconds is true and beside the point; the rest are in --json) */
-	int shown_pb = 0;
+	int shown_pb = ft_problems_shown(r, pb, npb);
 	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
-	for (int i = 0; i < npb && i < 10; i++) {
+	for (int i = 0; i < shown_pb; i++) {
 		const struct ft_problem *p = &pb[i];
-		if ((i >= 3 && p->lost_ns * 100 < pb[0].lost_ns) || p->lost_ns < negligible)
-			break;
-		shown_pb++;
 		ft_fmt_ns(a, sizeof a, p->lost_ns);
 		if (r->nprocs > 1 && p->nprocs == 1)
 			snprintf(c, sizeof c, "%d", p->pid);
@@ -1126,6 +1217,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
 	ft_phases_json(j, "phases", v->phases);
 	if (rv) {
+		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
 		ft_json_str(j, "process", ft_txt(rv->process));
 		ft_json_str(j, "data_cause", rv->data_cause);
 		ft_json_str(j, "detail", ft_txt(rv->detail));
@@ -1158,6 +1250,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "busy_ns", v->busy_ns);
 			ft_json_u64(j, "idle_ns", v->idle_ns);
 			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
+			ft_json_u64(j, "streams_ns", v->sidle_den);
+			json_by_cat(j, "streams_idle_by_feed", v->sidle);
 			ft_json_end(j);
 		} else {
 			ft_json_null(j, "gpu");
@@ -1174,6 +1268,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "cpu_ns", q->cpu);
 			ft_json_u64(j, "lock_ns", q->lock);
 			ft_json_u64(j, "idle_ns", q->idle);
+			ft_json_u64(j, "handover_ns", q->handover);
+			ft_json_u64(j, "runq_ns", q->runq);
 			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
 			ft_json_u64(j, "major_faults", q->majflt);
 			if (q->fault_timed)
@@ -1217,7 +1313,8 @@ static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
 	ft_json_end(j);
 }
 
-static void json_finding(struct ft_json *j, const struct ft_finding *f)
+static void json_finding(struct ft_json *j, const struct ft_report *r,
+			 const struct ft_finding *f)
 {
 	ft_json_obj(j, NULL);
 	ft_json_str(j, "kind", ft_fkind_key[f->kind]);
@@ -1273,7 +1370,7 @@ static void json_finding(struct ft_json *j, const struct ft_finding *f)
 		ft_json_end(j);
 		break;
 	}
-	ft_json_str(j, "suggestion", ft_finding_suggestion(f));
+	ft_json_str(j, "suggestion", ft_finding_advice(r, f));
 	ft_json_end(j);
 }
 
@@ -1310,7 +1407,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_u64(j, "launch_gaps_left_out", r->gaps_left_out);
 	ft_json_arr(j, "findings");
 	for (int i = 0; i < r->nf; i++)
-		json_finding(j, &r->f[i]);
+		json_finding(j, r, &r->f[i]);
 	ft_json_end(j);
 	ft_json_arr(j, "problems");
 	struct ft_problem *pb;
@@ -1322,6 +1419,10 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_int(j, "processes", pb[i].nprocs);
 		ft_json_u64(j, "count", pb[i].count);
 		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
+		if (pb[i].summed_ns)
+			ft_json_u64(j, "summed_ns", pb[i].summed_ns);
+		else
+			ft_json_null(j, "summed_ns");
 		ft_json_int(j, "first_finding", pb[i].first);
 		ft_json_str(j, "what", ft_txt(pb[i].what));
 		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
@@ -1366,23 +1467,66 @@ static int step_event(const struct ft_event *ev, void *arg)
 	return 0;
 }
 
-/* the step times of the process with most steps (that of the report's
- * median), in the order they closed; *len malloc'd, NULL without steps */
-void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
+/* the steps of the process with most steps (that of the report's median),
+ * fed with its events; NULL without steps */
+static struct ft_steps *steps_of(struct ft_report *r)
 {
 	int best = -1;
 	for (int i = 0; i < r->nprocs; i++)
 		if (r->procs[i].m.steps && (best < 0 || r->procs[i].m.steps > r->procs[best].m.steps))
 			best = i;
-	*len = NULL;
-	*n = 0;
 	if (best < 0)
-		return;
+		return NULL;
 	struct stepfeed sf = { ft_steps_new(r->tr.procs[best], r->step_range) };
 	/* the report has said what is damaged: not again */
 	ft_merge_events(r->tr.procs[best], NULL, step_event, &sf, ft_said_once(stderr), NULL);
-	*len = ft_steps_lengths(sf.s, n);
-	ft_steps_free(sf.s);
+	return sf.s;
+}
+
+/* the step times of the process with most steps (that of the report's
+ * median), in the order they closed; *len malloc'd, NULL without steps */
+void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n)
+{
+	struct ft_steps *s = steps_of(r);
+	*len = NULL;
+	*n = 0;
+	if (!s)
+		return;
+	*len = ft_steps_lengths(s, n);
+	ft_steps_free(s);
+}
+
+void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n)
+{
+	struct ft_steps *s = steps_of(r);
+	*per = NULL;
+	*n = 0;
+	if (!s)
+		return;
+	*per = ft_steps_periods(s, n);
+	struct ft_steps_result sr;
+	ft_steps_finish(s, &sr);
+	ft_steps_free(s);
+	if (sr.warmup_steps && sr.warmup_steps < *n) {
+		*n -= sr.warmup_steps;
+		memmove(*per, *per + sr.warmup_steps, *n * sizeof **per);
+	}
+}
+
+/* The rows that matter, the text's and the HTML page's: ten at most, past
+ * the third none under 1% of the first's cost, and none that cost under a
+ * thousandth of the verdict's window (a few microseconds of a library's
+ * own lock in a run of seconds is true and beside the point; the rest are
+ * in --json) */
+int ft_problems_shown(const struct ft_report *r, const struct ft_problem *pb, int npb)
+{
+	const struct ft_run_verdict *rv = &r->rv;
+	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
+	int n = 0;
+	while (n < npb && n < 10 && !(n >= 3 && pb[n].lost_ns * 100 < pb[0].lost_ns) &&
+	       pb[n].lost_ns >= negligible)
+		n++;
+	return n;
 }
 
 /* ---- commands ---- */

@@ -37,6 +37,8 @@ struct ft_producer {
 	uint64_t majflt;          /* major page faults on mapped data (mapped.c) */
 	uint64_t fault_ns;        /* block I/O wait then (delay accounting: fault_timed) */
 	int fault_timed;
+	uint64_t handover;        /* of idle: blocked handing data over (pipe writes) */
+	uint64_t runq;            /* of idle: runnable, waiting for a core (SCHED samples) */
 };
 
 /* the run's verdict: about the main process (r->procs[r->main]) */
@@ -47,6 +49,8 @@ struct ft_run_verdict {
 	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
 	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
 	uint64_t w0, w1, startup_ns;
+	uint64_t feed_runq_ns;    /* the feeding threads runnable, waiting for a core, in
+	                             the window (of their other CPU) */
 	uint64_t warmup_steps, warmup_ns;  /* leading warm-up steps left out of the window */
 	uint64_t launches_before; /* from the first launch: an initialisation's launches
 	                             before a long pause, left out (gpu.c) */
@@ -89,6 +93,15 @@ double ft_per_step(const struct ft_metrics *m, uint64_t x);
 /* the step times of the process with most steps, in the order they
  * closed; *len malloc'd (NULL, 0 without steps) */
 void ft_report_step_lengths(struct ft_report *r, uint64_t **len, size_t *n);
+/* the same process's steps as the loop's time: each step's period in start
+ * order (from its start to the next one's; the last, its length), the
+ * leading warm-up steps (steps.h) left out: they add up to the loop's
+ * window; *per malloc'd (NULL, 0 without steps) */
+void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n);
+/* how many of the problems pb (ft_problems: largest first) the text report
+ * and the HTML page list, by one rule */
+struct ft_problem;
+int ft_problems_shown(const struct ft_report *r, const struct ft_problem *pb, int npb);
 /* report --html: one self-contained page (html.c); 0 on success */
 int ft_report_html(struct ft_report *r, const char *path);
 /* diff --html (html.c): one side of the diff, as its first run shows it */

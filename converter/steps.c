@@ -270,6 +270,21 @@ uint64_t *ft_steps_lengths(struct ft_steps *s, size_t *n)
 	return v;
 }
 
+uint64_t *ft_steps_periods(struct ft_steps *s, size_t *n)
+{
+	settle(s);
+	qsort(s->len, s->nlen, sizeof *s->len, by_start);
+	uint64_t *v = malloc(s->nlen * sizeof *v + 1);
+	if (!v) {
+		fprintf(stderr, "feedtrace: out of memory\n");
+		exit(2);
+	}
+	for (size_t i = 0; i < s->nlen; i++)
+		v[i] = i + 1 < s->nlen ? s->len[i + 1].start - s->len[i].start : s->len[i].len;
+	*n = s->nlen;
+	return v;
+}
+
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out)
 {
 	settle(s);

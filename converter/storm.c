@@ -26,6 +26,7 @@ struct ft_storm {
 	int in_burst, qualified;
 	struct ft_finding burst;
 	uint64_t burst_last_start;
+	uint64_t cov_end;                /* the latest end of the burst's reads so far */
 	struct file_acc *files; int nfiles, capfiles; struct ft_map filemap;
 	uint32_t *fdsite; int nfdsite;  /* per fd: the Python site of its open, or 0 */
 	struct { uint32_t site; uint64_t reads; } opener[8]; int nopener;  /* the burst's */
@@ -150,6 +151,7 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 		f->start = ev->ts_ns;
 		f->tid = ev->tid;
 		a->in_burst = 1;
+		a->cov_end = 0;
 	}
 	if (ev->ts_ns > a->burst_last_start)
 		a->burst_last_start = ev->ts_ns;
@@ -160,6 +162,11 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 	f->reads++;
 	f->bytes += got;
 	f->lost_ns += ev->dur_ns;
+	/* the union of the reads' intervals (they come in start order) */
+	uint64_t from = ev->ts_ns > a->cov_end ? ev->ts_ns : a->cov_end;
+	f->covered_ns += end > from ? end - from : 0;
+	if (end > a->cov_end)
+		a->cov_end = end;
 	/* per 100 ms from the burst's first bin (reads come in start order) */
 	if (!a->nsbin)
 		a->sbin0 = ev->ts_ns - ev->ts_ns % FT_STORM_BIN_NS;

@@ -109,6 +109,15 @@ static int system_module(const char *path)
 	return 0;
 }
 
+/* CPython's interpreter (a distribution's is often stripped: Debian's
+ * python3.11 has no .symtab, so its static functions read as
+ * module+offset) */
+static int interpreter(const char *path)
+{
+	const char *b = base_name(path);
+	return !strncmp(b, "python3", 7) || !strncmp(b, "libpython", 9);
+}
+
 /* A regular file, opened without waiting (a trace may name a FIFO or a
  * device: never blocked on, never read); -1 if none. */
 static int open_regular(const char *path)
@@ -376,7 +385,7 @@ static int put_frames(struct sym *s, const struct ft_process *p, uint64_t ip,
 		} else {
 			put(o, "%s+0x%llx", base_name(fm->path), (unsigned long long)file_ip);
 		}
-		if (!name && *own && !m->has_syms)
+		if (!name && (*own || interpreter(fm->path)) && !m->has_syms)
 			m->bare_frames++;
 		return 1;
 	}
@@ -487,8 +496,11 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 		put(&all, "%s", lines[h]);
 	if (h + 1 < n && own[h + 1])
 		put(&all, " <- %s", lines[h + 1]);
+	/* the stack below it, feedtrace's own frames (the hook that recorded
+	 * the call, the thread start it wraps) left out: no view shows them */
 	for (int i = 0; i < n; i++) {
-		put(&all, "\n%s", lines[i]);
+		if (!tracer[i] || i == h)
+			put(&all, "\n%s", lines[i]);
 		free(lines[i]);
 	}
 	return all.s ? all.s : strdup("");
@@ -511,22 +523,32 @@ static int named_bare(const char *name)
 
 static void note_bare(struct sym *s, const struct ft_process *p)
 {
-	struct out o = { NULL, 0, 0 };
-	for (int i = 0; i < p->nmods; i++) {
-		if (!s->mods[i].bare_frames || s->mods[i].state != MOD_OK)
+	/* the program's own modules, then the interpreter: each its own note */
+	for (int k = 0; k < 2; k++) {
+		struct out o = { NULL, 0, 0 };
+		for (int i = 0; i < p->nmods; i++) {
+			if (!s->mods[i].bare_frames || s->mods[i].state != MOD_OK ||
+			    interpreter(p->mods[i].path) != k)
+				continue;
+			s->mods[i].bare_frames = 0;
+			const char *b = base_name(p->mods[i].path);
+			if (!named_bare(b))
+				put(&o, "%s%s", o.len ? ", " : "", b);
+		}
+		if (!o.len)
 			continue;
-		s->mods[i].bare_frames = 0;
-		const char *b = base_name(p->mods[i].path);
-		if (!named_bare(b))
-			put(&o, "%s%s", o.len ? ", " : "", b);
+		if (k)
+			put(&o, " (the Python interpreter) %s no symbol table: frames there are "
+			    "shown as module+offset; install the interpreter's debug symbols "
+			    "(its -dbgsym or -dbg package) or pass --symbols DIR",
+			    strchr(o.s, ',') ? "have" : "has");
+		else
+			put(&o, " %s no symbols: frames there are shown as module+offset; build "
+			    "with -g (and do not strip), install the debug package, or pass "
+			    "--symbols DIR", strchr(o.s, ',') ? "have" : "has");
+		note(o.s);
+		free(o.s);
 	}
-	if (!o.len)
-		return;
-	put(&o, " %s no symbols: frames there are shown as module+offset; build with -g "
-	    "(and do not strip), install the debug package, or pass --symbols DIR",
-	    strchr(o.s, ',') ? "have" : "has");
-	note(o.s);
-	free(o.s);
 }
 
 /* the cache: open addressing by stack id */

@@ -98,6 +98,7 @@ struct ft_thread_sum *ft_thread_sums(const struct ft_threads *th, int *count)
 		memcpy(o->t, t->ct, sizeof o->t);
 		memcpy(o->pre, t->pre, sizeof o->pre);
 		o->gil = t->gil;
+		o->handover = t->handover;
 		o->batches = t->batches;
 		o->first_batch = t->first_batch;
 		o->last_batch = t->last_batch;

@@ -23,6 +23,7 @@ struct ft_thacc {
 	uint64_t ct[FT_CAT_N];       /* traced time per category within the window */
 	uint64_t pre[FT_CAT_N];      /* the same before the window (start-up) */
 	uint64_t gil;                /* of ct[FT_CAT_LOCK]: waits for CPython's GIL */
+	uint64_t handover;           /* of ct[FT_CAT_CPU]: pipe writes (handing data over) */
 	uint64_t wevents, batches, first_batch, last_batch;
 	struct ft_recent ring[FT_RECENT];
 	uint32_t nring, ring_head;   /* entries, next write position */

@@ -12,6 +12,7 @@
 
 #include "analyses.h"
 #include "phases.h"
+#include "roles.h"
 
 void ft_verdict_free(struct ft_verdict *v)
 {
@@ -86,6 +87,16 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	for (int i = 0; i < v->nths && !v->by_launch && sr->steps; i++)
 		if (v->ths[i].tid == sr->step_tid && (v->ths[i].batches || !maxb))
 			loop = sr->step_tid;
+	/* without steps, a CPython program's loop runs on its main thread: when
+	 * that receives batches, it is the one feeder. Threads feeding it
+	 * through a queue.Queue also "receive" (the wait that ends when the
+	 * loop takes an item from a full queue), more often than the loop when
+	 * it is slow: they are its producers, not feeders */
+	int python = ft_is_python(*cx->p->cmdline ? cx->p->cmdline : cx->p->exe);
+	for (int i = 0; i < v->nths && !v->by_launch && !sr->steps && python; i++)
+		if (v->ths[i].tid == cx->p->hdr.pid && v->ths[i].batches)
+			loop = cx->p->hdr.pid;
+	v->loop_tid = loop;
 	for (int i = 0; i < v->nths; i++) {
 		const struct ft_thread_sum *t = &v->ths[i];
 		if (loop ? t->tid != loop
@@ -168,8 +179,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		} else {
 			v->limit = "none";
 			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded and the data feed keeps up: %s %.0f%% of "
-				 "the time waiting for data.", who, 100 * data);
+				 "No GPU work was recorded and the data feed keeps up: the loop is the "
+				 "limit (%s %.0f%% of the time waiting for data).", who, 100 * data);
 		}
 		return;
 	}
@@ -206,9 +217,20 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 				best = k;
 		/* a GPU busy 85% of the loop is the limit (removing all its idle
 		 * time would gain under a sixth), unless one feed kept the streams
-		 * idle half of the time (serialized streams) */
-		v->limit = idle < 0.15 && g[best] < 0.5 ? "GPU-bound" : lim[best];
-		if (!strcmp(v->limit, "GPU-bound"))
+		 * idle half of the time (serialized streams), or the feeding
+		 * threads' streams idle behind their syncs 15% of their time or
+		 * more: kernels of different streams overlap on a real GPU when
+		 * they fit, so the device's union of busy streams hides what each
+		 * thread's stream lost to its syncs */
+		int behind = g[1] >= 0.15 && idle < 0.15;
+		v->limit = idle < 0.15 && g[best] < 0.5 && !behind ? "GPU-bound" : lim[best];
+		if (behind && best == 1)
+			snprintf(v->sentence, sizeof v->sentence,
+				 "The GPU feed is limited by synchronization: each feeding thread's "
+				 "stream idles %.0f%% of its time behind its syncs, though the device, "
+				 "all streams together, is busy %.0f%% of the loop (kernels of different "
+				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle));
+		else if (!strcmp(v->limit, "GPU-bound"))
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
 				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), who,

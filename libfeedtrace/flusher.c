@@ -25,6 +25,7 @@
 #include "dlreal.h"
 #include "internal.h"
 #include "lifecycle.h"
+#include "schedstat.h"
 #include "shuffle.h"
 
 static pthread_t flusher;
@@ -498,6 +499,8 @@ static unsigned flush_cycle(int let_go)
 	unsigned hw = atomic_load(&ft_threads_hw), leaving = 0;
 	struct cpu_batch cpu;
 	cpu.n = 0;
+	struct ft_sched_batch sched;
+	sched.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -511,12 +514,14 @@ static unsigned flush_cycle(int let_go)
 		}
 		drain_ring(t, let_go);
 		cpu_sample(t, st, &cpu);
+		ft_sched_sample(&sched, t, st == FT_SLOT_EXITED);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_sample();
+	ft_sched_write(&sched);
 	write_strings();
 	ft_modules_write(write_packed);
 	/* a calibration pair now and then: the longest span gives the rate */
@@ -672,12 +677,15 @@ void ft_flush_all_raw(void)
 	size_t sn;
 	struct cpu_batch cpu;
 	cpu.n = 0;
+	struct ft_sched_batch sched;
+	sched.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		cpu_sample(t, st, &cpu);
+		ft_sched_sample(&sched, t, st == FT_SLOT_EXITED);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -718,6 +726,7 @@ void ft_flush_all_raw(void)
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_sample();
+	ft_sched_write(&sched);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

@@ -95,6 +95,7 @@ enum ft_chunk_type {
 	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
 	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
 	FT_CHUNK_FAULTS  = 10,  /* struct ft_fault_sample[]: major page faults of each thread */
+	FT_CHUNK_SCHED   = 11,  /* struct ft_sched_sample[]: run-queue delay of each traced thread */
 };
 
 enum ft_codec {
@@ -150,6 +151,14 @@ struct ft_fault_sample {                 /* 32 bytes */
 };
 #define FT_FAULTS_BASE      1u           /* the count at the first mapping: a baseline */
 #define FT_FAULTS_DELAYACCT 2u           /* blkio_ns is meaningful (this recorder: never) */
+
+struct ft_sched_sample {                 /* 24 bytes */
+	int32_t  tid;
+	uint32_t reserved;
+	uint64_t ticks;                  /* when (the trace clock, as ts) */
+	uint64_t wait_ns;                /* time it had spent runnable, waiting for a
+	                                    core, by then (schedstat's second field) */
+};
 
 /* A loaded ELF object (program, shared library) that return addresses may
  * fall in: the converter symbolises them offline against the file. */

@@ -1,0 +1,47 @@
+/*
+ * runq.c: a thread's run-queue delay, the time it spent runnable but
+ * waiting for a core: the second field of the kernel's
+ * /proc/self/task/TID/schedstat. Read by the flusher (schedstat.c) and by
+ * a thread as it leaves (ring.c), never on the hot path; raw system
+ * calls, so the program's own open and read hooks never see them.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runq.h"
+
+int ft_sched_wait_ns(int32_t tid, uint64_t *wait_ns)
+{
+	char path[48] = "/proc/self/task/", buf[96];
+	size_t n = strlen(path);
+	char digits[12];
+	int k = 0;
+	uint32_t v = (uint32_t)tid;
+	do
+		digits[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 11);
+	while (k)
+		path[n++] = digits[--k];
+	memcpy(path + n, "/schedstat", 11);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long got = syscall(SYS_read, (int)fd, buf, sizeof buf - 1);
+	syscall(SYS_close, (int)fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = 0;
+	/* "on_cpu_ns wait_ns timeslices\n": the second number */
+	const char *p = buf;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p != ' ')
+		return -1;
+	uint64_t w = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		w = w * 10 + (uint64_t)(*p - '0');
+	*wait_ns = w;
+	return 0;
+}
