@@ -365,7 +365,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
 		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
-					  (uint64_t)cpu, 0, 0, 1, 0, 0, 0 };
+					  (uint64_t)cpu, 0, 0, 1, 0, 0, 0, 0, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
 		pr.idle = pr.wall - pr.cpu;
