@@ -189,6 +189,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_str(j, "run_id", run);
 		ft_rank_json(j, p);
 		ft_json_str(j, "host", p->hdr.host);
+		ft_json_int(j, "clock_kind", (int)p->hdr.clock_kind);
 		ft_json_str(j, "cmdline", p->cmdline ? p->cmdline : "");
 		ft_json_str(j, "exe", p->exe);
 		ft_json_str(j, "file", p->path ? p->path : "");

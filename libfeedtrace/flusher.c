@@ -482,6 +482,7 @@ static void write_clock(void)
 {
 	struct ft_clock_pair c;
 	ft_clock_sample(&c);
+	ft_clock_written(&c);
 	last_clock_ns = c.mono_ns;
 	struct iovec v = { &c, sizeof c };
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
@@ -498,6 +499,12 @@ static unsigned flush_cycle(int let_go)
 	unsigned hw = atomic_load(&ft_threads_hw), leaving = 0;
 	struct cpu_batch cpu;
 	cpu.n = 0;
+	struct ft_clock_pair parted;
+	if (ft_clock_check(&parted)) {          /* the ticks are given up: the pair says so */
+		struct iovec v = { &parted, sizeof parted };
+		ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof parted, &v, 1);
+		last_clock_ns = parted.mono_ns;
+	}
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -701,6 +708,7 @@ void ft_flush_all_raw(void)
 	}
 	struct ft_clock_pair c;
 	ft_clock_sample(&c);
+	ft_clock_written(&c);
 	struct iovec cv = { &c, sizeof c };
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &cv, 1);
 }
