@@ -18,7 +18,7 @@ median over the rounds of traced minus null (paired within a round), as
 a percent of the null arm's median, with a 95 % bootstrap interval of
 that median.
 
-  bench_e2e.py [--rounds R] [--steps S] [--workers W] [--json FILE] [LIB ...]
+  bench_e2e.py [--rounds R] [--steps S] [--workers W] [--thread-arm] [--json FILE] [LIB ...]
 
 LIB: libraries to trace with (default build/libfeedtrace.so; several: one
 arm each, e.g. a build before a change and after). scripts/bench_measure.py
@@ -46,11 +46,12 @@ LOOP = re.compile(r"([\d.]+) s\s*$")
 CLOCKS = {1: "TSC", 2: "CLOCK_MONOTONIC"}
 
 
-def build_empty(build):
-    out = os.path.join(build, "bench", "libempty.so")
+def build_lib(build, name):
+    """tests/bench/NAME.c as build/bench/libNAME.so"""
+    out = os.path.join(build, "bench", f"lib{name}.so")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out,
-                    os.path.join(ROOT, "tests", "bench", "empty.c")], check=True)
+                    os.path.join(ROOT, "tests", "bench", f"{name}.c"), "-lpthread"], check=True)
     return out
 
 
@@ -90,14 +91,19 @@ def machine():
     return info
 
 
-def measure(build, libs, rounds=10, steps=64, workers=0, progress=print, tmp=None):
-    """The figure's results (a dict; bench_render.py's report_e2e shows it)."""
+def measure(build, libs, rounds=10, steps=64, workers=0, progress=print, tmp=None,
+            thread_arm=False):
+    """The figure's results (a dict; bench_render.py's report_e2e shows it).
+    thread_arm: one more arm, a library that only starts an idle thread
+    (tests/bench/idle_thread.c), measured against the null arm too."""
     own_tmp = tmp is None
     tmp = tmp or tempfile.mkdtemp(prefix="ftbench_e2e.")
     data = os.path.join(tmp, "traindata")
     os.makedirs(data, exist_ok=True)
     tool = os.path.join(build, "feedtrace")
-    arms = {"null": build_empty(build)}
+    arms = {"null": build_lib(build, "empty")}
+    if thread_arm:
+        arms["thread"] = build_lib(build, "idle_thread")
     for i, lib in enumerate(libs):
         arms["ft" if i == 0 else f"ft{i + 1}"] = os.path.abspath(lib)
     base_env = {k: v for k, v in os.environ.items()
@@ -117,7 +123,7 @@ def measure(build, libs, rounds=10, steps=64, workers=0, progress=print, tmp=Non
         for a in order:
             env = dict(base_env, LD_PRELOAD=arms[a])
             od = None
-            if a != "null":
+            if a.startswith("ft"):
                 od = tempfile.mkdtemp(dir=tmp)
                 env["FEEDTRACE_OUT"] = od
             outf = os.path.join(tmp, "out.txt")
@@ -137,7 +143,7 @@ def measure(build, libs, rounds=10, steps=64, workers=0, progress=print, tmp=Non
                                 "cpu": ru.ru_utime + ru.ru_stime,
                                 "minflt": ru.ru_minflt, "majflt": ru.ru_majflt, "round": i})
             if od:
-                if a == "ft" and clock == "?":
+                if a.startswith("ft") and clock == "?":
                     clock, falls = tracer_clock(tool, od)
                 shutil.rmtree(od, ignore_errors=True)
     res = {"rounds": rounds, "steps": steps, "workers": workers, "tunables": TUNABLES,
@@ -194,11 +200,13 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--thread-arm", action="store_true",
+                    help="one more reference: a library that only starts an idle thread")
     ap.add_argument("libs", nargs="*")
     a = ap.parse_args()
     libs = a.libs or [os.path.join(a.build, "libfeedtrace.so")]
     res = measure(a.build, libs, a.rounds, a.steps, a.workers,
-                  progress=lambda m: print(m, file=sys.stderr, flush=True))
+                  progress=lambda m: print(m, file=sys.stderr, flush=True), thread_arm=a.thread_arm)
     print(text(res))
     if a.json:
         with open(a.json, "w") as f:

@@ -760,6 +760,12 @@ def report_e2e(w, res):
         if x:
             w(f"| {what} | {x['null']:,.0f} | {x['arm']:,.0f} | **{x['diff']:+,.0f}** "
               f"[{x['lo']:+,.0f} .. {x['hi']:+,.0f}] |")
+    th = e["figures"].get("thread")
+    if th and th.get("minflt"):
+        x = th["minflt"]
+        w(f"| minor page faults of a library that only starts an idle thread "
+          f"(`{e['libs']['thread']}`) | {x['null']:,.0f} | {x['arm']:,.0f} | {x['diff']:+,.0f} "
+          f"[{x['lo']:+,.0f} .. {x['hi']:+,.0f}] |")
     w("")
     x = f.get("loop")
     if x:
