@@ -44,6 +44,7 @@ static struct { uint64_t t0, m0, mul; } map;
  * latest; a check predicts MONOTONIC from ticks on the line through them. */
 static struct ft_clock_pair cal_first, cal_last;
 static int parted_once;                 /* the previous check found them apart */
+static uint64_t sample_window_ns;       /* the last pair's MONOTONIC reads, apart */
 
 static long read_small(const char *path, char *buf, size_t cap)
 {
@@ -197,6 +198,7 @@ void ft_clock_sample(struct ft_clock_pair *out)
 			out->mono_ns = m0 + (m1 - m0) / 2;
 		}
 	}
+	sample_window_ns = best;
 	out->real_ns = ft_real_ns() + (uint64_t)real_skew;
 	out->parted_ns = 0;
 }
@@ -235,6 +237,8 @@ int ft_clock_check(struct ft_clock_pair *fell_back)
 		return 0;               /* no rate yet: the 20 ms pair comes first */
 	struct ft_clock_pair p;
 	ft_clock_sample(&p);
+	if (sample_window_ns > 100000)
+		return 0;               /* preempted in every try: no judgement */
 	double ticks_per_ns = (double)(cal_last.ticks - cal_first.ticks) / (double)span_ns;
 	double since = (double)(int64_t)(p.mono_ns - cal_last.mono_ns);
 	double predicted = (double)cal_last.mono_ns +

@@ -33,10 +33,12 @@ def expected_kind():
     return 1 if cur == ["tsc"] or ("tsc" in avail and invariant) else 2
 
 
-def opens(run):
+def opens(run, pid=None):
     """per thread: [(converted ns since the run's start, program's ns)] in record order"""
     out = {}
     for e in run.trace.events:
+        if pid is not None and e["pid"] != pid:
+            continue
         p = e["args"].get("path", "")
         if e["call"] not in ("open", "open64", "openat", "openat64"):
             continue
@@ -99,6 +101,26 @@ def test_ticks_that_part_fall_back_to_clock_gettime(traced):
     assert statistics.median(misses(tail, last)) < 1e6
     # the report counts it, once
     assert report_json(r.dir)["losses"]["clock_fallbacks"] == 1
+
+
+def test_fork_after_the_fall_back_stays_on_the_timeline(traced):
+    """A child forked after its parent gave the TSC up inherits the mapped
+    clock: its file's ticks are MONOTONIC on the parent's line from its
+    first pair (no parting of its own), and its opens sit on the
+    program's clock, on the parent's timeline."""
+    r = traced([PYTHON, SCRIPT, "1500", "fork"], env={"FEEDTRACE_TEST_TICK_DRIFT_PPM": "200000"})
+    assert r.returncode == 0, r.stderr
+    parent = [p for p in r.trace.procs if p["ppid"] not in {q["pid"] for q in r.trace.procs}]
+    (child,) = [p for p in r.trace.procs if p not in parent]
+    assert parent[0]["clock_fallbacks"] == 1 and child["clock_fallbacks"] == 0
+    assert child["clock_kind"] == 1
+    kid = [x for v in opens(r, child["pid"]).values() for x in v]
+    assert len(kid) > 50
+    check_rising(opens(r, child["pid"]))
+    par = sorted(x for v in opens(r, parent[0]["pid"]).values() for x in v)
+    last = par[-1]
+    # the child's opens against the parent's last one: one timeline
+    assert statistics.median(misses(kid, last)) < 1e6
 
 
 def test_slow_ticks_fall_back_too(traced):
