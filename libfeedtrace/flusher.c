@@ -495,12 +495,6 @@ static void write_clock(void)
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
 }
 
-/* One cycle, called holding the flush lock; let_go: the lock may be let
- * go while zstd runs (the flusher thread; not the final cycle at exit).
- * A live slot whose thread is gone becomes EXITED here, before its last
- * drain (ring.c, ft_thread_gone). Returns how many threads said they are
- * leaving and still exist: the flusher looks again soon, so that their
- * rings come back for new threads. */
 /* Has any ring something to write: records, losses, a name? */
 static int rings_moved(unsigned hw)
 {
@@ -532,6 +526,12 @@ static void sample_cpu_only(unsigned hw)
 	cpu_batch_write(&cpu);
 }
 
+/* One cycle, called holding the flush lock; let_go: the lock may be let
+ * go while zstd runs (the flusher thread; not the final cycle at exit).
+ * A live slot whose thread is gone becomes EXITED here, before its last
+ * drain (ring.c, ft_thread_gone). Returns how many threads said they are
+ * leaving and still exist: the flusher looks again soon, so that their
+ * rings come back for new threads. */
 static unsigned flush_cycle(int let_go)
 {
 	unsigned hw = atomic_load(&ft_threads_hw), leaving = 0;
