@@ -252,9 +252,11 @@ int ft_clock_check(struct ft_clock_pair *fell_back)
 	}
 	if (!parted_once++)
 		return 0;
-	/* the line's ticks now, or the last tick read if the ticks ran ahead */
+	/* the line's ticks now, or the tick just read if the ticks ran ahead,
+	 * and 1 ms of ticks more: a thread that read the ticks between that
+	 * reading and the switch below read less */
 	uint64_t line = cal_last.ticks + (uint64_t)((double)(p.mono_ns - cal_last.mono_ns) * ticks_per_ns);
-	map.t0 = p.ticks > line ? p.ticks : line;
+	map.t0 = (p.ticks > line ? p.ticks : line) + (uint64_t)(1e6 * ticks_per_ns);
 	map.m0 = p.mono_ns;
 	map.mul = (uint64_t)(ticks_per_ns * 4294967296.0);
 	__atomic_store_n(&ft_clock_kind, FT_CLOCK_MAPPED, __ATOMIC_RELEASE);
