@@ -46,6 +46,7 @@ static struct ft_clock_pair cal_first, cal_last;
 static int parted_once;                 /* the previous check found them apart */
 static uint64_t sample_window_ns;       /* the last pair's MONOTONIC reads, apart */
 
+#ifdef FT_HAVE_TSC
 static long read_small(const char *path, char *buf, size_t cap)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
@@ -67,7 +68,6 @@ static int has_word(const char *text, const char *word)
 	return 0;
 }
 
-#ifdef FT_HAVE_TSC
 /* The CPU says its TSC runs at a constant rate in every power state:
  * CPUID 0x80000007 EDX bit 8, or, where a hypervisor hides that leaf, the
  * kernel's flags for the first CPU (constant_tsc and nonstop_tsc, or
