@@ -166,6 +166,14 @@ static const char *end_reason(const struct dump_ctx *c, const struct ft_process 
 	}
 }
 
+/* A kind's name in the tally: a kind that shares its call's name with
+ * a file call's kind (read of a pipe, socket or eventfd: a wait) says so,
+ * so that the file reads' count is not taken for the whole. */
+static const char *tally_name(unsigned k)
+{
+	return k == FT_EV_PIPE_READ ? "read (pipe)" : ft_kind(k)->name;
+}
+
 /* one line per kind of loss the process counted, with what to change */
 static void loss_lines(FILE *out, const struct ft_process *p)
 {
@@ -215,6 +223,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_str(j, "run_id", run);
 		ft_rank_json(j, p);
 		ft_json_str(j, "host", p->hdr.host);
+		ft_json_int(j, "clock_kind", (int)p->hdr.clock_kind);
 		ft_json_str(j, "cmdline", p->cmdline ? p->cmdline : "");
 		ft_json_str(j, "exe", p->exe);
 		ft_json_str(j, "file", p->path ? p->path : "");
@@ -279,7 +288,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])
-				ft_json_u64(j, ft_kind(k)->name, c->counts[k]);
+				ft_json_u64(j, tally_name(k), c->counts[k]);
 		ft_json_end(j);
 		ft_json_end(j);
 		ft_json_end(j);
@@ -306,7 +315,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	for (unsigned k = 1; k < FT_EV_COUNT; k++) {
 		if (!c->counts[k])
 			continue;
-		col += fprintf(out, "%s%s %llu", col ? ", " : "   ", ft_kind(k)->name,
+		col += fprintf(out, "%s%s %llu", col ? ", " : "   ", tally_name(k),
 			       (unsigned long long)c->counts[k]);
 		if (col > 68) {
 			fputc('\n', out);

@@ -560,6 +560,9 @@ const struct ft_loss_info ft_loss_info[FT_LOSS_N] = {
 	[FT_LOSS_SHARED] = { "clone_vm_untraced", "calls by clone(CLONE_VM) children on their "
 			     "parent's memory not recorded", "counted only (posix_spawn, vfork and "
 			     "fork children are traced)" },
+	[FT_LOSS_CLOCK] = { "clock_fallbacks", "processes whose TSC parted from CLOCK_MONOTONIC "
+			    "(timed by clock_gettime from then on)",
+			    "no record lost: one timeline; this host's TSC is not to be trusted" },
 };
 
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
@@ -587,6 +590,8 @@ uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
 		return p->children_untraced;
 	case FT_LOSS_SHARED:
 		return p->has_end ? p->end.shared_lost : 0;
+	case FT_LOSS_CLOCK:
+		return p->clock_parted_ns != 0;
 	default:
 		return 0;
 	}
@@ -602,6 +607,10 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid)
 
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks)
 {
+	if (p->clock_parted_ns && ticks > p->fb_ticks) {
+		double f = (double)(ticks - p->fb_ticks) * p->fb_ns_per_tick;
+		return f < 9.2e18 ? p->fb_ns + (uint64_t)f : p->fb_ns + (uint64_t)9.2e18;
+	}
 	double d = ((double)(int64_t)(ticks - p->base_ticks)) * p->ns_per_tick;
 	/* a damaged tick count or rate must not overflow the conversion */
 	if (!(d > -9.2e18))
@@ -616,7 +625,7 @@ uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r)
 	double d = (double)r->dur;
 	if (r->flags & FT_RF_DUR_COARSE)
 		d *= (double)(1u << FT_DUR_SHIFT);
-	d = d * p->ns_per_tick + 0.5;
+	d = d * (p->clock_parted_ns && r->ts > p->fb_ticks ? p->fb_ns_per_tick : p->ns_per_tick) + 0.5;
 	return d < 1.8e19 ? (uint64_t)d : UINT64_MAX;   /* d >= 0: a rate is > 0 */
 }
 
@@ -725,6 +734,7 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	p->base_ns = p->hdr.start_mono_ns;
 	p->last_ns = p->base_ns;
 	struct ft_clock_pair last = { p->hdr.start_ticks, p->hdr.start_mono_ns, 0, 0 };
+	struct ft_clock_pair fb = last;         /* the fall-back's pair, if any */
 
 	uint64_t off = p->hdr.header_size;
 	struct ft_chunk_header h;
@@ -768,6 +778,10 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 				memcpy(&c, buf, sizeof c);
 				if (c.mono_ns > last.mono_ns)
 					last = c;
+				if (c.parted_ns && !p->clock_parted_ns) {
+					fb = c;
+					p->clock_parted_ns = c.parted_ns;
+				}
 			}
 			break;
 		case FT_CHUNK_PROCESS:
@@ -816,17 +830,27 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 	/* clock rate from the longest span we have; a short-lived process may
 	 * borrow a better rate from another process of its host (below) */
 	p->calib_span_ns = 0;
+	/* after a fall-back: the ticks' line up to its pair, MONOTONIC's after */
+	struct ft_clock_pair end = p->clock_parted_ns ? fb : last;
 	if (p->hdr.clock_kind == FT_CLOCK_MONO) {
 		p->ns_per_tick = 1.0;
 		p->calib_span_ns = UINT64_MAX;
-	} else if (last.mono_ns > p->base_ns && last.ticks > p->base_ticks) {
-		p->ns_per_tick = (double)(last.mono_ns - p->base_ns) /
-				 (double)(last.ticks - p->base_ticks);
-		p->calib_span_ns = last.mono_ns - p->base_ns;
+		p->clock_parted_ns = 0;
+	} else if (end.mono_ns > p->base_ns && end.ticks > p->base_ticks) {
+		p->ns_per_tick = (double)(end.mono_ns - p->base_ns) /
+				 (double)(end.ticks - p->base_ticks);
+		p->calib_span_ns = end.mono_ns - p->base_ns;
 	} else if (p->hdr.ticks_per_sec_guess) {
 		p->ns_per_tick = 1e9 / (double)p->hdr.ticks_per_sec_guess;
 	} else {
 		p->ns_per_tick = 1.0;
+	}
+	if (p->clock_parted_ns) {
+		p->fb_ticks = fb.ticks;
+		p->fb_ns = fb.mono_ns;
+		p->fb_ns_per_tick = last.mono_ns > fb.mono_ns && last.ticks > fb.ticks ?
+			(double)(last.mono_ns - fb.mono_ns) / (double)(last.ticks - fb.ticks) :
+			p->ns_per_tick;
 	}
 	p->last_ns = last.mono_ns;
 	/* not kept open: a run of thousands of processes must not run out of

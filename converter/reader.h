@@ -67,6 +67,11 @@ struct ft_process {
 	double ns_per_tick;
 	uint64_t calib_span_ns;      /* time between the calibration pairs used */
 	uint64_t last_ns;        /* latest clock pair or end */
+	/* the writer's fall-back from the TSC (a CLOCK pair with parted_ns):
+	 * ticks after fb_ticks are ns = fb_ns + (ticks - fb_ticks) * fb_ns_per_tick */
+	uint64_t clock_parted_ns;    /* 0: none */
+	uint64_t fb_ticks, fb_ns;
+	double fb_ns_per_tick;
 	/* strings: id -> text (id = offset/8+1 in the writer's arena) */
 	struct ft_strtab *strings;
 	struct ft_strtab *symbols;   /* "#S:" stack id -> symbolised frames */
@@ -180,6 +185,7 @@ enum ft_loss {
 	FT_LOSS_ENDS,            /* processes whose file has no END record */
 	FT_LOSS_SHARED,          /* calls by clone(CLONE_VM) children on their parent's TLS */
 	FT_LOSS_CHILDREN,        /* forked children that left no file */
+	FT_LOSS_CLOCK,           /* processes that gave the TSC up (a CLOCK pair's parted_ns) */
 	FT_LOSS_N
 };
 struct ft_loss_info {

@@ -34,7 +34,14 @@ static _Atomic int flusher_stop;
 static uint64_t strings_pos;             /* arena bytes already in the file */
 static uint64_t last_clock_ns;
 
-/* flusher-only buffers */
+/* flusher-only buffers, sized to what a drain holds: 32 KiB of records
+ * at start-up, faulted in then (with zstd's workspace for them), grown by
+ * the flusher outside the flush lock when a ring holds more, up to a
+ * quarter ring (the flusher is woken when a ring is a quarter full) and
+ * FT_MAX_CHUNK_SLOTS; a larger backlog goes out as several chunks */
+#define STAGE_FIRST_SLOTS 1024u
+static uint64_t chunk_slots;             /* the most stage may grow to */
+static uint64_t stage_slots;             /* what stage and shuffled hold now */
 static unsigned char *stage;             /* prefix + slots, linear */
 static unsigned char *shuffled;
 static unsigned char *packed;
@@ -298,7 +305,7 @@ static void drain_ring(struct ft_thread *t, int let_go)
 		if (head == tail && lost == t->lost_written)
 			return;
 		write_strings();
-		uint64_t n = whole_records(t, tail, head - tail, FT_MAX_CHUNK_SLOTS);
+		uint64_t n = whole_records(t, tail, head - tail, stage_slots);
 		struct ft_events_prefix pre;
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
@@ -483,9 +490,41 @@ static void write_clock(void)
 {
 	struct ft_clock_pair c;
 	ft_clock_sample(&c);
+	ft_clock_written(&c);
 	last_clock_ns = c.mono_ns;
 	struct iovec v = { &c, sizeof c };
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
+}
+
+/* Has any ring something to write: records, losses, a name? */
+static int rings_moved(unsigned hw)
+{
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
+			continue;
+		if (st == FT_SLOT_EXITED || !t->named || atomic_load(&t->leaving) ||
+		    atomic_load_explicit(&t->renamed, memory_order_acquire) ||
+		    atomic_load_explicit(&t->head, memory_order_acquire) !=
+		    atomic_load_explicit(&t->tail, memory_order_relaxed) ||
+		    atomic_load_explicit(&t->lost, memory_order_relaxed) != t->lost_written)
+			return 1;
+	}
+	return 0;
+}
+
+static void sample_cpu_only(unsigned hw)
+{
+	struct cpu_batch cpu;
+	cpu.n = 0;
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE)
+			cpu_sample(t, FT_SLOT_LIVE, &cpu);
+	}
+	cpu_sample_made(&cpu);
+	cpu_batch_write(&cpu);
 }
 
 /* One cycle, called holding the flush lock; let_go: the lock may be let
@@ -501,6 +540,20 @@ static unsigned flush_cycle(int let_go)
 	cpu.n = 0;
 	struct ft_sched_batch sched;
 	sched.n = 0;
+	struct ft_clock_pair parted;
+	if (ft_clock_check(&parted)) {          /* the ticks are given up: the pair says so */
+		struct iovec v = { &parted, sizeof parted };
+		ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof parted, &v, 1);
+		last_clock_ns = parted.mono_ns;
+	}
+	/* A cycle of the flusher thread that finds no ring moved takes the CPU
+	 * samples (they tell a thread busy without traced calls from a waiting
+	 * one) and nothing else: no drains, strings or modules walk (the
+	 * loader's lock); the cycles at exit always do it all. */
+	if (let_go && !rings_moved(hw)) {
+		sample_cpu_only(hw);
+		goto clock;
+	}
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -524,10 +577,49 @@ static unsigned flush_cycle(int let_go)
 	ft_sched_write(&sched);
 	write_strings();
 	ft_modules_write(write_packed);
+clock:
 	/* a calibration pair now and then: the longest span gives the rate */
 	if (ft_mono_ns() - last_clock_ns > 1000000000ull)
 		write_clock();
 	return leaving;
+}
+
+/* Stage and shuffled, large enough for the ring with the most records
+ * waiting (flusher thread, not holding the flush lock: no allocation under
+ * it); on failure the old ones stay, and drains take more chunks. */
+static void stage_fit(void)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	uint64_t want = 0;
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
+			continue;
+		uint64_t n = atomic_load_explicit(&t->head, memory_order_acquire) -
+			     atomic_load_explicit(&t->tail, memory_order_relaxed);
+		if (n > want)
+			want = n;
+	}
+	if (want <= stage_slots || stage_slots >= chunk_slots)
+		return;
+	uint64_t cap = stage_slots;
+	while (cap < want && cap < chunk_slots)
+		cap *= 2;
+	if (cap > chunk_slots)
+		cap = chunk_slots;
+	unsigned char *st = malloc(cap * FT_SLOT_SIZE);
+	unsigned char *sh = malloc(sizeof(struct ft_events_prefix) + cap * FT_SLOT_SIZE);
+	if (!st || !sh) {
+		free(st);
+		free(sh);
+		return;
+	}
+	free(stage);
+	free(shuffled);
+	stage = st;
+	shuffled = sh;
+	stage_slots = cap;
 }
 
 static void *flusher_main(void *arg)
@@ -551,6 +643,7 @@ static void *flusher_main(void *arg)
 
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
+		stage_fit();
 		ft_flush_lock(-1);
 		unsigned leaving = flush_cycle(1);
 		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
@@ -597,15 +690,28 @@ static int sanitizer_runtime(void)
 int ft_flusher_start(void)
 {
 	if (!cctx) {
-		stage = malloc(FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
-		shuffled = malloc(sizeof(struct ft_events_prefix) + FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
-		packed_cap = ZSTD_compressBound(sizeof(struct ft_events_prefix) +
-						FT_MAX_CHUNK_SLOTS * FT_SLOT_SIZE);
+		uint64_t quarter = (uint64_t)ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE / 4;
+		chunk_slots = quarter < FT_MAX_CHUNK_SLOTS ? quarter : FT_MAX_CHUNK_SLOTS;
+		if (chunk_slots < 256)
+			chunk_slots = 256;      /* a whole record of the most slots */
+		stage_slots = chunk_slots < STAGE_FIRST_SLOTS ? chunk_slots : STAGE_FIRST_SLOTS;
+		size_t raw = sizeof(struct ft_events_prefix) + stage_slots * FT_SLOT_SIZE;
+		size_t most = sizeof(struct ft_events_prefix) + chunk_slots * FT_SLOT_SIZE;
+		stage = malloc(stage_slots * FT_SLOT_SIZE);
+		shuffled = malloc(raw);
+		/* for the largest chunk, the strings' (256 KiB and an entry)
+		 * included; its pages come as compressed output needs them */
+		packed_cap = ZSTD_compressBound(most > (264u << 10) ? most : (264u << 10));
 		packed = malloc(packed_cap);
 		cctx = ZSTD_createCCtx();
 		if (!stage || !shuffled || !packed || !cctx)
 			return -1;
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+		/* their pages now, and zstd's workspace for a chunk of that size */
+		memset(stage, 0, stage_slots * FT_SLOT_SIZE);
+		memset(shuffled, 0, raw);
+		memset(packed, 0, ZSTD_compressBound(raw));
+		ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw, ft_cfg.zstd_level);
 		ft_dl_boot();   /* libc's own dlvsym: the exported one is a wrapper */
 		glibc_nthreads = ft_real_dlvsym ?
 			ft_real_dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE") : NULL;
@@ -733,6 +839,7 @@ void ft_flush_all_raw(void)
 	}
 	struct ft_clock_pair c;
 	ft_clock_sample(&c);
+	ft_clock_written(&c);
 	struct iovec cv = { &c, sizeof c };
 	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &cv, 1);
 }

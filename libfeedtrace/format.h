@@ -187,7 +187,7 @@ struct ft_clock_pair {                   /* 32 bytes */
 	uint64_t ticks;
 	uint64_t mono_ns;
 	uint64_t real_ns;
-	uint64_t reserved;
+	uint64_t parted_ns;              /* 0; >0: the fall-back from the TSC starts here */
 };
 
 struct ft_process_info {                 /* 16 bytes, then argc NUL-terminated args */

@@ -532,7 +532,7 @@ static int write_header(void)
 	memcpy(h.magic, FT_FILE_MAGIC, 8);
 	h.version = FT_FORMAT_VERSION;
 	h.header_size = sizeof h;
-	h.clock_kind = (uint32_t)ft_clock_kind;
+	h.clock_kind = ft_clock_file_kind();
 	h.pid = (int32_t)getpid();
 	h.ppid = (int32_t)getppid();
 	h.exec_seq = file_seq;
@@ -542,6 +542,7 @@ static int write_header(void)
 	h.start_ticks = c.ticks;
 	h.start_mono_ns = c.mono_ns;
 	h.start_real_ns = c.real_ns;
+	ft_clock_file_start(&c);
 	h.ring_slots = ft_cfg.ring_kb * 1024 / FT_SLOT_SIZE;
 	host_name(h.host, sizeof h.host);
 	h.run_id = ft_run_id;

@@ -24,7 +24,9 @@ converter's table).
 Sections: 1 micro (tests/bench/micro.c), 1b callgrind instruction counts,
 2 peers (strace, ltrace, uftrace, LTTng-UST), 3 trace size, 4 memory, 5 Python
 reading small files, 6 CUDA on the simulated driver (tests/bench/cudabench.c,
-tests/bench/cudapy.py), 7 examples/train.py end to end, 8 the converter
+tests/bench/cudapy.py), 7 examples/train.py end to end, 7b the same
+against an empty preloaded library with the page faults held still
+(scripts/bench_e2e.py), 8 the converter
 (scripts/bench_convert.sh), 8b `feedtrace ranks` merging 1 024 rank summaries. The whole is meant to take < 15 min on a quiet
 2-core machine (BUDGET_S): train.py's alternations and the converter's sizes
 are cut, and the report says so, when the time would run out.
@@ -54,6 +56,7 @@ import tempfile
 import threading
 import time
 
+import bench_e2e
 from benchlib import LTTNG_IO_WHY, PY_CUDA, save_results
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
@@ -1348,6 +1351,22 @@ def section_train(b, reserve_s):
     return res
 
 
+# ---------------------------------------------------------------- section 7b: end to end, null arm
+E2E_ROUNDS = 4 if QUICK else 10
+
+
+def section_e2e(b):
+    """train.py traced against an empty preloaded library, faults held
+    still (scripts/bench_e2e.py); prints the machine's clocksource, the
+    tracer's clock and the CPU model with the figure"""
+    res = bench_e2e.measure(b.build, [b.lib], rounds=E2E_ROUNDS, progress=b.progress, tmp=b.tmp)
+    for line in bench_e2e.text(res).splitlines():
+        b.progress(line)
+    for e in res["errors"]:
+        b.failures.append(("end to end (e2e)", e))
+    return res
+
+
 # ---------------------------------------------------------------- section 8: converter
 CONVERT_SIZES = (1, 2) if QUICK else (5, 20, 50)
 CONV_ROW = re.compile(r"^\|\s*(\d+) M\s*\|")
@@ -1431,7 +1450,7 @@ def section_ranks(b):
 
 
 # ---------------------------------------------------------------- main
-SECTIONS = ("micro", "instr", "peers", "storm", "python", "cuda", "train", "convert", "ranks")
+SECTIONS = ("micro", "instr", "peers", "storm", "python", "cuda", "train", "e2e", "convert", "ranks")
 
 
 def main():
@@ -1488,6 +1507,7 @@ def main():
         run("python", section_python, b)
         run("cuda", section_cuda, b)
         run("train", section_train, b, CONVERT_RESERVE_S if not only or "convert" in only else 0)
+        run("e2e", section_e2e, b)
         run("convert", section_convert, b)
         run("ranks", section_ranks, b)
     finally:

@@ -104,7 +104,9 @@ def report_header(w, res):
     w("")
     w(f"- date: {res['started']} (took {res['elapsed'] / 60:.1f} min)")
     w(f"- machine: {info['cpu']}, {info['cores']} cores, {info['mem']} memory; "
-      f"CPU flags: {info.get('tsc', '?')}; clocksource {info['clocksource']}")
+      f"CPU flags: {info.get('tsc', '?')}; clocksource {info['clocksource']}"
+      + (f"; the tracer's clock {res['sections']['e2e']['tracer_clock']}"
+         if res["sections"].get("e2e") else ""))
     w(f"- kernel {info['kernel']}, {info['glibc']}")
     w(f"- load average at start {res['load0']}, at end {res['load1']} (the machine is shared with other work; "
       f"see Honesty)")
@@ -128,7 +130,8 @@ def report_header(w, res):
       f"({cfg['cg_runs']} runs; they barely vary), the 10M-read storm ({cfg['storm10m_runs']} runs), the peers "
       f"on train.py ({cfg['train_peer_runs']} runs), the converter (1 run per size).")
     names = {"micro": "micro", "instr": "callgrind", "peers": "peers", "storm": "storms",
-             "python": "Python", "cuda": "CUDA", "train": "train.py", "convert": "converter"}
+             "python": "Python", "cuda": "CUDA", "train": "train.py", "e2e": "end to end (null arm)",
+             "convert": "converter"}
     w("- time per section: " + ", ".join(f"{names.get(k, k)} {v:.0f} s" for k, v in res['times'].items()))
     w("")
 
@@ -723,6 +726,55 @@ def report_train(w, res):
     w("")
 
 
+def report_e2e(w, res):
+    e = res["sections"].get("e2e")
+    w("## 7b. End to end against a null arm, page faults held still")
+    w("")
+    if not e:
+        w("Not measured (see Honesty).")
+        w("")
+        return
+    m = e["machine"]
+    w(f"`examples/train.py --cpu --steps {e['steps']} --workers {e['workers']}` traced (`{e['libs']['ft']}`) "
+      f"against the **null arm**: an empty library preloaded (`{e['libs']['null']}`, tests/bench/empty.c), "
+      f"so that what any preloaded library moves is in the reference. The loop's time follows its "
+      f"page faults and their count follows where things land in memory, so both arms run with "
+      f"glibc's allocator kept from returning memory (`GLIBC_TUNABLES={e['tunables']}`), address "
+      f"randomisation off (`setarch -R`) and `PYTHONHASHSEED=0`. {e['rounds']} rounds, the arms "
+      f"alternating; each figure is the median over the rounds of traced − null (paired in a "
+      f"round) as a percent of the null arm's median, `[95 % bootstrap interval of that median]`. "
+      f"CPU time is user + system of the process and the children it waited for. Machine: "
+      f"{m['cpu']}, clocksource `{m['clocksource']}`; the tracer's clock: **{e['tracer_clock']}** "
+      f"({e['clock_fallbacks']} fall-backs to `clock_gettime`).")
+    w("")
+    w("| figure | null arm | traced | traced − null |")
+    w("|---|---|---|---|")
+    f = e["figures"].get("ft", {})
+    for k, what in (("loop", "loop time, s"), ("wall", "wall time, s"), ("cpu", "CPU time, s")):
+        x = f.get(k)
+        if x:
+            w(f"| {what} | {x['null']:.2f} | {x['arm']:.2f} | **{x['pct']:+.1f} %** "
+              f"[{x['lo']:+.1f} .. {x['hi']:+.1f}] |")
+    for k, what in (("minflt", "minor page faults"), ("majflt", "major page faults")):
+        x = f.get(k)
+        if x:
+            w(f"| {what} | {x['null']:,.0f} | {x['arm']:,.0f} | **{x['diff']:+,.0f}** "
+              f"[{x['lo']:+,.0f} .. {x['hi']:+,.0f}] |")
+    th = e["figures"].get("thread")
+    if th and th.get("minflt"):
+        x = th["minflt"]
+        w(f"| minor page faults of a library that only starts an idle thread "
+          f"(`{e['libs']['thread']}`) | {x['null']:,.0f} | {x['arm']:,.0f} | {x['diff']:+,.0f} "
+          f"[{x['lo']:+,.0f} .. {x['hi']:+,.0f}] |")
+    w("")
+    x = f.get("loop")
+    if x:
+        ok = x["hi"] <= 2.0
+        w(f"Goal: ≤ 2 % on the training loop, with an interval that excludes more: "
+          f"{'✓' if ok else '✗'} (interval up to {x['hi']:+.1f} %).")
+        w("")
+
+
 def report_convert(w, res):
     conv = res["sections"]["convert"]
     w("## 8. Converter: `feedtrace convert` on large traces")
@@ -1117,7 +1169,7 @@ def write_report(out, res):
     L = []
     kept = section_0(out)
     for part in (report_header, report_summary, report_micro, report_peers, report_size,
-                 report_memory, report_python, report_cuda, report_train, report_convert,
+                 report_memory, report_python, report_cuda, report_train, report_e2e, report_convert,
                  report_ranks, report_honesty, report_commands):
         part(L.append, res)
         if part is report_summary:

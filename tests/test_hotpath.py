@@ -8,7 +8,7 @@ cuda_shim.h). Every other call in their bodies goes to a cold path: a
 thread's first record (ft_thread_attach), a hook re-entered from a signal
 handler (ft_busy_slow), a full ring (ft_ring_full), a wrapper called
 before the constructor (ft_real_init, ft_cu_resolve), the clock without an
-invariant TSC (clock_gettime), errno of a failed call, the first read of a
+invariant TSC or after the TSC was given up (ft_clock_read), errno of a failed call, the first read of a
 descriptor made before tracing (ft_fd_kind_probe: one fstat, then
 remembered), a CUDA entry's first record (ft_cu_sym_id_slow). A call to a
 recording helper (record_read, record_open, ft_record4, ft_reserve...)
@@ -25,7 +25,7 @@ from conftest import BUILD
 
 LIB = os.path.join(BUILD, "libfeedtrace.so")
 COLD = {"ft_thread_attach", "ft_busy_slow", "ft_ring_full", "ft_real_init",
-        "clock_gettime@plt", "__errno_location@plt", "ft_fd_kind_probe"}
+        "ft_clock_read", "__errno_location@plt", "ft_fd_kind_probe"}
 _DISASM = {}
 
 

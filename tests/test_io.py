@@ -4,6 +4,7 @@ Programs: tests/progs/io_read.c (plain calls) and tests/progs/io_fortify.c
 (_FORTIFY_SOURCE=2, -O2: __open_2 and __read_chk). Each traced run's stdout
 must be byte-identical to the untraced run's.
 """
+import json
 import os
 import subprocess
 
@@ -211,3 +212,38 @@ def test_paths_hashed_wherever_they_lie(traced, tmp_path):
     p = r.trace.procs[0]
     assert p["strings"] == len(set(want)) + 1      # and the program's own path
     assert p["strings_lost"] == 0
+
+
+PIPE_AND_FILE = """
+import json
+import os
+r, w = os.pipe()
+os.write(w, b"abc")
+for _ in range(3):
+    os.read(r, 1)
+fd = os.open(os.environ["FT_FILE"], os.O_RDONLY)
+for _ in range(5):
+    os.read(fd, 1)
+"""
+
+
+def test_summary_names_pipe_reads_apart(traced, tmp_path):
+    """dump --summary tallies the reads of a pipe (waits) as "read (pipe)",
+    apart from the file reads' "read", in the text and as JSON keys (two
+    "read" keys before: a user took the pipe's count for every read)."""
+    from conftest import TOOL
+    f = tmp_path / "data"
+    f.write_bytes(b"x" * 16)
+    r = traced([PYTHON, "-S", "-c", PIPE_AND_FILE], env={"FT_FILE": str(f)})
+    assert r.returncode == 0, r.stderr
+    files = r.trace.count("read", path=str(f))
+    pipes = len([e for e in r.trace.calls("read") if "kind" in e["args"]])
+    assert (files, pipes) == (5, 3)
+    text = subprocess.run([TOOL, "dump", "--summary", r.dir], capture_output=True,
+                          text=True, check=True).stdout
+    assert "read (pipe) 3" in text
+    js = subprocess.run([TOOL, "dump", "--summary", "--json", r.dir], capture_output=True,
+                        text=True, check=True).stdout
+    calls = json.loads(js)["process"]["calls"]
+    assert calls["read (pipe)"] == 3 and calls["read"] >= 5
+    assert js.count('"read"') == 1

@@ -367,7 +367,8 @@ def test_diff_output_refuses_symlink_and_leaves_no_partial_file(tmp_path):
 # ---- item 3: every counted loss shown where users look ----
 
 LOSS_KEYS = ["lost", "threads_untraced", "strings_lost", "handler_lost", "unended",
-             "clone_vm_untraced", "children_untraced"]
+             "clone_vm_untraced", "children_untraced",
+             "clock_fallbacks"]
 
 
 def end_payload(records, lost, threads, untraced, strings_lost, handler_lost=None,
@@ -386,9 +387,9 @@ def test_losses_in_dump_and_report(tmp_path):
     assert r.returncode == 0
     assert [{k: p[k] for k in LOSS_KEYS} for p in procs] == [
         {"lost": 7, "threads_untraced": 1488, "strings_lost": 1237858, "handler_lost": 42,
-         "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0},
+         "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0, "clock_fallbacks": 0},
         {"lost": 0, "threads_untraced": 12, "strings_lost": 0, "handler_lost": 0, "unended": 0,
-         "clone_vm_untraced": 0, "children_untraced": 0}]
+         "clone_vm_untraced": 0, "children_untraced": 0, "clock_fallbacks": 0}]
     t = subprocess.run([TOOL, "dump", d, "--summary"], capture_output=True, text=True, timeout=60)
     lost = [l for l in t.stdout.splitlines() if l.startswith("   LOST ")]
     assert lost == [
@@ -411,7 +412,7 @@ def test_losses_in_dump_and_report(tmp_path):
     js = subprocess.run([TOOL, "report", d, "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(js.stdout)["losses"] == {
         "lost": 7, "threads_untraced": 1500, "strings_lost": 1237858, "handler_lost": 42,
-        "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0}
+        "unended": 0, "clone_vm_untraced": 5, "children_untraced": 0, "clock_fallbacks": 0}
 
 
 def test_process_without_end_is_counted(tmp_path):
