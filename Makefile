@@ -35,7 +35,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/rank.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
-           shim/gloo.c shim/init.c
+           shim/gloo.c shim/gpu_time.c shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
@@ -45,7 +45,7 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
-              converter/analyse.c converter/gpu.c converter/reads.c converter/locks.c converter/colls.c \
+              converter/analyse.c converter/gpu.c converter/gpu_measured.c converter/reads.c converter/locks.c converter/colls.c \
               converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \

@@ -362,6 +362,24 @@ static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t
 	}
 }
 
+/* GPU chunk: timing samples kept in file order; loss totals, the latest */
+static void add_gpu_samples(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	for (size_t o = 0; o + sizeof(struct ft_gpu_sample) <= n; o += sizeof(struct ft_gpu_sample)) {
+		struct ft_gpu_sample s;
+		memcpy(&s, d + o, sizeof s);
+		if (s.kind == FT_GPU_LOSSES) {
+			memcpy(&p->gpu_lost, &s, sizeof p->gpu_lost);
+			continue;
+		}
+		if (s.kind != FT_GPU_SAMPLE)
+			continue;
+		if (p->ngpu == p->capgpu)
+			p->gpu = ft_grow(p->gpu, &p->capgpu, sizeof *p->gpu);
+		p->gpu[p->ngpu++] = s;
+	}
+}
+
 /* the thread's CPU time at ns, linear between the samples around it */
 static double cpu_at(const struct ft_process *p, const struct ft_thread_rec *t, uint64_t ns)
 {
@@ -668,6 +686,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		case FT_CHUNK_MODULES:
 			add_modules(p, buf, (size_t)n);
 			break;
+		case FT_CHUNK_GPU:
+			add_gpu_samples(p, buf, (size_t)n);
+			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
 				memset(&p->end, 0, sizeof p->end);
@@ -831,6 +852,7 @@ static void process_free(struct ft_process *p)
 	for (int j = 0; j < p->nthreads; j++)
 		free(p->threads[j].cpu);
 	free(p->threads);
+	free(p->gpu);
 	if (p->sym_free)
 		p->sym_free(p->sym);
 	for (int j = 0; j < p->nmods; j++)

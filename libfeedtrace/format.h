@@ -94,6 +94,7 @@ enum ft_chunk_type {
 	FT_CHUNK_SYMBOLS = 7,   /* string entries: id of a "#S:" stack -> its frames, one per line */
 	FT_CHUNK_CPU     = 8,   /* struct ft_cpu_sample[]: CPU time of each traced thread */
 	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
+	FT_CHUNK_GPU     = 10,  /* struct ft_gpu_sample[]: when streams reached our timing events */
 };
 
 enum ft_codec {
@@ -134,6 +135,36 @@ struct ft_cpu_sample {                   /* 24 bytes */
 	uint32_t reserved;
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
 	uint64_t cpu_ns;                 /* CPU time the thread had used by then */
+};
+
+/* The GPU's own time (shim/gpu_time.c): a timing event of ours, recorded
+ * on a stream right after a submission, completed at GPU time gpu_ns after
+ * the reference event of its context, which was recorded on an idle stream
+ * of ours at host tick ref_ticks. kind FT_GPU_LOSSES carries instead the
+ * process's running totals of samples not taken (struct ft_gpu_losses). */
+enum { FT_GPU_SAMPLE = 1, FT_GPU_LOSSES = 2 };
+enum { FT_GPU_WHY_IDLE = 1,      /* first submission after the stream was seen idle */
+       FT_GPU_WHY_INTERVAL = 2,  /* first past FEEDTRACE_GPU_MS since the last */
+       FT_GPU_WHY_SYNC = 3 };    /* just before a stream sync, work unsampled */
+struct ft_gpu_sample {                   /* 48 bytes */
+	uint16_t kind;                   /* FT_GPU_SAMPLE */
+	uint16_t why;                    /* FT_GPU_WHY_* */
+	int32_t  tid;                    /* thread that submitted */
+	uint64_t stream;                 /* as the CUDA records name it */
+	uint64_t ctx;
+	uint64_t submit_ticks;           /* when the sampled submission was called (host) */
+	uint64_t ref_ticks;              /* when the reference event was recorded (host) */
+	int64_t  gpu_ns;                 /* the event's GPU time minus the reference's */
+};
+struct ft_gpu_losses {                   /* 48 bytes: totals so far */
+	uint16_t kind;                   /* FT_GPU_LOSSES */
+	uint16_t reserved;
+	uint32_t reserved2;
+	uint64_t exhausted;              /* the context's pool had no free event */
+	uint64_t capture;                /* a stream capture was under way */
+	uint64_t pending;                /* the context's pool was not made yet */
+	uint64_t ctx_gone;               /* recorded, its context destroyed first */
+	uint64_t errors;                 /* the driver refused a record or a query */
 };
 
 /* A loaded ELF object (program, shared library) that return addresses may

@@ -1,0 +1,28 @@
+/*
+ * gpu_measured.h: the GPU's busy time as measured by the tracer's timing
+ * events (GPU chunks, shim/gpu_time.c), per stream.
+ */
+#ifndef FT_GPU_MEASURED_H
+#define FT_GPU_MEASURED_H
+
+#include <stdint.h>
+
+#include "reader.h"
+
+/* A stream's measured busy span, in trace ns. */
+struct ft_gpu_span {
+	uint64_t stream;         /* its key: the record value; 2 with the tid above */
+	uint64_t start, end;
+};
+
+/* p's measured busy spans, sorted by stream then start (caller frees);
+ * returns how many. */
+int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out);
+
+/* The union of every stream's measured spans within [w0, w1): busy ns;
+ * *covered: the part of [w0, w1) that samples cover (first sample's
+ * submission to last completion), 0 when p has no samples. */
+uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t w1,
+			      uint64_t *covered);
+
+#endif
