@@ -250,3 +250,11 @@ $(TSAN_PLAIN): CFLAGS := $(filter-out -fsanitize=thread,$(CFLAGS))
 endif
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS) $(TOOL_OBJS) $(READER_OBJS))
+
+# tests/gpucheck/: the real-GPU check program of scripts/gpu_check.sh (it
+# reaches libcuda.so.1 by dlopen: built here, carried to a GPU machine)
+$(BUILD)/gpucheck/gpu_spin: tests/gpucheck/gpu_spin.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldl
+.PHONY: gpucheck
+gpucheck: $(BUILD)/gpucheck/gpu_spin
