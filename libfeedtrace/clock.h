@@ -29,7 +29,7 @@ static inline uint64_t ft_real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t ft_now(void)
+static inline __attribute__((always_inline)) uint64_t ft_now(void)
 {
 #ifdef FT_HAVE_TSC
 	if (__builtin_expect(ft_clock_kind == 1, 1))

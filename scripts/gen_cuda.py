@@ -139,7 +139,8 @@ def body(i, r):
         s_expr = ("cfg ? cfg->hStream : 0" if r["shape"] == "LAUNCH_EX"
                   else "s" if r["shape"] == "LAUNCH" else rec["stream"])
         after.append("\tif (r == CUDA_SUCCESS)")
-        after.append("\t\tft_gpu_submitted(t, ft_cu_stream_of(%d, %s), t0);" % (p, u64(s_expr)))
+        fn = "ft_gpu_submitted" if r["shape"] in ("LAUNCH", "LAUNCH_EX") else "ft_gpu_submitted_call"
+        after.append("\t\t%s(t, ft_cu_stream_of(%d, %s), t0);" % (fn, p, u64(s_expr)))
     if r["shape"] == "LAUNCH":
         out.append("\tft_cu_launch(t, %s, %d, %d, t0, r, f, gx, gy, gz, bx, by, bz, s);" % (kind, i, p))
     elif r["shape"] == "LAUNCH_EX":

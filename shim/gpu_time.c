@@ -38,7 +38,6 @@
 
 #define POOLS 16
 #define POOL_EVENTS 512
-#define STREAMS 1024
 #define ANCHOR_NS 1000000000ull        /* re-anchor every second: drift */
 #define ANCHOR_SPREAD_NS 50000u        /* a reference recorded within this */
 #define CU_EVENT_DEFAULT 0
@@ -80,35 +79,19 @@ struct pool {
 };
 static struct pool pools[POOLS];
 
-/* a stream as the samples key it: its record value (0, the legacy stream,
- * as 1; the per-thread default stream 2 with its thread's tid) */
-struct strm {
-	_Atomic uint64_t key;
-	_Atomic uint64_t last_sample, last_submit;
-	_Atomic uint32_t epoch;        /* ctx_epoch when it was last sampled or seen idle */
-	_Atomic int idle, dirty;
-};
-static struct strm streams[STREAMS];
-
-static _Atomic uint64_t interval;     /* ticks; 0 until known */
-static _Atomic uint32_t ctx_epoch;    /* moves at each cuCtxSynchronize */
+struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
+_Atomic uint64_t ft_gpu_interval;
+_Atomic uint32_t ft_gpu_epoch;
 static _Atomic int captures;          /* stream captures under way */
 static _Atomic int in_driver;         /* our driver calls in flight */
 static _Atomic uint64_t lost_exhausted, lost_capture, lost_pending, lost_ctx_gone, lost_errors;
 static uint64_t losses_written[5];
 
-static uint64_t key_of(uint64_t stream, int32_t tid)
+static struct ft_gpu_stream *stream_slot(uint64_t key)
 {
-	if (stream == 0)
-		return 1;
-	return stream == 2 ? (uint64_t)(uint32_t)tid << 32 | 2 : stream;
-}
-
-static struct strm *stream_slot(uint64_t key)
-{
-	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54);
+	uint32_t h = ft_gpu_hash(key);
 	for (uint32_t probe = 0; probe < 64; probe++) {
-		struct strm *s = &streams[(h + probe) & (STREAMS - 1)];
+		struct ft_gpu_stream *s = &ft_gpu_streams[(h + probe) & (FT_GPU_STREAMS - 1)];
 		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
 		if (k == key)
 			return s;
@@ -147,10 +130,13 @@ static void driver_leave(void)
 
 /* The sample itself, on the submitting thread (its driver calls marked as
  * the wrappers' are: hooks below them record nothing). */
-static void take_sample(struct ft_thread *t, struct strm *st, uint64_t stream, uint16_t why,
+static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t stream, uint16_t why,
 			uint64_t at)
 {
-	if (atomic_load_explicit(&driver, memory_order_acquire) != 2) {
+	int d = atomic_load_explicit(&driver, memory_order_acquire);
+	if (d == 3)
+		return;                 /* no driver functions of ours: nothing to count */
+	if (d != 2) {
 		int none = 0;
 		if (atomic_compare_exchange_strong(&driver, &none, 1))
 			ft_flusher_wake();
@@ -217,16 +203,14 @@ out:
 	driver_leave();
 }
 
-void ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
+void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0)
 {
-	if (!ft_cfg.gpu_ms)
-		return;
-	struct strm *st = stream_slot(key_of(stream, t->tid));
+	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
 	if (ft_unlikely(!st))
 		return;
 	uint64_t last = atomic_load_explicit(&st->last_sample, memory_order_relaxed);
-	uint32_t ep = atomic_load_explicit(&ctx_epoch, memory_order_relaxed);
-	uint64_t iv = atomic_load_explicit(&interval, memory_order_relaxed);
+	uint32_t ep = atomic_load_explicit(&ft_gpu_epoch, memory_order_relaxed);
+	uint64_t iv = atomic_load_explicit(&ft_gpu_interval, memory_order_relaxed);
 	if (!iv)
 		iv = (uint64_t)ft_cfg.gpu_ms * 1000000u;
 	atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
@@ -240,11 +224,16 @@ void ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 	take_sample(t, st, stream, idle || !last ? FT_GPU_WHY_IDLE : FT_GPU_WHY_INTERVAL, t0);
 }
 
+void ft_gpu_submitted_call(struct ft_thread *t, uint64_t stream, uint64_t t0)
+{
+	ft_gpu_submitted(t, stream, t0);
+}
+
 void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream)
 {
 	if (!ft_cfg.gpu_ms)
 		return;
-	struct strm *st = stream_slot(key_of(stream, t->tid));
+	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
 	if (st && atomic_load_explicit(&st->dirty, memory_order_relaxed))
 		take_sample(t, st, stream, FT_GPU_WHY_SYNC, 0);
 }
@@ -253,7 +242,7 @@ void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r)
 {
 	if (!ft_cfg.gpu_ms || r != CUDA_SUCCESS)
 		return;
-	struct strm *st = stream_slot(key_of(stream, t->tid));
+	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
 	if (st)
 		atomic_store_explicit(&st->idle, 1, memory_order_relaxed);
 }
@@ -261,7 +250,7 @@ void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r)
 void ft_gpu_synced_all(CUresult r)
 {
 	if (r == CUDA_SUCCESS)
-		atomic_fetch_add_explicit(&ctx_epoch, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ft_gpu_epoch, 1, memory_order_relaxed);
 }
 
 void ft_gpu_capture_begin(void)
@@ -325,7 +314,7 @@ void ft_gpu_dev_gone(CUdevice dev)
 void ft_gpu_fork_child(void)
 {
 	memset(pools, 0, sizeof pools);
-	memset(streams, 0, sizeof streams);
+	memset(ft_gpu_streams, 0, sizeof ft_gpu_streams);
 	atomic_store(&captures, 0);
 	atomic_store(&in_driver, 0);
 }
@@ -408,7 +397,7 @@ static void calibrate(void)
 	if (m - m0 < 10000000u)
 		return;
 	double per_ns = (double)(t - t0) / (double)(m - m0);
-	atomic_store(&interval, (uint64_t)(per_ns * ft_cfg.gpu_ms * 1e6));
+	atomic_store(&ft_gpu_interval, (uint64_t)(per_ns * ft_cfg.gpu_ms * 1e6));
 }
 
 struct out { unsigned char *p; size_t n, cap; };
@@ -448,7 +437,7 @@ static void pool_poll(struct pool *p, struct out *o)
 			};
 			put(o, &s);
 			/* nothing submitted to the stream after it: it drained */
-			struct strm *st = stream_slot(key_of(e->stream, e->tid));
+			struct ft_gpu_stream *st = stream_slot(ft_gpu_key(e->stream, e->tid));
 			if (st && atomic_load_explicit(&st->last_submit, memory_order_relaxed) <= e->ticks)
 				atomic_store_explicit(&st->idle, 1, memory_order_relaxed);
 		} else {
@@ -461,6 +450,7 @@ static void pool_poll(struct pool *p, struct out *o)
 size_t ft_gpu_poll(void *buf, size_t cap)
 {
 	struct out o = { buf, 0, cap };
+	calibrate();
 	int d = atomic_load_explicit(&driver, memory_order_acquire);
 	if (d == 0 || d == 3)
 		return 0;
@@ -468,7 +458,6 @@ size_t ft_gpu_poll(void *buf, size_t cap)
 		find_driver();
 	if (atomic_load(&driver) != 2)
 		return 0;
-	calibrate();
 	int used = 0;
 	for (int i = 0; i < POOLS; i++) {
 		struct pool *p = &pools[i];

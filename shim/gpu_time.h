@@ -10,10 +10,64 @@
 #include <stdint.h>
 
 #include "cuda_types.h"
+#include "../libfeedtrace/config.h"
 #include "../libfeedtrace/recorder.h"
 
-/* a submission to stream (as recorded) succeeded; t0: when it was called */
-void ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0);
+/* A stream as the samples know it (its key: the record value; the legacy
+ * stream 0 as 1; the per-thread default stream 2 with its thread's tid). */
+struct ft_gpu_stream {
+	_Atomic uint64_t key;
+	_Atomic uint64_t last_sample, last_submit;
+	_Atomic uint32_t epoch;        /* ft_gpu_epoch when last sampled */
+	_Atomic int idle, dirty;
+};
+#define FT_GPU_STREAMS 1024
+extern struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
+extern _Atomic uint64_t ft_gpu_interval;   /* ticks per FEEDTRACE_GPU_MS, 0 unknown */
+extern _Atomic uint32_t ft_gpu_epoch;      /* moves at each cuCtxSynchronize */
+
+static inline uint64_t ft_gpu_key(uint64_t stream, int32_t tid)
+{
+	if (stream == 0)
+		return 1;
+	return stream == 2 ? (uint64_t)(uint32_t)tid << 32 | 2 : stream;
+}
+
+static inline uint32_t ft_gpu_hash(uint64_t key)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54);
+}
+
+/* the sample, or a stream not at its first place in the table (gpu_time.c) */
+void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0);
+/* ft_gpu_submitted below, as a call: for the submissions other than
+ * launches (copies, memsets, graphs), whose wrappers need not grow */
+void ft_gpu_submitted_call(struct ft_thread *t, uint64_t stream, uint64_t t0);
+
+/* A submission to stream (as recorded) succeeded; t0: when it was called.
+ * Inline: a stream at its place, not idle, sampled less than an interval
+ * ago costs two stores and a few loads; no call. */
+static inline __attribute__((always_inline)) void
+ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
+{
+	if (!ft_cfg.gpu_ms)
+		return;
+	uint64_t key = ft_gpu_key(stream, t->tid);
+	struct ft_gpu_stream *st = &ft_gpu_streams[ft_gpu_hash(key) & (FT_GPU_STREAMS - 1)];
+	if (ft_likely(atomic_load_explicit(&st->key, memory_order_relaxed) == key)) {
+		uint64_t last = atomic_load_explicit(&st->last_sample, memory_order_relaxed);
+		uint64_t iv = atomic_load_explicit(&ft_gpu_interval, memory_order_relaxed);
+		atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
+		if (ft_likely(iv && last && t0 - last < iv &&
+			      !atomic_load_explicit(&st->idle, memory_order_relaxed) &&
+			      atomic_load_explicit(&st->epoch, memory_order_relaxed) ==
+			      atomic_load_explicit(&ft_gpu_epoch, memory_order_relaxed))) {
+			atomic_store_explicit(&st->dirty, 1, memory_order_relaxed);
+			return;
+		}
+	}
+	ft_gpu_submitted_slow(t, stream, t0);
+}
 /* a stream sync: a sample first if the stream has unsampled work; after it */
 void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream);
 void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r);
