@@ -147,11 +147,12 @@ static int dump_event(const struct ft_event *ev, void *arg)
  * an exec's (every earlier one was too), it is the last attempt's, and it
  * failed if every attempt has its failure record. */
 /* The GPU's timing samples: how many, the losses, each stream's measured
- * busy spans ([start, end] ns) */
-static void dump_gpu_json(struct ft_json *j, const struct ft_process *p)
+ * busy spans ([start, end] ns, from t0 as the events' ts_ns) */
+static void dump_gpu_json(struct ft_json *j, const struct ft_process *p, uint64_t t0)
 {
 	char key[32];
 	ft_json_obj(j, "gpu");
+	ft_json_u64(j, "origin_ns", t0);    /* the spans' 0, in trace ns */
 	ft_json_int(j, "samples", p->ngpu);
 	int why[4] = { 0 };
 	for (int i = 0; i < p->ngpu; i++)
@@ -175,8 +176,8 @@ static void dump_gpu_json(struct ft_json *j, const struct ft_process *p)
 		uint64_t s = sp[i].stream;
 		for (; i < n && sp[i].stream == s; i++) {
 			ft_json_arr(j, NULL);
-			ft_json_u64(j, NULL, sp[i].start);
-			ft_json_u64(j, NULL, sp[i].end);
+			ft_json_u64(j, NULL, sp[i].start > t0 ? sp[i].start - t0 : 0);
+			ft_json_u64(j, NULL, sp[i].end > t0 ? sp[i].end - t0 : 0);
 			ft_json_end(j);
 		}
 		ft_json_end(j);
@@ -263,7 +264,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_end(j);
 		}
 		ft_json_end(j);
-		dump_gpu_json(j, p);
+		dump_gpu_json(j, p, c->t0);
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])

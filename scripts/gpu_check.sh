@@ -80,8 +80,8 @@ try:
     win = (w.get("end_ns", 0) - w.get("start_ns", 0)) or 1
     out.append("verdict: %s; modelled idle %.0f%% of the window" % (v.get("limit"), 100.0 * idle / win))
     # measured idle over the same window: the union of measured spans
-    sp = sorted((a, b) for p in procs for vv in p.get("gpu", {}).get("streams", {}).values()
-                for a, b in vv)
+    sp = sorted((a + p["gpu"]["origin_ns"], b + p["gpu"]["origin_ns"]) for p in procs
+                for vv in p.get("gpu", {}).get("streams", {}).values() for a, b in vv)
     busy_m, c0, c1 = 0, None, None
     for a, b in sp + [(None, None)]:
         if a is not None and c1 is not None and a <= c1:

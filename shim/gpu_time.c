@@ -80,8 +80,7 @@ struct pool {
 static struct pool pools[POOLS];
 
 struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
-_Atomic uint64_t ft_gpu_interval;
-_Atomic uint32_t ft_gpu_epoch;
+static _Atomic uint64_t interval;      /* ticks per FEEDTRACE_GPU_MS, 0 unknown */
 static _Atomic int captures;          /* stream captures under way */
 static _Atomic int in_driver;         /* our driver calls in flight */
 static _Atomic uint64_t lost_exhausted, lost_capture, lost_pending, lost_ctx_gone, lost_errors;
@@ -196,11 +195,15 @@ static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t 
 	e->ticks = now;
 	atomic_store_explicit(&e->state, EV_RECORDED, memory_order_release);
 	atomic_store_explicit(&st->last_sample, now, memory_order_relaxed);
-	atomic_store_explicit(&st->idle, 0, memory_order_relaxed);
-	atomic_store_explicit(&st->dirty, 0, memory_order_relaxed);
 out:
 	t->busy = 0;
 	driver_leave();
+}
+
+static uint64_t interval_ticks(void)
+{
+	uint64_t iv = atomic_load_explicit(&interval, memory_order_relaxed);
+	return iv ? iv : (uint64_t)ft_cfg.gpu_ms * 1000000u;   /* 1 tick a ns until known */
 }
 
 void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0)
@@ -208,20 +211,14 @@ void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0)
 	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
 	if (ft_unlikely(!st))
 		return;
-	uint64_t last = atomic_load_explicit(&st->last_sample, memory_order_relaxed);
-	uint32_t ep = atomic_load_explicit(&ft_gpu_epoch, memory_order_relaxed);
-	uint64_t iv = atomic_load_explicit(&ft_gpu_interval, memory_order_relaxed);
-	if (!iv)
-		iv = (uint64_t)ft_cfg.gpu_ms * 1000000u;
 	atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
-	int idle = atomic_load_explicit(&st->idle, memory_order_relaxed) ||
-		   atomic_load_explicit(&st->epoch, memory_order_relaxed) != ep;
-	if (ft_likely(!idle && last && t0 - last < iv)) {
-		atomic_store_explicit(&st->dirty, 1, memory_order_relaxed);
-		return;
-	}
-	atomic_store_explicit(&st->epoch, ep, memory_order_relaxed);
-	take_sample(t, st, stream, idle || !last ? FT_GPU_WHY_IDLE : FT_GPU_WHY_INTERVAL, t0);
+	uint64_t due = atomic_load_explicit(&st->due, memory_order_relaxed);
+	if (t0 < due)
+		return;                 /* a stream past its place in the table */
+	/* the next one an interval on, whether or not this sample is taken:
+	 * a context whose pool is not made yet does not pay every launch */
+	atomic_store_explicit(&st->due, t0 + interval_ticks(), memory_order_relaxed);
+	take_sample(t, st, stream, due == 0 ? FT_GPU_WHY_IDLE : FT_GPU_WHY_INTERVAL, t0);
 }
 
 void ft_gpu_submitted_call(struct ft_thread *t, uint64_t stream, uint64_t t0)
@@ -234,7 +231,8 @@ void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream)
 	if (!ft_cfg.gpu_ms)
 		return;
 	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
-	if (st && atomic_load_explicit(&st->dirty, memory_order_relaxed))
+	if (st && atomic_load_explicit(&st->last_submit, memory_order_relaxed) >
+		  atomic_load_explicit(&st->last_sample, memory_order_relaxed))
 		take_sample(t, st, stream, FT_GPU_WHY_SYNC, 0);
 }
 
@@ -244,13 +242,16 @@ void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r)
 		return;
 	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
 	if (st)
-		atomic_store_explicit(&st->idle, 1, memory_order_relaxed);
+		atomic_store_explicit(&st->due, 0, memory_order_relaxed);
 }
 
 void ft_gpu_synced_all(CUresult r)
 {
-	if (r == CUDA_SUCCESS)
-		atomic_fetch_add_explicit(&ft_gpu_epoch, 1, memory_order_relaxed);
+	if (r != CUDA_SUCCESS || !ft_cfg.gpu_ms)
+		return;
+	for (int i = 0; i < FT_GPU_STREAMS; i++)      /* every stream drained */
+		if (atomic_load_explicit(&ft_gpu_streams[i].key, memory_order_relaxed))
+			atomic_store_explicit(&ft_gpu_streams[i].due, 0, memory_order_relaxed);
 }
 
 void ft_gpu_capture_begin(void)
@@ -397,7 +398,7 @@ static void calibrate(void)
 	if (m - m0 < 10000000u)
 		return;
 	double per_ns = (double)(t - t0) / (double)(m - m0);
-	atomic_store(&ft_gpu_interval, (uint64_t)(per_ns * ft_cfg.gpu_ms * 1e6));
+	atomic_store(&interval, (uint64_t)(per_ns * ft_cfg.gpu_ms * 1e6));
 }
 
 struct out { unsigned char *p; size_t n, cap; };
@@ -439,7 +440,7 @@ static void pool_poll(struct pool *p, struct out *o)
 			/* nothing submitted to the stream after it: it drained */
 			struct ft_gpu_stream *st = stream_slot(ft_gpu_key(e->stream, e->tid));
 			if (st && atomic_load_explicit(&st->last_submit, memory_order_relaxed) <= e->ticks)
-				atomic_store_explicit(&st->idle, 1, memory_order_relaxed);
+				atomic_store_explicit(&st->due, 0, memory_order_relaxed);
 		} else {
 			atomic_fetch_add(&lost_errors, 1);
 		}

@@ -14,17 +14,17 @@
 #include "../libfeedtrace/recorder.h"
 
 /* A stream as the samples know it (its key: the record value; the legacy
- * stream 0 as 1; the per-thread default stream 2 with its thread's tid). */
+ * stream 0 as 1; the per-thread default stream 2 with its thread's tid).
+ * due: the tick from which its next submission takes a sample (0: now, the
+ * stream was seen idle); unsampled work exists while last_submit is past
+ * last_sample. */
 struct ft_gpu_stream {
 	_Atomic uint64_t key;
-	_Atomic uint64_t last_sample, last_submit;
-	_Atomic uint32_t epoch;        /* ft_gpu_epoch when last sampled */
-	_Atomic int idle, dirty;
+	_Atomic uint64_t due;
+	_Atomic uint64_t last_submit, last_sample;
 };
 #define FT_GPU_STREAMS 1024
 extern struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
-extern _Atomic uint64_t ft_gpu_interval;   /* ticks per FEEDTRACE_GPU_MS, 0 unknown */
-extern _Atomic uint32_t ft_gpu_epoch;      /* moves at each cuCtxSynchronize */
 
 static inline uint64_t ft_gpu_key(uint64_t stream, int32_t tid)
 {
@@ -45,8 +45,8 @@ void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0);
 void ft_gpu_submitted_call(struct ft_thread *t, uint64_t stream, uint64_t t0);
 
 /* A submission to stream (as recorded) succeeded; t0: when it was called.
- * Inline: a stream at its place, not idle, sampled less than an interval
- * ago costs two stores and a few loads; no call. */
+ * Inline: a stream at its place in the table, not due, costs a hash, two
+ * loads, a compare and a store; no call. */
 static inline __attribute__((always_inline)) void
 ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 {
@@ -54,20 +54,14 @@ ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 		return;
 	uint64_t key = ft_gpu_key(stream, t->tid);
 	struct ft_gpu_stream *st = &ft_gpu_streams[ft_gpu_hash(key) & (FT_GPU_STREAMS - 1)];
-	if (ft_likely(atomic_load_explicit(&st->key, memory_order_relaxed) == key)) {
-		uint64_t last = atomic_load_explicit(&st->last_sample, memory_order_relaxed);
-		uint64_t iv = atomic_load_explicit(&ft_gpu_interval, memory_order_relaxed);
+	if (ft_likely(atomic_load_explicit(&st->key, memory_order_relaxed) == key &&
+		      t0 < atomic_load_explicit(&st->due, memory_order_relaxed))) {
 		atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
-		if (ft_likely(iv && last && t0 - last < iv &&
-			      !atomic_load_explicit(&st->idle, memory_order_relaxed) &&
-			      atomic_load_explicit(&st->epoch, memory_order_relaxed) ==
-			      atomic_load_explicit(&ft_gpu_epoch, memory_order_relaxed))) {
-			atomic_store_explicit(&st->dirty, 1, memory_order_relaxed);
-			return;
-		}
+		return;
 	}
 	ft_gpu_submitted_slow(t, stream, t0);
 }
+
 /* a stream sync: a sample first if the stream has unsampled work; after it */
 void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream);
 void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r);

@@ -1,8 +1,8 @@
 /*
  * gpu_time_prog SHAPE: kernels of known durations on the simulated driver
  * (dlopen + dlsym), for the GPU's timing events. Each shape first warms
- * up its context (two tiny launches 30 ms apart: the tracer makes the
- * context's event pool meanwhile), then:
+ * up its context (four tiny launches 30 ms apart: the tracer finds the
+ * driver and makes the context's event pool meanwhile), then:
  *   drain    one stream: 5 x (a 2 ms kernel, the host away 10 ms), a sync
  *   two      streams A and B: 3 x (3 ms on A, 1 ms on B, host away 10 ms)
  *   graph    a global-mode capture of three 1 ms kernels on A (the host
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	CUstream a, b;
 	screate(&a, 1);
 	screate(&b, 1);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		run("tiny", a);
 		away_ms(30);
 	}
