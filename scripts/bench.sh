@@ -7,8 +7,9 @@
 # figure to build/bench/results.json, and scripts/bench_render.py, which
 # writes the report from that file; then appends scripts/bench_resync.sh's
 # section (the reader's resynchronisation over a 1, 8 and 64 MiB
-# zero-filled tail) and scripts/bench_symbols.sh's (the converter
-# symbolising 10 000 stacks).
+# zero-filled tail), scripts/bench_symbols.sh's (the converter
+# symbolising 10 000 stacks) and scripts/bench_gpu.sh's (the GPU's timing
+# events' cost per launch).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -76,6 +77,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_resync.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 10, the converter symbolising 10 000 distinct stacks
 	{ echo; BUILD="$BUILD" scripts/bench_symbols.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 11, what the GPU's timing events add to a launch
+	{ echo; BUILD="$BUILD" scripts/bench_gpu.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

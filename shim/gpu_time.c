@@ -206,10 +206,18 @@ static uint64_t interval_ticks(void)
 	return iv ? iv : (uint64_t)ft_cfg.gpu_ms * 1000000u;   /* 1 tick a ns until known */
 }
 
+__thread struct ft_gpu_last ft_gpu_last FT_TLS = { ~0ull, NULL };
+static struct ft_gpu_stream never_due = { .due = UINT64_MAX };
+
 void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0)
 {
-	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
+	struct ft_gpu_stream *st = ft_cfg.gpu_ms ? stream_slot(ft_gpu_key(stream, t->tid))
+						 : &never_due;
 	if (ft_unlikely(!st))
+		return;
+	ft_gpu_last.stream = stream;
+	ft_gpu_last.st = st;
+	if (st == &never_due)
 		return;
 	atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
 	uint64_t due = atomic_load_explicit(&st->due, memory_order_relaxed);

@@ -38,23 +38,30 @@ static inline uint32_t ft_gpu_hash(uint64_t key)
 	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 54);
 }
 
-/* the sample, or a stream not at its first place in the table (gpu_time.c) */
+/* the sample, or another stream than the thread's last (gpu_time.c) */
 void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0);
 /* ft_gpu_submitted below, as a call: for the submissions other than
  * launches (copies, memsets, graphs), whose wrappers need not grow */
 void ft_gpu_submitted_call(struct ft_thread *t, uint64_t stream, uint64_t t0);
 
+/* Each thread's last stream submitted to and its place (a thread feeds one
+ * stream mostly): the check needs no hash then. With sampling off, the
+ * place is one whose sample is never due; before a thread's first
+ * submission, stream is ~0, no stream's record value. */
+struct ft_gpu_last {
+	uint64_t stream;
+	struct ft_gpu_stream *st;
+};
+extern __thread struct ft_gpu_last ft_gpu_last FT_TLS;
+
 /* A submission to stream (as recorded) succeeded; t0: when it was called.
- * Inline: a stream at its place in the table, not due, costs a hash, two
- * loads, a compare and a store; no call. */
+ * Inline: the thread's last stream, not due, costs three loads, two
+ * compares and a store; no call. */
 static inline __attribute__((always_inline)) void
 ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 {
-	if (!ft_cfg.gpu_ms)
-		return;
-	uint64_t key = ft_gpu_key(stream, t->tid);
-	struct ft_gpu_stream *st = &ft_gpu_streams[ft_gpu_hash(key) & (FT_GPU_STREAMS - 1)];
-	if (ft_likely(atomic_load_explicit(&st->key, memory_order_relaxed) == key &&
+	struct ft_gpu_stream *st = ft_gpu_last.st;
+	if (ft_likely(ft_gpu_last.stream == stream &&
 		      t0 < atomic_load_explicit(&st->due, memory_order_relaxed))) {
 		atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
 		return;
