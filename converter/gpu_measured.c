@@ -11,6 +11,7 @@
  * drained before a sync (the sync's sample) or seen idle (the next
  * submission's sample).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,4 +116,17 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
 	}
 	free(sp);
 	return busy;
+}
+
+void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
+		       char *out, size_t cap)
+{
+	double w = win ? (double)win : 1.0;
+	if (mcover && mbusy <= mcover)
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (measured; samples cover %.0f%% of "
+			 "it; the model said %.0f%%)", 100.0 * (double)(mcover - mbusy) / (double)mcover,
+			 100.0 * (double)mcover / w, 100.0 * (double)model_idle / w);
+	else
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
+			 100.0 * (double)model_idle / w);
 }

@@ -5,6 +5,7 @@
 #ifndef FT_GPU_MEASURED_H
 #define FT_GPU_MEASURED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "reader.h"
@@ -24,5 +25,11 @@ int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out);
  * submission to last completion), 0 when p has no samples. */
 uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t w1,
 			      uint64_t *covered);
+
+/* "GPU idle 31% of the loop (measured; samples cover 98% of it)", or
+ * "GPU idle 53% of the loop (modelled: no samples)": the report's line
+ * from the window's modelled idle, measured busy and cover (verdict). */
+void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
+		       char *out, size_t cap);
 
 #endif

@@ -103,3 +103,23 @@ def test_off(traced, ms):
     g = gpu_of(r)
     assert g["samples"] == 0 and g["streams"] == {}
     assert r.trace.count("cuLaunchKernel") == 9
+
+
+def report(run, *args):
+    r = subprocess.run([TOOL, "report", *args, run.dir], capture_output=True, text=True,
+                       check=True)
+    return r.stdout
+
+
+def test_report_says_measured_or_modelled(traced):
+    r = traced([prog("gpu_time_prog"), "drain"], env=SIM)
+    assert r.returncode == 0, r.stderr
+    gpu = json.loads(report(r, "--json"))["verdict"]["gpu"]
+    m = gpu["measured"]
+    assert m["busy_ns"] + m["idle_ns"] == m["covered_ns"]
+    # five 2 ms kernels, and the warm-up's tiny ones sampled
+    assert abs(m["busy_ns"] - 10 * MS) <= MS
+    assert "(measured; samples cover" in report(r)
+    off = traced([prog("gpu_time_prog"), "drain"], env=dict(SIM, FEEDTRACE_GPU_MS="0"))
+    assert json.loads(report(off, "--json"))["verdict"]["gpu"]["measured"] is None
+    assert "GPU idle" in report(off) and "(modelled: no samples)" in report(off)
