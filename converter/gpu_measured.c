@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "gpu_measured.h"
 #include "util.h"
 
@@ -129,4 +130,18 @@ void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uin
 	else
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
 			 100.0 * (double)model_idle / w);
+}
+
+int ft_gpu_idle_share(const struct ft_verdict *v, double *share)
+{
+	*share = 0;
+	if (!v->by_launch)
+		return -1;
+	if (v->mcover_ns && v->mbusy_ns <= v->mcover_ns) {
+		*share = (double)(v->mcover_ns - v->mbusy_ns) / (double)v->mcover_ns;
+		return 1;
+	}
+	uint64_t w = v->win_end > v->win_start ? v->win_end - v->win_start : 0;
+	*share = w ? (double)v->idle_ns / (double)w : 0;
+	return 0;
 }

@@ -32,4 +32,10 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
 void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
 		       char *out, size_t cap);
 
+/* The device's idle share of a verdict's window: measured where the
+ * samples cover it (returns 1; share over the covered part), else the
+ * model's (returns 0); -1 when no kernel was launched. */
+struct ft_verdict;
+int ft_gpu_idle_share(const struct ft_verdict *v, double *share);
+
 #endif

@@ -123,3 +123,28 @@ def test_report_says_measured_or_modelled(traced):
     off = traced([prog("gpu_time_prog"), "drain"], env=dict(SIM, FEEDTRACE_GPU_MS="0"))
     assert json.loads(report(off, "--json"))["verdict"]["gpu"]["measured"] is None
     assert "GPU idle" in report(off) and "(modelled: no samples)" in report(off)
+
+
+def test_diff_compares_measured_idle(traced):
+    """Both sides sampled: diff compares the measured idle shares; one side
+    without samples: the models'."""
+    a = traced([prog("gpu_time_prog"), "drain"], env=SIM)
+    b = traced([prog("gpu_time_prog"), "nosync"], env=SIM)
+    c = traced([prog("gpu_time_prog"), "nosync"], env=dict(SIM, FEEDTRACE_GPU_MS="0"))
+    va, vb = (json.loads(report(x, "--json"))["verdict"]["gpu"] for x in (a, b))
+
+    def share(m):
+        return round(m["idle_ns"] / m["covered_ns"], 4)
+
+    r = subprocess.run([TOOL, "diff", "--json", a.dir, b.dir], capture_output=True, text=True,
+                       check=True)
+    g = json.loads(r.stdout)["gpu_idle"]
+    assert g["basis"] == "measured"
+    assert abs(g["before"] - share(va["measured"])) <= 1e-4
+    assert abs(g["after"] - share(vb["measured"])) <= 1e-4
+    r = subprocess.run([TOOL, "diff", "--json", a.dir, c.dir], capture_output=True, text=True,
+                       check=True)
+    assert json.loads(r.stdout)["gpu_idle"]["basis"] == "modelled"
+    out = subprocess.run([TOOL, "diff", a.dir, b.dir], capture_output=True, text=True,
+                         check=True).stdout
+    assert "GPU idle (measured): " in out
