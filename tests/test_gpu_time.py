@@ -6,6 +6,7 @@ event of a destroyed context touched (the simulated driver aborts)."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -148,3 +149,20 @@ def test_diff_compares_measured_idle(traced):
     out = subprocess.run([TOOL, "diff", a.dir, b.dir], capture_output=True, text=True,
                          check=True).stdout
     assert "GPU idle (measured): " in out
+
+
+def test_timeline_track_per_stream(traced):
+    """convert draws each stream's measured spans on a track of its own,
+    one "busy (measured)" slice a span, every slice closed."""
+    r = traced([prog("gpu_time_prog"), "two"], env=SIM)
+    assert r.returncode == 0, r.stderr
+    g = gpu_of(r)
+    want = sum(len(v) for v in g["streams"].values())
+    out = r.dir.rstrip("/") + ".pftrace"
+    subprocess.run([TOOL, "convert", r.dir, "-o", out], check=True, capture_output=True)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    c = subprocess.run([sys.executable, os.path.join(root, "tests", "check_pftrace.py"), out,
+                        "--expect-name", "busy (measured)=%d" % want],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stdout + c.stderr
+    assert len(g["streams"]) == 2 and want >= 6
