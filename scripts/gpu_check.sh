@@ -21,6 +21,11 @@ W=${W:-$(mktemp -d /tmp/gpu_check.XXXXXX)}
 mkdir -p "$W"
 TABLE=$W/table.txt
 : > "$TABLE"
+# one budget for the whole run (the lead's slot is 6 minutes): each step's
+# timeout is cut to what is left of it, and steps past it are skipped
+BUDGET=${GPU_CHECK_BUDGET_S:-320}
+tmo() { local l=$((BUDGET - SECONDS)); [ "$l" -lt 5 ] && l=5; echo $(( $1 < l ? $1 : l )); }
+late() { [ "$SECONDS" -ge "$BUDGET" ]; }
 row() { printf '%-26s %-6s %s\n' "$1" "$2" "$3" >> "$TABLE"; printf '%-26s %-6s %s\n' "$1" "$2" "$3"; }
 PY=$(command -v python3 || true)
 
@@ -105,7 +110,8 @@ EOF
 if [ -x "$SPIN" ]; then
 	for s in drain two graph nosync; do
 		rm -rf "$W/t_$s"
-		o=$(timeout 60 env FEEDTRACE_OUT="$W/t_$s" LD_PRELOAD="$LIB" "$SPIN" $s 2> "$W/t_$s.stderr")
+		late && { row "spin $s" SKIP "out of time"; continue; }
+		o=$(timeout "$(tmo 30)" env FEEDTRACE_OUT="$W/t_$s" LD_PRELOAD="$LIB" "$SPIN" $s 2> "$W/t_$s.stderr")
 		rc=$?
 		echo "$o" > "$W/t_$s.stdout"
 		err=$(grep -h '^error' "$W/t_$s.stdout" | head -1)
@@ -121,13 +127,20 @@ if [ -x "$SPIN" ]; then
 			off) env=(FEEDTRACE_OUT="$W/loop_off_$round" FEEDTRACE_GPU_MS=0 LD_PRELOAD="$LIB") ;;
 			on) env=(FEEDTRACE_OUT="$W/loop_on_$round" LD_PRELOAD="$LIB") ;;
 			esac
-			timeout 60 env "${env[@]}" "$SPIN" loop 100000 >> "$W/loop_$mode.txt" 2>> "$W/loop.stderr"
+			late || timeout "$(tmo 20)" env "${env[@]}" "$SPIN" loop 100000 \
+				>> "$W/loop_$mode.txt" 2>> "$W/loop.stderr"
 		done
 	done
 	for mode in untraced off on; do
-		med=$(awk '/^loop/{print $4, $6}' "$W/loop_$mode.txt" | sort -n | awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}')
+		med=$(awk '/^loop/{print $4, $6}' "$W/loop_$mode.txt" 2>/dev/null | sort -n |
+			awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}')
+		eval "cpu_$mode=\${med%% *}"
 		row "launch cost $mode" "" "cpu ns/launch, wall ns/launch (median of 3): ${med:-none}"
 	done
+	row "launch cost added" "" "$(awk -v u="${cpu_untraced:-0}" -v f="${cpu_off:-0}" -v o="${cpu_on:-0}" 'BEGIN {
+		if (u > 0 && f > 0 && o > 0)
+			printf "tracer, sampling off: +%.1f ns (%.1f%%); sampling on over off: %+.1f ns (%.2f%% of the launching thread, goal <= 0.3%%)", f - u, 100 * (f - u) / u, o - f, 100 * (o - f) / o
+		else print "no figures" }')"
 	grep -h '^error' "$W"/loop_*.txt | head -3 | while read -r l; do row "launch loop" FAIL "$l"; done
 else
 	row "spin" SKIP "no build/gpucheck/gpu_spin and no cc (make gpucheck here)"
@@ -138,7 +151,8 @@ fi
 for ex in launch_bound hidden_sync data_starved lock_bound; do
 	[ -x "$B/examples/$ex" ] || { row "example $ex" SKIP "not built"; continue; }
 	rm -rf "$W/ex_$ex"
-	timeout 60 env FEEDTRACE_OUT="$W/ex_$ex" LD_PRELOAD="$LIB" "$B/examples/$ex" \
+	late && { row "example $ex" SKIP "out of time"; continue; }
+	timeout "$(tmo 20)" env FEEDTRACE_OUT="$W/ex_$ex" LD_PRELOAD="$LIB" "$B/examples/$ex" \
 		> "$W/ex_$ex.stdout" 2> "$W/ex_$ex.stderr"
 	rc=$?
 	row "example $ex" "$([ $rc = 0 ] && echo ok || echo FAIL)" \
@@ -147,7 +161,7 @@ for ex in launch_bound hidden_sync data_starved lock_bound; do
 done
 
 # 4. PyTorch: a step loop, and a CUDA graph capture, under the tracer
-if [ -n "$PY" ] && timeout 60 "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if [ -n "$PY" ] && ! late && timeout "$(tmo 60)" "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	cat > "$W/steps.py" <<'EOF'
 import sys, time, torch
 dev = "cuda"
@@ -181,10 +195,10 @@ except Exception as e:
     print("capture FAILED: %s" % e)
 EOF
 	t0=$(date +%s.%N)
-	timeout 150 "$PY" "$W/steps.py" > "$W/torch_untraced.stdout" 2> "$W/torch_untraced.stderr"
+	timeout "$(tmo 90)" "$PY" "$W/steps.py" > "$W/torch_untraced.stdout" 2> "$W/torch_untraced.stderr"
 	row "torch untraced" "$([ $? = 0 ] && echo ok || echo FAIL)" "$(tr '\n' ' ' < "$W/torch_untraced.stdout")"
 	rm -rf "$W/torch"
-	timeout 150 env FEEDTRACE_OUT="$W/torch" LD_PRELOAD="$LIB" "$PY" "$W/steps.py" \
+	timeout "$(tmo 120)" env FEEDTRACE_OUT="$W/torch" LD_PRELOAD="$LIB" "$PY" "$W/steps.py" \
 		> "$W/torch.stdout" 2> "$W/torch.stderr"
 	rc=$?
 	row "torch traced" "$([ $rc = 0 ] && grep -q 'capture ok' "$W/torch.stdout" && echo ok || echo FAIL)" \
@@ -197,5 +211,6 @@ fi
 # 5. what the tracer said on stderr
 n=$(cat "$W"/*.stderr 2>/dev/null | grep -c '^feedtrace' || true)
 row "tracer messages" "" "$n line(s) starting 'feedtrace' in the runs' stderr (see $W)"
+row "total" "" "${SECONDS} s"
 echo
 echo "table: $TABLE"
