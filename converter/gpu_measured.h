@@ -26,8 +26,14 @@ int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out);
 uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t w1,
 			      uint64_t *covered);
 
+/* The measured idle stands for the window when the samples cover half of
+ * it or more; else the model's does, and the report says how little the
+ * samples cover. */
+#define FT_GPU_MEASURED(cover, win) ((cover) > 0 && 2 * (cover) >= (win))
+
 /* "GPU idle 31% of the loop (measured; samples cover 98% of it)", or
- * "GPU idle 53% of the loop (modelled: no samples)": the report's line
+ * "GPU idle 53% of the loop (modelled: no samples)" (or "...: samples cover
+ * only 4% of it"): the report's line
  * from the window's modelled idle, measured busy and cover (verdict). */
 void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
 		       char *out, size_t cap);

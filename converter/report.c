@@ -1011,6 +1011,8 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_u64(j, "busy_ns", v->busy_ns);
 			ft_json_u64(j, "idle_ns", v->idle_ns);
 			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
+			ft_json_str(j, "idle_basis", FT_GPU_MEASURED(v->mcover_ns, v->win_end - v->win_start)
+						     ? "measured" : "modelled");
 			if (v->mcover_ns) {
 				ft_json_obj(j, "measured");
 				ft_json_u64(j, "covered_ns", v->mcover_ns);

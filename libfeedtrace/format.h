@@ -146,7 +146,7 @@ enum { FT_GPU_SAMPLE = 1, FT_GPU_LOSSES = 2 };
 enum { FT_GPU_WHY_IDLE = 1,      /* first submission after the stream was seen idle */
        FT_GPU_WHY_INTERVAL = 2,  /* first past FEEDTRACE_GPU_MS since the last */
        FT_GPU_WHY_SYNC = 3 };    /* just before a stream sync, work unsampled */
-struct ft_gpu_sample {                   /* 48 bytes */
+struct ft_gpu_sample {                   /* 56 bytes */
 	uint16_t kind;                   /* FT_GPU_SAMPLE */
 	uint16_t why;                    /* FT_GPU_WHY_* */
 	int32_t  tid;                    /* thread that submitted */
@@ -155,8 +155,10 @@ struct ft_gpu_sample {                   /* 48 bytes */
 	uint64_t submit_ticks;           /* when the sampled submission was called (host) */
 	uint64_t ref_ticks;              /* when the reference event was recorded (host) */
 	int64_t  gpu_ns;                 /* the event's GPU time minus the reference's */
+	uint64_t submits;                /* the stream's submissions so far, this one's
+	                                    included (a sync's sample: those before it) */
 };
-struct ft_gpu_losses {                   /* 48 bytes: totals so far */
+struct ft_gpu_losses {                   /* 56 bytes: totals so far */
 	uint16_t kind;                   /* FT_GPU_LOSSES */
 	uint16_t reserved;
 	uint32_t reserved2;
@@ -165,6 +167,7 @@ struct ft_gpu_losses {                   /* 48 bytes: totals so far */
 	uint64_t pending;                /* the context's pool was not made yet */
 	uint64_t ctx_gone;               /* recorded, its context destroyed first */
 	uint64_t errors;                 /* the driver refused a record or a query */
+	uint64_t reserved3;
 };
 
 /* A loaded ELF object (program, shared library) that return addresses may

@@ -63,6 +63,7 @@ struct ev_slot {
 	uint16_t why;
 	int32_t tid;
 	uint64_t stream, ticks;
+	uint64_t submits;              /* the stream's submissions at the record */
 };
 
 enum { POOL_EMPTY, POOL_WANTED, POOL_READY, POOL_FAILED };
@@ -193,8 +194,9 @@ static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t 
 	e->tid = t->tid;
 	e->stream = stream;
 	e->ticks = now;
+	e->submits = atomic_load_explicit(&st->submits, memory_order_relaxed);
 	atomic_store_explicit(&e->state, EV_RECORDED, memory_order_release);
-	atomic_store_explicit(&st->last_sample, now, memory_order_relaxed);
+	atomic_store_explicit(&st->sampled, e->submits, memory_order_relaxed);
 out:
 	t->busy = 0;
 	driver_leave();
@@ -219,7 +221,7 @@ void ft_gpu_submitted_slow(struct ft_thread *t, uint64_t stream, uint64_t t0)
 	ft_gpu_last.st = st;
 	if (st == &never_due)
 		return;
-	atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->submits, 1, memory_order_relaxed);
 	uint64_t due = atomic_load_explicit(&st->due, memory_order_relaxed);
 	if (t0 < due)
 		return;                 /* a stream past its place in the table */
@@ -239,8 +241,8 @@ void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream)
 	if (!ft_cfg.gpu_ms)
 		return;
 	struct ft_gpu_stream *st = stream_slot(ft_gpu_key(stream, t->tid));
-	if (st && atomic_load_explicit(&st->last_submit, memory_order_relaxed) >
-		  atomic_load_explicit(&st->last_sample, memory_order_relaxed))
+	if (st && atomic_load_explicit(&st->submits, memory_order_relaxed) !=
+		  atomic_load_explicit(&st->sampled, memory_order_relaxed))
 		take_sample(t, st, stream, FT_GPU_WHY_SYNC, 0);
 }
 
@@ -443,11 +445,12 @@ static void pool_poll(struct pool *p, struct out *o)
 				.stream = e->stream, .ctx = atomic_load(&p->ctx),
 				.submit_ticks = e->ticks, .ref_ticks = p->ref_ticks,
 				.gpu_ns = (int64_t)((double)ms * 1e6),
+				.submits = e->submits,
 			};
 			put(o, &s);
 			/* nothing submitted to the stream after it: it drained */
 			struct ft_gpu_stream *st = stream_slot(ft_gpu_key(e->stream, e->tid));
-			if (st && atomic_load_explicit(&st->last_submit, memory_order_relaxed) <= e->ticks)
+			if (st && atomic_load_explicit(&st->submits, memory_order_relaxed) == e->submits)
 				atomic_store_explicit(&st->due, 0, memory_order_relaxed);
 		} else {
 			atomic_fetch_add(&lost_errors, 1);

@@ -16,12 +16,12 @@
 /* A stream as the samples know it (its key: the record value; the legacy
  * stream 0 as 1; the per-thread default stream 2 with its thread's tid).
  * due: the tick from which its next submission takes a sample (0: now, the
- * stream was seen idle); unsampled work exists while last_submit is past
- * last_sample. */
+ * stream was seen idle); submits: submissions so far; sampled: submits at
+ * its latest sample (unsampled work exists while they differ). */
 struct ft_gpu_stream {
 	_Atomic uint64_t key;
 	_Atomic uint64_t due;
-	_Atomic uint64_t last_submit, last_sample;
+	_Atomic uint64_t submits, sampled;
 };
 #define FT_GPU_STREAMS 1024
 extern struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
@@ -55,7 +55,7 @@ struct ft_gpu_last {
 extern __thread struct ft_gpu_last ft_gpu_last FT_TLS;
 
 /* A submission to stream (as recorded) succeeded; t0: when it was called.
- * Inline: the thread's last stream, not due, costs three loads, two
+ * Inline: the thread's last stream, not due, costs four loads, two
  * compares and a store; no call. */
 static inline __attribute__((always_inline)) void
 ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
@@ -63,7 +63,9 @@ ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 	struct ft_gpu_stream *st = ft_gpu_last.st;
 	if (ft_likely(ft_gpu_last.stream == stream &&
 		      t0 < atomic_load_explicit(&st->due, memory_order_relaxed))) {
-		atomic_store_explicit(&st->last_submit, t0, memory_order_relaxed);
+		atomic_store_explicit(&st->submits,
+				      atomic_load_explicit(&st->submits, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 		return;
 	}
 	ft_gpu_submitted_slow(t, stream, t0);

@@ -10,6 +10,8 @@
  *            prints the capture's result and its graph's node count
  *   nosync   20 x (a 2 ms kernel, host away 5 ms), no sync at all
  *   ctxgone  a context of its own: a 5 ms kernel, then cuCtxDestroy
+ *   dense    500 x (a 1 us kernel, host away 50 us): most launches between
+ *            two samples are not sampled
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -23,6 +25,13 @@ static CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsign
 			  unsigned, CUstream, void **, void **);
 static CUresult (*getfn)(void **, void *, const char *);
 static void *mod;
+
+static void away_us(int us)
+{
+	struct timespec ts = { 0, us * 1000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
 
 static void away_ms(int ms)
 {
@@ -72,7 +81,7 @@ int main(int argc, char **argv)
 	SYM(nodes, "cuGraphGetNodes"); SYM(inst, "cuGraphInstantiateWithFlags");
 	SYM(glaunch, "cuGraphLaunch");
 	static const char image[] = "kernel tiny 10000\nkernel k1 1000000\nkernel k2 2000000\n"
-				    "kernel k3 3000000\nkernel k5 5000000\n";
+				    "kernel k3 3000000\nkernel k5 5000000\nkernel u1 1000\n";
 	void *ctx;
 	init(0);
 	if (strcmp(shape, "ctxgone") == 0)
@@ -127,6 +136,12 @@ int main(int argc, char **argv)
 			away_ms(5);
 		}
 		away_ms(30);
+	} else if (strcmp(shape, "dense") == 0) {
+		for (int i = 0; i < 500; i++) {
+			run("u1", a);
+			away_us(50);
+		}
+		ssync(a);
 	} else if (strcmp(shape, "ctxgone") == 0) {
 		run("k5", a);
 		ctx_destroy(ctx);
