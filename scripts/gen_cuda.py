@@ -102,6 +102,8 @@ def body(i, r):
         out.append("}")
         return out
     gpu = r["rec"].get("gpu", "")
+    if not gpu and r["shape"] in ("COPY", "COPY2D", "COPY3D") and r["rec"].get("async") == "0":
+        gpu = "sync"        # a synchronous copy or memset drains its stream as a sync does
     pre, post = GPU_ALWAYS.get(gpu, ("", ""))
     if pre:
         out.append("\t%s;" % pre)

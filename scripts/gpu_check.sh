@@ -80,26 +80,17 @@ try:
     r = json.load(open(d + ".report.json"))
     v = r.get("verdict") or {}
     gpu = v.get("gpu") or {}
-    busy, idle = gpu.get("busy_ns", 0), gpu.get("idle_ns", 0)
     w = v.get("window") or {}
     win = (w.get("end_ns", 0) - w.get("start_ns", 0)) or 1
-    out.append("verdict: %s; modelled idle %.0f%% of the window" % (v.get("limit"), 100.0 * idle / win))
-    # measured idle over the same window: the union of measured spans
-    sp = sorted((a + p["gpu"]["origin_ns"], b + p["gpu"]["origin_ns"]) for p in procs
-                for vv in p.get("gpu", {}).get("streams", {}).values() for a, b in vv)
-    busy_m, c0, c1 = 0, None, None
-    for a, b in sp + [(None, None)]:
-        if a is not None and c1 is not None and a <= c1:
-            c1 = max(c1, b)
-            continue
-        if c0 is not None:
-            lo, hi = max(c0, w.get("start_ns", 0)), min(c1, w.get("end_ns", 0))
-            busy_m += max(0, hi - lo)
-        c0, c1 = a, b
-    if sp:
-        out.append("measured idle %.0f%% of the window" % (100.0 * (win - busy_m) / win))
+    s = "verdict: %s; modelled idle %.0f%%" % (v.get("limit"), 100.0 * gpu.get("idle_ns", 0) / win)
+    m = gpu.get("measured")
+    if m:
+        s += "; measured idle %.0f%% over the %.0f%% the samples cover (report stands on: %s)" % (
+            100.0 * m["idle_ns"] / max(m["covered_ns"], 1), 100.0 * m["covered_ns"] / win,
+            gpu.get("idle_basis"))
     else:
-        out.append("measured: no samples")
+        s += "; measured: no samples"
+    out.append(s)
 except Exception as e:
     out.append("report: %s" % e)
 print("; ".join(out))
