@@ -32,7 +32,7 @@ PY=$(command -v python3 || true)
 # the real driver first: the examples' RUNPATH names build/simgpu
 # (GPU_CHECK_LIBCUDA_DIR: another driver, e.g. build/simgpu for a dry run)
 CUDADIR=${GPU_CHECK_LIBCUDA_DIR:-}
-[ -n "$CUDADIR" ] || CUDADIR=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}' | xargs -r dirname)
+[ -n "$CUDADIR" ] || CUDADIR=$( (ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null) | awk '/libcuda\.so\.1 /{print $NF; exit}' | xargs -r dirname)
 for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 /usr/lib/wsl/lib; do
 	[ -z "$CUDADIR" ] && [ -e "$d/libcuda.so.1" ] && CUDADIR=$d
 done
@@ -132,6 +132,11 @@ if [ -x "$SPIN" ]; then
 		if (u > 0 && f > 0 && o > 0)
 			printf "tracer, sampling off: +%.1f ns (%.1f%%); sampling on over off: %+.1f ns (%.2f%% of the launching thread, goal <= 0.3%%)", f - u, 100 * (f - u) / u, o - f, 100 * (o - f) / o
 		else print "no figures" }')"
+	if [ -d "$W/loop_on_1" ]; then
+		smp=$("$FT" dump --json "$W/loop_on_1" 2>/dev/null | grep '"process"' |
+			sed -n 's/.*"gpu":{[^}]*"samples":\([0-9]*\).*/\1/p' | sort -n | tail -1)
+		row "launch loop samples" "" "${smp:-?} samples in the first sampled loop run (100 000 launches + warm-up)"
+	fi
 	grep -h '^error' "$W"/loop_*.txt | head -3 | while read -r l; do row "launch loop" FAIL "$l"; done
 else
 	row "spin" SKIP "no build/gpucheck/gpu_spin and no cc (make gpucheck here)"
