@@ -137,6 +137,8 @@ def body(i, r):
         after.append("\tft_gpu_synced(t, %s, r);" % stream)
     elif gpu == "ctxsync":
         after.append("\tft_gpu_synced_all(r);")
+    elif gpu == "ctxnew":
+        after.append("\tft_gpu_ctx_new(r, r == CUDA_SUCCESS ? %s : 0);" % u64(rec["handle"]))
     elif sampled(r):
         s_expr = ("cfg ? cfg->hStream : 0" if r["shape"] == "LAUNCH_EX"
                   else "s" if r["shape"] == "LAUNCH" else rec["stream"])

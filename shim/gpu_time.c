@@ -113,6 +113,19 @@ static struct pool *pool_of(uint64_t ctx)
 	return NULL;
 }
 
+/* A pool for ctx, asked of the flusher (a free place taken: no lock). */
+static void pool_want(uint64_t ctx)
+{
+	for (int i = 0; i < POOLS; i++) {
+		uint64_t none = 0;
+		if (atomic_compare_exchange_strong(&pools[i].ctx, &none, ctx)) {
+			atomic_store(&pools[i].state, POOL_WANTED);
+			ft_flusher_wake();
+			return;
+		}
+	}
+}
+
 /* Our driver calls begin here: 0 while a capture is under way. */
 static int driver_enter(void)
 {
@@ -155,17 +168,8 @@ static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t 
 	}
 	struct pool *p = pool_of((uint64_t)(uintptr_t)ctx);
 	if (!p || atomic_load_explicit(&p->state, memory_order_acquire) != POOL_READY) {
-		if (!p) {
-			for (int i = 0; i < POOLS; i++) {
-				uint64_t none = 0;
-				if (atomic_compare_exchange_strong(&pools[i].ctx, &none,
-								   (uint64_t)(uintptr_t)ctx)) {
-					atomic_store(&pools[i].state, POOL_WANTED);
-					ft_flusher_wake();
-					break;
-				}
-			}
-		}
+		if (!p)
+			pool_want((uint64_t)(uintptr_t)ctx);
 		atomic_fetch_add_explicit(&lost_pending, 1, memory_order_relaxed);
 		goto out;
 	}
@@ -305,6 +309,15 @@ static void pool_drop(struct pool *p)
 	p->ref_ticks = 0;
 	atomic_store(&p->state, POOL_EMPTY);
 	atomic_store(&p->ctx, 0);
+}
+
+void ft_gpu_ctx_new(CUresult r, uint64_t ctx)
+{
+	if (r != CUDA_SUCCESS || !ctx || !ft_cfg.gpu_ms || pool_of(ctx))
+		return;
+	int none = 0;
+	atomic_compare_exchange_strong(&driver, &none, 1);   /* the flusher finds it first */
+	pool_want(ctx);
 }
 
 void ft_gpu_ctx_gone(uint64_t ctx)

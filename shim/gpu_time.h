@@ -79,6 +79,9 @@ void ft_gpu_synced_all(CUresult r);            /* cuCtxSynchronize returned */
 void ft_gpu_capture_begin(void);
 void ft_gpu_capture_begun(CUresult r);
 void ft_gpu_capture_end(CUresult r);
+/* a context made or retained (ctx 0: refused): its pool asked for ahead,
+ * so that its first submissions find it made */
+void ft_gpu_ctx_new(CUresult r, uint64_t ctx);
 /* before a context, or a device's primary context, may be destroyed */
 void ft_gpu_ctx_gone(uint64_t ctx);
 void ft_gpu_dev_gone(CUdevice dev);

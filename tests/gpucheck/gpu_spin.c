@@ -16,6 +16,9 @@
  *
  * Prints "expect <shape> <spans> <ms each>" for the script to compare with
  * the measured spans; any driver error: "error <call> <code>", exit 1.
+ * A driver that refuses the PTX as CUDA_ERROR_INVALID_IMAGE with
+ * GPU_SPIN_SIMGPU=1 set (the simulated driver, for a dry run of the
+ * script): one kernel per duration from its text image instead.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -34,7 +37,7 @@ static const char ptx[] =
 	"LOOP:\n  mov.u64 %rd3, %globaltimer;\n  sub.u64 %rd4, %rd3, %rd2;\n"
 	"  setp.lt.u64 %p, %rd4, %rd1;\n  @%p bra LOOP;\n  ret;\n}\n";
 
-static void *h, *fn;
+static void *h, *fn, *sim_fn[4];       /* sim_fn: 0, 1, 2, 3 ms (dry run) */
 static CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			  unsigned, CUstream, void **, void **);
 
@@ -66,7 +69,8 @@ static void away_ms(int ms)
 static void spin(unsigned long long ns, CUstream s)
 {
 	void *args[] = { &ns };
-	check("cuLaunchKernel", launch(fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	void *f = sim_fn[0] ? sim_fn[ns / 1000000 < 4 ? ns / 1000000 : 3] : fn;
+	check("cuLaunchKernel", launch(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
 }
 
 static unsigned long long now(clockid_t c)
@@ -99,8 +103,18 @@ int main(int argc, char **argv)
 	check("cuDeviceGet", dev(&d, 0));
 	check("cuDevicePrimaryCtxRetain", retain(&ctx, d));
 	check("cuCtxSetCurrent", setcur(ctx));
-	check("cuModuleLoadData", load(&mod, ptx));
-	check("cuModuleGetFunction", getfn(&fn, mod, "spin"));
+	CUresult lr = load(&mod, ptx);
+	if (lr == 200 && getenv("GPU_SPIN_SIMGPU")) {
+		static const char image[] = "kernel s0 0\nkernel s1 1000000\n"
+					    "kernel s2 2000000\nkernel s3 3000000\n";
+		static const char *const names[4] = { "s0", "s1", "s2", "s3" };
+		check("cuModuleLoadData", load(&mod, image));
+		for (int i = 0; i < 4; i++)
+			check("cuModuleGetFunction", getfn(&sim_fn[i], mod, names[i]));
+	} else {
+		check("cuModuleLoadData", lr);
+		check("cuModuleGetFunction", getfn(&fn, mod, "spin"));
+	}
 	CUstream a, b;
 	check("cuStreamCreate", screate(&a, 1));
 	check("cuStreamCreate", screate(&b, 1));
