@@ -11,9 +11,10 @@
  * current on the flusher's own thread (never cuCtxSetCurrent on a program
  * thread); a program thread only finds its current context's pool and
  * takes a free event of it (compare-and-swap, no lock, no malloc). A
- * context with no pool yet is asked for (the flusher is woken) and that
- * sample is counted lost; a pool with no free event: lost too, never a
- * wait. The driver's functions are looked up by the flusher as well
+ * context's pool is asked for when the context is made or retained
+ * (cuCtxCreate, cuDevicePrimaryCtxRetain), or else at its first sample,
+ * which is then counted lost (the flusher is woken); a pool with no free
+ * event: lost too, never a wait. The driver's functions are looked up by the flusher as well
  * (dlopen with RTLD_NOLOAD: no loader lock on a program thread).
  *
  * Stream capture: an event recorded on a capturing stream would become a
