@@ -328,12 +328,16 @@ void ft_gpu_ctx_gone(uint64_t ctx)
 		pool_drop(p);
 }
 
+/* A device's primary context may go (its release or reset): the pools
+ * made on that device, and those not made yet (their device unknown). */
 void ft_gpu_dev_gone(CUdevice dev)
 {
-	for (int i = 0; i < POOLS; i++)
-		if (atomic_load(&pools[i].ctx) && atomic_load(&pools[i].state) == POOL_READY &&
-		    pools[i].dev == dev)
+	for (int i = 0; i < POOLS; i++) {
+		int st = atomic_load(&pools[i].state);
+		if (atomic_load(&pools[i].ctx) &&
+		    ((st == POOL_READY && pools[i].dev == dev) || st == POOL_WANTED))
 			pool_drop(&pools[i]);
+	}
 }
 
 void ft_gpu_fork_child(void)

@@ -5,8 +5,9 @@
  * driver and makes the context's event pool meanwhile), then:
  *   drain    one stream: 5 x (a 2 ms kernel, the host away 10 ms), a sync
  *   two      streams A and B: 3 x (3 ms on A, 1 ms on B, host away 10 ms)
- *   graph    a global-mode capture of three 1 ms kernels on A (the host
- *            away 30 ms during it), then 3 x (the graph, host away 10 ms);
+ *   graph    a 5 ms kernel on B, then a global-mode capture of three 1 ms
+ *            kernels on A (the host away 30 ms during it: B's sample is
+ *            pending meanwhile), then 3 x (the graph, host away 10 ms);
  *            prints the capture's result and its graph's node count
  *   nosync   20 x (a 2 ms kernel, host away 5 ms), no sync at all
  *   ctxgone  a context of its own: a 5 ms kernel, then cuCtxDestroy
@@ -117,6 +118,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(shape, "graph") == 0) {
 		void *g = NULL, *e = NULL;
 		size_t n = 0;
+		run("k5", b);            /* B's sample still pending during the capture */
 		CUresult rb = begin(a, 0);
 		for (int i = 0; i < 3; i++)
 			run("k1", a);
