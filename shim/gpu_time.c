@@ -27,8 +27,10 @@
  * events died with it) after the flusher is out of it, the same way.
  */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -41,6 +43,7 @@
 #define POOL_EVENTS 512
 #define ANCHOR_NS 1000000000ull        /* re-anchor every second: drift */
 #define ANCHOR_SPREAD_NS 50000u        /* a reference recorded within this */
+#define ANCHOR_WAIT_NS 50000000u       /* a reference not done in 50 ms: none */
 #define CU_EVENT_DEFAULT 0
 #define CU_STREAM_NON_BLOCKING 1
 #define CUDA_ERROR_NOT_READY 600
@@ -52,7 +55,6 @@ static CUresult (*d_ctx_dev)(CUdevice *);
 static CUresult (*d_ev_create)(CUevent *, unsigned);
 static CUresult (*d_ev_record)(CUevent, CUstream);
 static CUresult (*d_ev_query)(CUevent);
-static CUresult (*d_ev_sync)(CUevent);
 static CUresult (*d_elapsed)(float *, CUevent, CUevent);
 static CUresult (*d_stream_create)(CUstream *, unsigned);
 static _Atomic int driver;             /* 0 unknown, 1 wanted, 2 found, 3 not found */
@@ -355,6 +357,28 @@ int ft_gpu_active(void)
 
 /* ---- the flusher's side ---- */
 
+/* exit(): no driver call of ours from here on (the driver's destructors
+ * run before this library's, which stops the flusher); one in flight is
+ * waited for. */
+static _Atomic int final_poll;          /* 1: exit asks for a last poll; 2: done */
+
+static void gpu_exit(void)
+{
+	/* a last poll first, by the flusher (the samples the program's last
+	 * syncs completed), 100 ms at most */
+	if (atomic_load(&driver) == 2 && ft_cfg.gpu_ms) {
+		atomic_store(&final_poll, 1);
+		ft_flusher_wake();
+		uint64_t t0 = ft_mono_ns();
+		struct timespec nap = { 0, 200000 };
+		while (atomic_load(&final_poll) == 1 && ft_mono_ns() - t0 < 100000000u)
+			nanosleep(&nap, NULL);
+	}
+	atomic_store(&driver, 3);
+	while (atomic_load(&in_driver))
+		;
+}
+
 static void find_driver(void)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
@@ -368,14 +392,15 @@ static void find_driver(void)
 	d_ev_create = (CUresult (*)(CUevent *, unsigned))dlsym(h, "cuEventCreate");
 	d_ev_record = (CUresult (*)(CUevent, CUstream))dlsym(h, "cuEventRecord");
 	d_ev_query = (CUresult (*)(CUevent))dlsym(h, "cuEventQuery");
-	d_ev_sync = (CUresult (*)(CUevent))dlsym(h, "cuEventSynchronize");
 	d_elapsed = (CUresult (*)(float *, CUevent, CUevent))dlsym(h, "cuEventElapsedTime_v2");
 	if (!d_elapsed)
 		d_elapsed = (CUresult (*)(float *, CUevent, CUevent))dlsym(h, "cuEventElapsedTime");
 	d_stream_create = (CUresult (*)(CUstream *, unsigned))dlsym(h, "cuStreamCreate");
 	dlclose(h);                     /* NOLOAD: only the count we added */
 	int ok = d_ctx_get && d_ctx_set && d_ctx_dev && d_ev_create && d_ev_record &&
-		 d_ev_query && d_ev_sync && d_elapsed && d_stream_create;
+		 d_ev_query && d_elapsed && d_stream_create;
+	if (ok)
+		atexit(gpu_exit);       /* registered after the driver's: runs before it ends */
 	atomic_store_explicit(&driver, ok ? 2 : 3, memory_order_release);
 }
 
@@ -388,8 +413,15 @@ static int anchor(struct pool *p)
 		/* the record's call bounds the GPU's time of it: the narrowest
 		 * of a few tries (a preempted one is wide) */
 		uint64_t m0 = ft_mono_ns(), t = ft_now();
-		if (d_ev_record(p->ref, p->ref_stream) != CUDA_SUCCESS ||
-		    d_ev_sync(p->ref) != CUDA_SUCCESS)
+		if (d_ev_record(p->ref, p->ref_stream) != CUDA_SUCCESS)
+			return 0;
+		/* queried, not waited for: a GPU that never gets to it (hung, its
+		 * context going) must not hold the flusher, whose end exit waits for */
+		CUresult r;
+		while ((r = d_ev_query(p->ref)) == CUDA_ERROR_NOT_READY &&
+		       ft_mono_ns() - m0 < ANCHOR_WAIT_NS)
+			;
+		if (r != CUDA_SUCCESS)
 			return 0;
 		uint64_t m1 = ft_mono_ns();
 		if (m1 - m0 < best) {
@@ -507,6 +539,8 @@ size_t ft_gpu_poll(void *buf, size_t cap)
 	}
 	if (used)
 		d_ctx_set(NULL);        /* the flusher holds no context between polls */
+	int asked = 1;
+	atomic_compare_exchange_strong(&final_poll, &asked, 2);
 	uint64_t now[5] = { atomic_load(&lost_exhausted), atomic_load(&lost_capture),
 			    atomic_load(&lost_pending), atomic_load(&lost_ctx_gone),
 			    atomic_load(&lost_errors) };
