@@ -57,7 +57,7 @@ static CUresult (*d_ev_record)(CUevent, CUstream);
 static CUresult (*d_ev_query)(CUevent);
 static CUresult (*d_elapsed)(float *, CUevent, CUevent);
 static CUresult (*d_stream_create)(CUstream *, unsigned);
-static _Atomic int driver;             /* 0 unknown, 1 wanted, 2 found, 3 not found */
+static _Atomic int driver;             /* 0 unknown, 1 wanted, 2 found, 3 none (or exit began) */
 
 enum { EV_FREE, EV_TAKEN, EV_RECORDED };
 struct ev_slot {
@@ -173,7 +173,10 @@ static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t 
 	if (!p || atomic_load_explicit(&p->state, memory_order_acquire) != POOL_READY) {
 		if (!p)
 			pool_want((uint64_t)(uintptr_t)ctx);
-		atomic_fetch_add_explicit(&lost_pending, 1, memory_order_relaxed);
+		/* not made yet, or its making failed (the driver refused) */
+		atomic_fetch_add_explicit(p && atomic_load(&p->state) == POOL_FAILED ? &lost_errors
+											: &lost_pending,
+					  1, memory_order_relaxed);
 		goto out;
 	}
 	unsigned h = atomic_fetch_add_explicit(&p->hint, 1, memory_order_relaxed);
