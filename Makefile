@@ -42,7 +42,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/schedstat.c libfeedtrace/runq.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
-           shim/gloo.c shim/init.c
+           shim/gloo.c shim/gpu_time.c shim/init.c
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
@@ -52,7 +52,7 @@ CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 READER_SRCS = converter/reader.c converter/events.c converter/util.c
 TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
-              converter/analyse.c converter/gpu.c converter/reads.c converter/locks.c converter/colls.c \
+              converter/analyse.c converter/gpu.c converter/gpu_measured.c converter/reads.c converter/locks.c converter/colls.c \
               converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
@@ -278,3 +278,11 @@ $(TSAN_PLAIN): CFLAGS := $(filter-out -fsanitize=thread,$(CFLAGS))
 endif
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS) $(TOOL_OBJS) $(READER_OBJS))
+
+# tests/gpucheck/: the real-GPU check program of scripts/gpu_check.sh (it
+# reaches libcuda.so.1 by dlopen: built here, carried to a GPU machine)
+$(BUILD)/gpucheck/gpu_spin: tests/gpucheck/gpu_spin.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldl
+.PHONY: gpucheck
+gpucheck: $(BUILD)/gpucheck/gpu_spin

@@ -103,6 +103,9 @@ struct ft_an_out {
 	                                     pause (0: none such), and those few */
 	uint64_t busy_ns, idle_ns, last_gpu_end;
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
+	/* gpu_measured.c: the device's busy time by the tracer's timing events,
+	 * within the part of the window the samples cover (0: no samples) */
+	uint64_t mbusy_ns, mcover_ns;
 	/* locks.c */
 	uint64_t lock_union;              /* some launching thread waits for a lock */
 	int lock_shared;                  /* a lock two launching threads waited for */

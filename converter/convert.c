@@ -20,6 +20,7 @@
 #include "util.h"
 #include "analyse.h"
 #include "convert.h"
+#include "gpu_measured.h"
 #include "events.h"
 #include "pipeline.h"
 #include "problems.h"
@@ -427,6 +428,34 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 	}
 }
 
+/* The GPU's measured busy spans (gpu_measured.c): a track per stream,
+ * "GPU stream 0x... (measured)", one "busy (measured)" slice per span. */
+static void gpu_tracks(struct conv *c, const struct ft_process *p)
+{
+	struct ft_gpu_span *sp;
+	int n = ft_gpu_measured_spans(p, &sp);
+	uint64_t track = 0, cur = 0;
+	char name[64];
+	for (int i = 0; i < n; i++) {
+		if (!track || sp[i].stream != cur) {
+			cur = sp[i].stream;
+			track = pf_id(FT_ID_GPU_STREAM, c->proc_id, cur);
+			if (cur >> 63)
+				snprintf(name, sizeof name, "GPU stream: thread %u's default (measured)",
+					 (unsigned)(uint32_t)cur);
+			else
+				snprintf(name, sizeof name, "GPU stream 0x%llx (measured)",
+					 (unsigned long long)cur);
+			ft_pipe_child_track(c->pl, track, c->proc_id, name);
+		}
+		struct pf_arg a[1] = { PF_ARG_PTR("stream", cur) };
+		ft_pipe_slice(c->pl, track, shifted(c, sp[i].start), sp[i].end - sp[i].start,
+			      "busy (measured)", a, 1);
+		c->st->slices++;
+	}
+	free(sp);
+}
+
 /* A storm's reads per second on a counter of its data set, "small reads/s:
  * DIR", one per data set of the process (the first 16), per 100 ms over
  * the storm, then 0. */
@@ -604,6 +633,7 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	ft_ranges_finish(c->ranges, p->last_ns);
 	ft_ranges_free(c->ranges);
 	cpu_tracks(c, p);
+	gpu_tracks(c, p);
 	struct ft_metrics m;
 	ft_an_finish(c->an, &m, NULL);
 	ft_an_free(c->an);

@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "pipeline.h"
 #include "diff.h"
+#include "gpu_measured.h"
 #include "gate.h"
 #include "json.h"
 #include "merge.h"
@@ -516,6 +517,50 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	return rc;
 }
 
+/* The main processes' GPU idle, before and after: measured when both
+ * sides have timing samples, else the model's (-1: a side launched no
+ * kernel). */
+static int gpu_idle_pair(const struct side *a, const struct side *b, double *x, double *y)
+{
+	int ka = ft_gpu_idle_share(&a->r[0].procs[a->r[0].main].v, x);
+	int kb = ft_gpu_idle_share(&b->r[0].procs[b->r[0].main].v, y);
+	if (ka < 0 || kb < 0)
+		return -1;
+	if (ka != kb) {        /* one side measured, one not: compare the models */
+		const struct ft_verdict *va = &a->r[0].procs[a->r[0].main].v;
+		const struct ft_verdict *vb = &b->r[0].procs[b->r[0].main].v;
+		uint64_t wa = va->win_end - va->win_start, wb = vb->win_end - vb->win_start;
+		*x = wa ? (double)va->idle_ns / (double)wa : 0;
+		*y = wb ? (double)vb->idle_ns / (double)wb : 0;
+		return 0;
+	}
+	return ka;
+}
+
+static void gpu_idle_text(const struct side *a, const struct side *b)
+{
+	double x, y;
+	int k = gpu_idle_pair(a, b, &x, &y);
+	if (k >= 0)
+		printf("GPU idle (%s): %.0f%% -> %.0f%%\n", k ? "measured" : "modelled",
+		       100 * x, 100 * y);
+}
+
+static void gpu_idle_json(struct ft_json *j, const struct side *a, const struct side *b)
+{
+	double x, y;
+	int k = gpu_idle_pair(a, b, &x, &y);
+	if (k < 0) {
+		ft_json_null(j, "gpu_idle");
+		return;
+	}
+	ft_json_obj(j, "gpu_idle");
+	ft_json_str(j, "basis", k ? "measured" : "modelled");
+	ft_json_fixed(j, "before", x, 4);
+	ft_json_fixed(j, "after", y, 4);
+	ft_json_end(j);
+}
+
 int ft_diff(const struct ft_diff_args *args)
 {
 	static struct side s[2];
@@ -764,6 +809,7 @@ int ft_diff(const struct ft_diff_args *args)
 				}
 			ft_json_end(j);
 		}
+		gpu_idle_json(j, a, b);
 		ft_json_obj(j, "verdict");
 		const char *la = a->r[0].procs[a->r[0].main].v.limit;
 		const char *lb = b->r[0].procs[b->r[0].main].v.limit;
@@ -799,6 +845,7 @@ int ft_diff(const struct ft_diff_args *args)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
 		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
 		       b->r[0].procs[b->r[0].main].v.limit);
+		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)
 			if (strcmp(status(&l[i]), "same")) {

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "events.h"
+#include "gpu_measured.h"
 #include "reader.h"
 #include "roles.h"
 #include "symbolize.h"
@@ -150,6 +151,47 @@ static int dump_event(const struct ft_event *ev, void *arg)
  * adds an EXEC record with its errno after that END. When the last END is
  * an exec's (every earlier one was too), it is the last attempt's, and it
  * failed if every attempt has its failure record. */
+/* The GPU's timing samples: how many, the losses, each stream's measured
+ * busy spans ([start, end] ns, from t0 as the events' ts_ns) */
+static void dump_gpu_json(struct ft_json *j, const struct ft_process *p, uint64_t t0)
+{
+	char key[32];
+	ft_json_obj(j, "gpu");
+	ft_json_u64(j, "origin_ns", t0);    /* the spans' 0, in trace ns */
+	ft_json_int(j, "samples", p->ngpu);
+	int why[4] = { 0 };
+	for (int i = 0; i < p->ngpu; i++)
+		why[p->gpu[i].why < 4 ? p->gpu[i].why : 0]++;
+	ft_json_int(j, "after_idle", why[FT_GPU_WHY_IDLE]);
+	ft_json_int(j, "interval", why[FT_GPU_WHY_INTERVAL]);
+	ft_json_int(j, "before_sync", why[FT_GPU_WHY_SYNC]);
+	ft_json_obj(j, "lost");
+	ft_json_u64(j, "exhausted", p->gpu_lost.exhausted);
+	ft_json_u64(j, "capture", p->gpu_lost.capture);
+	ft_json_u64(j, "pending", p->gpu_lost.pending);
+	ft_json_u64(j, "ctx_gone", p->gpu_lost.ctx_gone);
+	ft_json_u64(j, "errors", p->gpu_lost.errors);
+	ft_json_end(j);
+	struct ft_gpu_span *sp;
+	int n = ft_gpu_measured_spans(p, &sp);
+	ft_json_obj(j, "streams");
+	for (int i = 0; i < n;) {
+		snprintf(key, sizeof key, "%llu", (unsigned long long)sp[i].stream);
+		ft_json_arr(j, key);
+		uint64_t s = sp[i].stream;
+		for (; i < n && sp[i].stream == s; i++) {
+			ft_json_arr(j, NULL);
+			ft_json_u64(j, NULL, sp[i].start > t0 ? sp[i].start - t0 : 0);
+			ft_json_u64(j, NULL, sp[i].end > t0 ? sp[i].end - t0 : 0);
+			ft_json_end(j);
+		}
+		ft_json_end(j);
+	}
+	ft_json_end(j);
+	free(sp);
+	ft_json_end(j);
+}
+
 static const char *end_reason(const struct dump_ctx *c, const struct ft_process *p)
 {
 	if (p->has_end && p->end.reason == FT_END_EXEC &&
@@ -285,6 +327,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_end(j);
 		}
 		ft_json_end(j);
+		dump_gpu_json(j, p, c->t0);
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])

@@ -13,6 +13,7 @@
 #include "util.h"
 #include "analyses.h"
 #include "events.h"
+#include "gpu_measured.h"
 #include "groups.h"
 #include "symbolize.h"
 
@@ -420,6 +421,7 @@ static void gpu_finish(void *s, struct ft_an_ctx *c)
 		uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;
 		out->busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
 		out->idle_ns = w1 > w0 + out->busy_ns ? w1 - w0 - out->busy_ns : 0;
+		out->mbusy_ns = ft_gpu_measured_busy(c->p, w0, w1, &out->mcover_ns);
 		memcpy(out->sidle, g->sidle, sizeof out->sidle);
 		for (int i = 0; i < g->nst; i++)
 			if (g->st[i].first_sub)

@@ -367,6 +367,24 @@ static void add_cpu_samples(struct ft_process *p, const unsigned char *d, size_t
 	}
 }
 
+/* GPU chunk: timing samples kept in file order; loss totals, the latest */
+static void add_gpu_samples(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	for (size_t o = 0; o + sizeof(struct ft_gpu_sample) <= n; o += sizeof(struct ft_gpu_sample)) {
+		struct ft_gpu_sample s;
+		memcpy(&s, d + o, sizeof s);
+		if (s.kind == FT_GPU_LOSSES) {
+			memcpy(&p->gpu_lost, &s, sizeof p->gpu_lost);
+			continue;
+		}
+		if (s.kind != FT_GPU_SAMPLE)
+			continue;
+		if (p->ngpu == p->capgpu)
+			p->gpu = ft_grow(p->gpu, &p->capgpu, sizeof *p->gpu);
+		p->gpu[p->ngpu++] = s;
+	}
+}
+
 /* FAULTS chunk: samples kept per thread (tid 0: the process), in time
  * order, as CPU samples are */
 static void add_fault_samples(struct ft_process *p, const unsigned char *d, size_t n)
@@ -798,6 +816,8 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			break;
 		case FT_CHUNK_SCHED:
 			add_sched_samples(p, buf, (size_t)n);
+		case FT_CHUNK_GPU:
+			add_gpu_samples(p, buf, (size_t)n);
 			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
@@ -993,6 +1013,7 @@ static void process_free(struct ft_process *p)
 	for (int j = 0; j < p->nfaults; j++)
 		free(p->faults[j].pt);
 	free(p->faults);
+	free(p->gpu);
 	if (p->sym_free)
 		p->sym_free(p->sym);
 	for (int j = 0; j < p->nmods; j++)

@@ -98,6 +98,11 @@ struct ft_process {
 	int shrunk;              /* that was reported */
 	unsigned char *buf, *scan;   /* during a pass: a chunk's stored bytes; resync window */
 	size_t buf_cap, scan_cap;
+	/* the GPU's timing samples (GPU chunks), in file order, and the
+	 * latest totals of samples not taken */
+	struct ft_gpu_sample *gpu;
+	int ngpu, capgpu;
+	struct ft_gpu_losses gpu_lost;
 };
 
 struct ft_trace {

@@ -21,6 +21,7 @@
 #include "report.h"
 #include "ranksum.h"
 #include "cli.h"
+#include "gpu_measured.h"
 #include "roles.h"
 #include "steps.h"
 #include "symbolize.h"
@@ -1002,6 +1003,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		}
 		fputc('\n', out);
 	}
+	if (v->by_launch) {             /* the device's idle: measured, or the model's */
+		ft_gpu_idle_words(v->idle_ns, v->mbusy_ns, v->mcover_ns, rv->w1 - rv->w0,
+				  line, sizeof line);
+		ft_wrap(out, line, 2);
+	}
 	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;
@@ -1252,6 +1258,17 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
 			ft_json_u64(j, "streams_ns", v->sidle_den);
 			json_by_cat(j, "streams_idle_by_feed", v->sidle);
+			ft_json_str(j, "idle_basis", FT_GPU_MEASURED(v->mcover_ns, v->win_end - v->win_start)
+						     ? "measured" : "modelled");
+			if (v->mcover_ns) {
+				ft_json_obj(j, "measured");
+				ft_json_u64(j, "covered_ns", v->mcover_ns);
+				ft_json_u64(j, "busy_ns", v->mbusy_ns);
+				ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
+				ft_json_end(j);
+			} else {
+				ft_json_null(j, "measured");
+			}
 			ft_json_end(j);
 		} else {
 			ft_json_null(j, "gpu");

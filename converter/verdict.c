@@ -123,6 +123,8 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	if (v->by_launch) {                  /* the device's evidence (gpu.c) */
 		v->busy_ns = out->busy_ns;
 		v->idle_ns = out->idle_ns;
+		v->mbusy_ns = out->mbusy_ns;
+		v->mcover_ns = out->mcover_ns;
 		v->last_gpu_end = out->last_gpu_end;
 		uint64_t sum = 0;
 		for (int c = 0; c < FT_CAT_N; c++)

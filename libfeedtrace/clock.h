@@ -39,7 +39,7 @@ uint64_t ft_clock_read(void);
 
 /* The TSC inline; any other clock out of line (it costs a system call's
  * vDSO path anyway), so that the hooks stay small. */
-static inline uint64_t ft_now(void)
+static inline __attribute__((always_inline)) uint64_t ft_now(void)
 {
 #ifdef FT_HAVE_TSC
 	if (__builtin_expect(ft_clock_kind == 1, 1))

@@ -622,6 +622,42 @@ static void stage_fit(void)
 	stage_slots = cap;
 }
 
+/* The GPU's timing events (ft_shim.gpu_poll): polled on every wake, and
+ * every GPU_POLL_MS while a context is sampled, between the rings' drains. */
+#define GPU_POLL_MS 10
+static void gpu_poll(void)
+{
+	static struct ft_gpu_sample buf[256];
+	if (!ft_shim.gpu_poll || !ft_cfg.gpu_ms)
+		return;
+	size_t n = ft_shim.gpu_poll(buf, sizeof buf);
+	if (!n)
+		return;
+	ft_flush_lock(-1);
+	struct iovec v = { buf, n };
+	ft_output_write_chunk(FT_CHUNK_GPU, FT_CODEC_RAW, (uint32_t)n, &v, 1);
+	ft_flush_unlock();
+}
+
+/* Sleeps wait_ms or until woken (ft_wake_seq moves from seq), polling the
+ * GPU's events meanwhile. */
+static void gpu_wait(uint32_t seq, long wait_ms)
+{
+	uint64_t until = ft_mono_ns() + (uint64_t)wait_ms * 1000000u;
+	for (;;) {
+		long slice = wait_ms;
+		if (ft_shim.gpu_active && ft_cfg.gpu_ms && ft_shim.gpu_active() && slice > GPU_POLL_MS)
+			slice = GPU_POLL_MS;
+		struct timespec ts = { slice / 1000, (slice % 1000) * 1000000L };
+		syscall(SYS_futex, &ft_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+		gpu_poll();
+		uint64_t now = ft_mono_ns();
+		if (atomic_load(&flusher_stop) || atomic_load(&ft_wake_seq) != seq || now >= until)
+			return;
+		wait_ms = (long)((until - now) / 1000000u) + 1;
+	}
+}
+
 static void *flusher_main(void *arg)
 {
 	(void)arg;
@@ -661,8 +697,7 @@ static void *flusher_main(void *arg)
 			if (left < wait_ms)
 				wait_ms = left;
 		}
-		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
-		syscall(SYS_futex, &ft_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+		gpu_wait(seq, wait_ms);
 	}
 	count_flusher_again();
 	return NULL;

@@ -96,6 +96,7 @@ enum ft_chunk_type {
 	FT_CHUNK_MODULES = 9,   /* struct ft_module_entry[]: the loaded ELF objects, each once */
 	FT_CHUNK_FAULTS  = 10,  /* struct ft_fault_sample[]: major page faults of each thread */
 	FT_CHUNK_SCHED   = 11,  /* struct ft_sched_sample[]: run-queue delay of each traced thread */
+	FT_CHUNK_GPU     = 12,  /* struct ft_gpu_sample[]: when streams reached our timing events */
 };
 
 enum ft_codec {
@@ -158,6 +159,39 @@ struct ft_sched_sample {                 /* 24 bytes */
 	uint64_t ticks;                  /* when (the trace clock, as ts) */
 	uint64_t wait_ns;                /* time it had spent runnable, waiting for a
 	                                    core, by then (schedstat's second field) */
+};
+
+/* The GPU's own time (shim/gpu_time.c): a timing event of ours, recorded
+ * on a stream right after a submission, completed at GPU time gpu_ns after
+ * the reference event of its context, which was recorded on an idle stream
+ * of ours at host tick ref_ticks. kind FT_GPU_LOSSES carries instead the
+ * process's running totals of samples not taken (struct ft_gpu_losses). */
+enum { FT_GPU_SAMPLE = 1, FT_GPU_LOSSES = 2 };
+enum { FT_GPU_WHY_IDLE = 1,      /* first submission after the stream was seen idle */
+       FT_GPU_WHY_INTERVAL = 2,  /* first past FEEDTRACE_GPU_MS since the last */
+       FT_GPU_WHY_SYNC = 3 };    /* just before a stream sync, work unsampled */
+struct ft_gpu_sample {                   /* 56 bytes */
+	uint16_t kind;                   /* FT_GPU_SAMPLE */
+	uint16_t why;                    /* FT_GPU_WHY_* */
+	int32_t  tid;                    /* thread that submitted */
+	uint64_t stream;                 /* as the CUDA records name it */
+	uint64_t ctx;
+	uint64_t submit_ticks;           /* when the sampled submission was called (host) */
+	uint64_t ref_ticks;              /* when the reference event was recorded (host) */
+	int64_t  gpu_ns;                 /* the event's GPU time minus the reference's */
+	uint64_t submits;                /* the stream's submissions so far, this one's
+	                                    included (a sync's sample: those before it) */
+};
+struct ft_gpu_losses {                   /* 56 bytes: totals so far */
+	uint16_t kind;                   /* FT_GPU_LOSSES */
+	uint16_t reserved;
+	uint32_t reserved2;
+	uint64_t exhausted;              /* the context's pool had no free event */
+	uint64_t capture;                /* a stream capture was under way */
+	uint64_t pending;                /* the context's pool was not made yet */
+	uint64_t ctx_gone;               /* recorded, its context destroyed first */
+	uint64_t errors;                 /* the driver refused a record or a query */
+	uint64_t reserved3;
 };
 
 /* A loaded ELF object (program, shared library) that return addresses may

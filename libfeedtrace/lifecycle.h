@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 
 void ft_note_exit_status(int status);
 void ft_watch_exit_status(void);      /* from the main wrapper, before main */
@@ -29,6 +30,11 @@ struct ft_shim_ops {
 	int (*pthread_create)(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg);   /* past our wrapper: the flusher is no program thread */
 	void (*fork_child)(void);     /* a fork child's wrapper state, before its file opens */
+	/* the GPU's timing events (shim/gpu_time.c), on the flusher thread:
+	 * fills buf with struct ft_gpu_sample records, returns their bytes;
+	 * gpu_active: whether any context is sampled (the flusher looks often) */
+	size_t (*gpu_poll)(void *buf, size_t cap);
+	int (*gpu_active)(void);
 };
 extern struct ft_shim_ops ft_shim;
 void ft_lifecycle_start(const struct ft_shim_ops *ops);

@@ -75,7 +75,7 @@ void ft_ring_full(struct ft_thread *t);     /* slow path: reload tail, maybe wak
  * from below a call-site walk or a CUDA driver call (the driver's own
  * locks: every launch takes one) is answered here, without the call to
  * ft_busy_slow. */
-static inline struct ft_thread *ft_enter(unsigned g)
+static inline __attribute__((always_inline)) struct ft_thread *ft_enter(unsigned g)
 {
 	if (ft_unlikely(!(atomic_load_explicit(&ft_active, memory_order_relaxed) & g)))
 		return NULL;

@@ -9,8 +9,9 @@
 # section (the reader's resynchronisation over a 1, 8 and 64 MiB
 # zero-filled tail), scripts/bench_symbols.sh's (the converter
 # symbolising 10 000 stacks), scripts/bench_stdio.sh's (the stdio
-# readers, untraced and traced) and scripts/bench_procs.sh's (the commands
-# over thousands of processes).
+# readers, untraced and traced), scripts/bench_procs.sh's (the commands
+# over thousands of processes) and scripts/bench_gpu.sh's (the GPU's
+# timing events' cost per launch).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -82,6 +83,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_stdio.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 12, the converter's commands over thousands of processes
 	{ echo; BUILD="$BUILD" scripts/bench_procs.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 14, what the GPU's timing events add to a launch
+	{ echo; BUILD="$BUILD" scripts/bench_gpu.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

@@ -61,6 +61,27 @@ STRUCT_OFFSETS = [('CUDA_MEMCPY2D', 'srcMemoryType', 16), ('CUDA_MEMCPY2D', 'src
                   ('CUDA_MEMCPY3D_BATCH_OP', None, 112)]
 
 
+# The GPU's timing events (shim/gpu_time.c): hooks that run whether or not
+# the call is recorded (a capture or a context's end must never be missed),
+# before the driver's call and after it.
+GPU_ALWAYS = {
+    "begin": ("ft_gpu_capture_begin()", "ft_gpu_capture_begun(r)"),
+    "end": ("", "ft_gpu_capture_end(r)"),
+    "ctxgone": ("ft_gpu_ctx_gone((uint64_t)(uintptr_t)ctx)", ""),
+    "devgone": ("ft_gpu_dev_gone(dev)", ""),
+}
+
+
+def sampled(r):
+    """submissions after which a timing event may be recorded: launches,
+    a graph's launch (one unit), asynchronous copies and memsets"""
+    if r["shape"] in ("LAUNCH", "LAUNCH_EX", "BATCH", "BATCH3D"):
+        return True
+    if r["api"] == "cuGraphLaunch":
+        return True
+    return r["shape"] in ("COPY", "COPY2D", "COPY3D") and r["rec"].get("async") == "1"
+
+
 def u64(expr):
     return "(uint64_t)(uintptr_t)(%s)" % expr if expr not in ("", "0") else "0"
 
@@ -80,9 +101,27 @@ def body(i, r):
         out.append("\treturn r;")
         out.append("}")
         return out
+    gpu = r["rec"].get("gpu", "")
+    if not gpu and r["shape"] in ("COPY", "COPY2D", "COPY3D") and r["rec"].get("async") == "0":
+        gpu = "sync"        # a synchronous copy or memset drains its stream as a sync does
+    pre, post = GPU_ALWAYS.get(gpu, ("", ""))
+    if pre:
+        out.append("\t%s;" % pre)
     out.append("\tstruct ft_thread *t = ft_enter(FT_G_CUDA);")
-    out.append("\tif (!t)")
-    out.append("\t\treturn real(%s);" % args)
+    if post:
+        out.append("\tif (!t) {")
+        out.append("\t\tCUresult r = real(%s);" % args)
+        out.append("\t\t%s;" % post)
+        out.append("\t\treturn r;")
+        out.append("\t}")
+    else:
+        out.append("\tif (!t)")
+        out.append("\t\treturn real(%s);" % args)
+    kind, p = event_kind(r["api"]), r["ptsz"]
+    rec = r["rec"]
+    stream = "ft_cu_stream_of(%d, %s)" % (p, u64(rec.get("stream", "0")))
+    if gpu == "sync":      # before the call's time and its driver marker
+        out.append("\tft_gpu_before_sync(t, %s);" % stream)
     out.append("\tuint64_t t0 = ft_now();")
     # the driver's own locks and reads belong to this call: hooks below this
     # frame record nothing; a siglongjmp out of the driver (a handler) is
@@ -90,8 +129,22 @@ def body(i, r):
     out.append("\tFT_BUSY_WALK(t);\t/* the driver's own locks and reads belong to this call */")
     out.append("\tCUresult r = real(%s);" % args)
     out.append("\tt->busy = 0;")
-    kind, p = event_kind(r["api"]), r["ptsz"]
-    rec = r["rec"]
+    if post:
+        out.append("\t%s;" % post)
+    # after the call's record: a sample's cost is not the call's
+    after = []
+    if gpu == "sync":
+        after.append("\tft_gpu_synced(t, %s, r);" % stream)
+    elif gpu == "ctxsync":
+        after.append("\tft_gpu_synced_all(r);")
+    elif gpu == "ctxnew":
+        after.append("\tft_gpu_ctx_new(r, r == CUDA_SUCCESS ? %s : 0);" % u64(rec["handle"]))
+    elif sampled(r):
+        s_expr = ("cfg ? cfg->hStream : 0" if r["shape"] == "LAUNCH_EX"
+                  else "s" if r["shape"] == "LAUNCH" else rec["stream"])
+        after.append("\tif (r == CUDA_SUCCESS)")
+        fn = "ft_gpu_submitted" if r["shape"] in ("LAUNCH", "LAUNCH_EX") else "ft_gpu_submitted_call"
+        after.append("\t\t%s(t, ft_cu_stream_of(%d, %s), t0);" % (fn, p, u64(s_expr)))
     if r["shape"] == "LAUNCH":
         out.append("\tft_cu_launch(t, %s, %d, %d, t0, r, f, gx, gy, gz, bx, by, bz, s);" % (kind, i, p))
     elif r["shape"] == "LAUNCH_EX":
@@ -132,6 +185,7 @@ def body(i, r):
                       rec["peer"], u64(rec["comm"])))
     else:
         raise SystemExit("unknown shape %s for %s" % (r["shape"], sym))
+    out += after
     out.append("\treturn r;")
     out.append("}")
     return out

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cuda_types.h"
+#include "gpu_time.h"
 #include "../libfeedtrace/recorder.h"
 
 struct ft_cu_entry {

@@ -23,6 +23,14 @@ typedef struct CUlib_st *CUlibrary;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUkern_st *CUkernel;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;
+typedef enum CUstreamCaptureMode_enum {
+	CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+	CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+	CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+} CUstreamCaptureMode;
 typedef void (*CUhostFn)(void *user);
 typedef int CUjit_option;
 typedef int CUlibraryOption;

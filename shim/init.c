@@ -27,13 +27,22 @@ static int flusher_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	return r;
 }
 
+/* a fork child: the CUDA wrappers' state and the GPU's timing events */
+static void fork_child(void)
+{
+	ft_cuda_fork_child();
+	ft_gpu_fork_child();
+}
+
 __attribute__((constructor(101))) static void ft_start(void)
 {
 	static const struct ft_shim_ops ops = {
 		.init = ft_real_init,
 		.sigaction = ft_real_sigaction,
 		.pthread_create = flusher_create,
-		.fork_child = ft_cuda_fork_child,
+		.fork_child = fork_child,
+		.gpu_poll = ft_gpu_poll,
+		.gpu_active = ft_gpu_active,
 	};
 	ft_solo_init();                 /* before the flusher thread exists */
 	ft_lifecycle_start(&ops);

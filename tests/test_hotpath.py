@@ -96,9 +96,13 @@ def test_mutex_lock_hook():
 def test_launch_wrapper(hook):
     """The generated launch wrapper: the driver's function, the kernel name
     (a hash probe in cuda.c, asked of the driver once per function handle),
-    the record inline (cuda_shim.h ft_cu_launch)."""
+    the record inline (cuda_shim.h ft_cu_launch); the GPU timing events'
+    check inline (gpu_time.h ft_gpu_submitted), their sample a cold call
+    (ft_gpu_submitted_slow: a stream's first submission, or one sample per
+    stream per FEEDTRACE_GPU_MS)."""
     direct, indirect, ijmp = calls(body(hook), hook)
-    allowed = COLD | {"ft_cu_kernel_name", "ft_cu_sym_id_slow", "ft_cu_resolve"}
+    allowed = COLD | {"ft_cu_kernel_name", "ft_cu_sym_id_slow", "ft_cu_resolve",
+                      "ft_gpu_submitted_slow"}
     assert direct <= allowed, direct - allowed
     assert indirect == 1          # the driver's function
     assert ijmp <= 1              # the same, untraced (tail call)

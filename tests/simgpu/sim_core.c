@@ -523,6 +523,7 @@ CUresult cuCtxDestroy_v2(CUcontext c)
         return CUDA_ERROR_INVALID_CONTEXT;
     sim_lock();
     sim_ctx_drain(c);
+    sim_ctx_events_die(c);
     while (c->streams) {
         struct simgpu_stream *s = c->streams;
         sim_stream_retire(s);

@@ -15,10 +15,30 @@ struct simgpu_event {
     unsigned flags;
     int recorded;
     struct sim_fence done;
+    struct simgpu_ctx *ctx;     /* its context: it dies with it */
+    struct simgpu_event *next;  /* all events, for that */
 };
+static struct simgpu_event *g_events;
 
-struct simgpu_graph { unsigned magic; };
+/* a graph made by stream capture: its work and nodes (launches, event
+ * records); one made by cuGraphCreate has none and takes SIMGPU_GRAPH_NS */
+struct simgpu_graph { unsigned magic; u64 ns; size_t nodes; };
 struct simgpu_graph_exec { unsigned magic; u64 ns; };
+
+/* Stream capture: work queued to a capturing stream is added to its graph,
+ * not run. While a global-mode capture is under way, a query or a sync of
+ * any thread (the driver's "potentially unsafe" calls) is refused with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, as
+ * the driver does. */
+static int g_global_captures, g_capture_invalid;
+
+static int capture_forbids(void)
+{
+    if (!g_global_captures)
+        return 0;
+    g_capture_invalid = 1;
+    return 1;
+}
 
 /* ---- module images ---- */
 
@@ -235,8 +255,12 @@ static CUresult enqueue_work(CUstream h, int mode, u64 ns)
     sim_spin(sim_cfg.launch_ns);
     sim_lock();
     CUresult r = sim_resolve_stream(h, mode, &s);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && s->capture) {
+        s->capture->ns += ns;
+        s->capture->nodes++;
+    } else if (r == CUDA_SUCCESS) {
         sim_enqueue(s, ns, 0);
+    }
     sim_unlock();
     return r;
 }
@@ -346,7 +370,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g, unsigned long l
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->magic = MAGIC_EXEC;
-    e->ns = sim_cfg.graph_ns;
+    e->ns = g->ns ? g->ns : sim_cfg.graph_ns;
     *pe = e;
     return CUDA_SUCCESS;
 }
@@ -437,6 +461,10 @@ static CUresult stream_sync(CUstream h, int mode, int query_only)
 {
     struct simgpu_stream *s;
     sim_lock();
+    if (capture_forbids()) {
+        sim_unlock();
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     CUresult r = sim_resolve_stream(h, mode, &s);
     if (r == CUDA_SUCCESS) {
         struct sim_fence f = sim_stream_fence(s);
@@ -454,7 +482,14 @@ CUresult cuStreamSynchronize_ptsz(CUstream s) { return stream_sync(s, SIM_PTDS, 
 CUresult cuStreamQuery(CUstream s) { return stream_sync(s, SIM_LEGACY, 1); }
 CUresult cuStreamQuery_ptsz(CUstream s) { return stream_sync(s, SIM_PTDS, 1); }
 
-static int event_ok(const struct simgpu_event *e) { return e && e->magic == MAGIC_EVENT; }
+static int event_ok(const struct simgpu_event *e)
+{
+    if (e && e->magic == MAGIC_DEAD_EVENT) {
+        fprintf(stderr, "simgpu: event %p used after its context was destroyed\n", (void *)e);
+        abort();
+    }
+    return e && e->magic == MAGIC_EVENT;
+}
 
 /* later work on the stream starts no earlier than the event's completion */
 static CUresult stream_wait_event(CUstream h, int mode, CUevent e)
@@ -497,6 +532,11 @@ CUresult cuEventCreate(CUevent *pe, unsigned int flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->magic = MAGIC_EVENT;
     e->flags = flags;
+    e->ctx = c;
+    sim_lock();
+    e->next = g_events;
+    g_events = e;
+    sim_unlock();
     *pe = e;
     return CUDA_SUCCESS;
 }
@@ -505,9 +545,31 @@ CUresult cuEventDestroy_v2(CUevent e)
 {
     if (!event_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
+    sim_lock();
+    for (struct simgpu_event **p = &g_events; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            break;
+        }
+    sim_unlock();
     e->magic = 0;
     free(e);
     return CUDA_SUCCESS;
+}
+
+/* cuCtxDestroy (lock held): the context's events die with it; using one
+ * afterwards is a use after free in the driver, so here it aborts */
+void sim_ctx_events_die(struct simgpu_ctx *c)
+{
+    for (struct simgpu_event **p = &g_events; *p;) {
+        struct simgpu_event *e = *p;
+        if (e->ctx == c) {
+            e->magic = MAGIC_DEAD_EVENT;    /* kept, to be caught */
+            *p = e->next;
+        } else {
+            p = &e->next;
+        }
+    }
 }
 
 CUresult cuEventDestroy(CUevent e) { return cuEventDestroy_v2(e); }
@@ -520,7 +582,9 @@ static CUresult event_record(CUevent e, CUstream h, int mode)
         return CUDA_ERROR_INVALID_HANDLE;
     sim_lock();
     CUresult r = sim_resolve_stream(h, mode, &s);
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && s->capture) {
+        s->capture->nodes++;            /* a node of the graph, not a record */
+    } else if (r == CUDA_SUCCESS) {
         sim_enqueue(s, 0, 0);
         e->done = sim_stream_fence(s);
         e->recorded = 1;
@@ -549,7 +613,8 @@ CUresult cuEventQuery(CUevent e)
     if (!event_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
     sim_lock();
-    CUresult r = !e->recorded || sim_fence_done(&e->done) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    CUresult r = capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+               : !e->recorded || sim_fence_done(&e->done) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
     sim_unlock();
     return r;
 }
@@ -559,6 +624,10 @@ CUresult cuEventSynchronize(CUevent e)
     if (!event_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
     sim_lock();
+    if (capture_forbids()) {
+        sim_unlock();
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     if (e->recorded) {
         struct sim_fence f = e->done;
         sim_fence_wait(&f);
@@ -586,4 +655,72 @@ CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
     return cuEventElapsedTime_v2(ms, a, b);
+}
+
+/* ---- stream capture ---- */
+
+static CUresult begin_capture(CUstream h, int mode, int cmode)
+{
+    struct simgpu_stream *s;
+    sim_lock();
+    CUresult r = sim_resolve_stream(h, mode, &s);
+    if (r == CUDA_SUCCESS && (s->kind == 1 || s->capture))
+        r = CUDA_ERROR_ILLEGAL_STATE;   /* the legacy stream; already capturing */
+    struct simgpu_graph *g = r == CUDA_SUCCESS ? calloc(1, sizeof *g) : NULL;
+    if (r == CUDA_SUCCESS && !g)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        g->magic = MAGIC_GRAPH;
+        s->capture = g;
+        s->capture_mode = cmode;
+        if (cmode == CU_STREAM_CAPTURE_MODE_GLOBAL && g_global_captures++ == 0)
+            g_capture_invalid = 0;
+    }
+    sim_unlock();
+    return r;
+}
+
+CUresult cuStreamBeginCapture(CUstream s) { return begin_capture(s, SIM_LEGACY, 0); }
+CUresult cuStreamBeginCapture_ptsz(CUstream s) { return begin_capture(s, SIM_PTDS, 0); }
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode) { return begin_capture(s, SIM_LEGACY, mode); }
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode) { return begin_capture(s, SIM_PTDS, mode); }
+
+static CUresult end_capture(CUstream h, int mode, CUgraph *pg)
+{
+    struct simgpu_stream *s;
+    if (!pg)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    CUresult r = sim_resolve_stream(h, mode, &s);
+    if (r == CUDA_SUCCESS && !s->capture)
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    if (r == CUDA_SUCCESS) {
+        int invalid = 0;
+        if (s->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL) {
+            invalid = g_capture_invalid;
+            g_global_captures--;
+        }
+        if (invalid) {
+            free(s->capture);
+            *pg = NULL;
+            r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        } else {
+            *pg = s->capture;
+        }
+        s->capture = NULL;
+    }
+    sim_unlock();
+    return r;
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *pg) { return end_capture(s, SIM_LEGACY, pg); }
+CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *pg) { return end_capture(s, SIM_PTDS, pg); }
+
+/* the node count only (nodes NULL), as a program asks it first */
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    if (!g || g->magic != MAGIC_GRAPH || !n || nodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = g->nodes;
+    return CUDA_SUCCESS;
 }

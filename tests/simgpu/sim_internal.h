@@ -11,7 +11,7 @@
 typedef uint64_t u64;
 
 enum { MAGIC_CTX = 0x5c7c, MAGIC_STREAM, MAGIC_EVENT, MAGIC_MODULE, MAGIC_FUNC,
-       MAGIC_GRAPH, MAGIC_EXEC };
+       MAGIC_GRAPH, MAGIC_EXEC, MAGIC_DEAD_EVENT };
 
 /* how a 0 stream handle is read: legacy default stream, or per-thread (_ptsz/_ptds) */
 enum { SIM_LEGACY = 0, SIM_PTDS = 1 };
@@ -25,6 +25,8 @@ struct simgpu_stream {
     int kind;               /* 0 user stream, 1 legacy default, 2 per-thread default */
     pthread_t owner;        /* per-thread default stream: its host thread */
     u64 busy_until;         /* CLOCK_MONOTONIC ns at which queued work ends */
+    struct simgpu_graph *capture;   /* being captured into this graph */
+    int capture_mode;       /* CU_STREAM_CAPTURE_MODE_* */
     struct simgpu_stream *next;
 };
 
@@ -91,6 +93,7 @@ void sim_fence_wait(const struct sim_fence *f);     /* sleeps, drops the lock me
 void sim_ctx_drain(struct simgpu_ctx *ctx);         /* wait for all streams of ctx */
 void sim_hostfn_enqueue(struct simgpu_stream *s, u64 due, CUhostFn fn, void *user);
 void sim_stream_retire(struct simgpu_stream *s);    /* unlink a user stream */
+void sim_ctx_events_die(struct simgpu_ctx *c);      /* cuCtxDestroy: its events */
 
 /* generated from variants.tsv by gen_variants.awk */
 struct simgpu_variant {

@@ -103,6 +103,9 @@ enum {
     CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
 };
 
 enum { CU_STREAM_NON_BLOCKING = 0x1 };
@@ -221,6 +224,15 @@ SIMGPU_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g,
 SIMGPU_API CUresult cuGraphExecDestroy(CUgraphExec e);
 SIMGPU_API CUresult cuGraphLaunch(CUgraphExec e, CUstream s);
 SIMGPU_API CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s);
+enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+       CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
+SIMGPU_API CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n);
+SIMGPU_API CUresult cuStreamBeginCapture(CUstream s);
+SIMGPU_API CUresult cuStreamBeginCapture_ptsz(CUstream s);
+SIMGPU_API CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
+SIMGPU_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode);
+SIMGPU_API CUresult cuStreamEndCapture(CUstream s, CUgraph *pg);
+SIMGPU_API CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *pg);
 
 /* --- memory (sim_mem.c) --- */
 SIMGPU_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int size);
