@@ -816,6 +816,7 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			break;
 		case FT_CHUNK_SCHED:
 			add_sched_samples(p, buf, (size_t)n);
+			break;
 		case FT_CHUNK_GPU:
 			add_gpu_samples(p, buf, (size_t)n);
 			break;
