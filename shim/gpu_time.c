@@ -3,19 +3,29 @@
  * submissions (the first after the stream was seen idle, then at most one
  * per stream per FEEDTRACE_GPU_MS; before a stream sync that has unsampled
  * work) the submitting thread records a timing event of ours on the
- * submission's stream; the flusher thread polls those events, turns each
- * completed one into host time against a reference event of ours, and
- * writes FT_CHUNK_GPU samples (libfeedtrace/format.h).
+ * submission's stream; a poller thread of ours polls those events and
+ * turns each completed one into host time against a reference event of
+ * ours; the flusher writes them as FT_CHUNK_GPU samples
+ * (libfeedtrace/format.h).
  *
- * Events: one pool per context, made by the flusher with the context
- * current on the flusher's own thread (never cuCtxSetCurrent on a program
- * thread); a program thread only finds its current context's pool and
- * takes a free event of it (compare-and-swap, no lock, no malloc). A
- * context's pool is asked for when the context is made or retained
- * (cuCtxCreate, cuDevicePrimaryCtxRetain), or else at its first sample,
- * which is then counted lost (the flusher is woken); a pool with no free
- * event: lost too, never a wait. The driver's functions are looked up by the flusher as well
- * (dlopen with RTLD_NOLOAD: no loader lock on a program thread).
+ * The poller, not the flusher, makes our driver calls: the driver works
+ * through its descriptors of /dev/nvidia*, and the flusher's table of
+ * descriptors holds the trace file alone (libfeedtrace/output.c), so a
+ * driver call there fails inside the driver (a real driver aborted the
+ * process in cuStreamCreate). The poller shares the program's table. It
+ * is started when the first context is seen, sleeps GPU_POLL_NS between
+ * polls, and hands finished samples to the flusher through a small staged
+ * buffer (a spin lock between these two threads of ours only).
+ *
+ * Events: one pool per context, made by the poller with the context
+ * current on its own thread (never cuCtxSetCurrent on a program thread);
+ * a program thread only finds its current context's pool and takes a free
+ * event of it (compare-and-swap, no lock, no malloc). A context's pool is
+ * asked for when the context is made or retained (cuCtxCreate,
+ * cuDevicePrimaryCtxRetain), or else at its first sample, which is then
+ * counted lost; a pool with no free event: lost too, never a wait. The
+ * driver's functions are looked up by the poller as well (dlopen with
+ * RTLD_NOLOAD: no loader lock on a program thread).
  *
  * Stream capture: an event recorded on a capturing stream would become a
  * node of the program's graph, and any query during a global-mode capture
@@ -27,11 +37,14 @@
  * events died with it) after the flusher is out of it, the same way.
  */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "gpu_time.h"
@@ -47,8 +60,9 @@
 #define CU_EVENT_DEFAULT 0
 #define CU_STREAM_NON_BLOCKING 1
 #define CUDA_ERROR_NOT_READY 600
+#define GPU_POLL_NS 10000000L          /* the poller's sleep between polls */
 
-/* the driver's functions (the flusher finds them) */
+/* the driver's functions (the poller finds them) */
 static CUresult (*d_ctx_get)(CUcontext *);
 static CUresult (*d_ctx_set)(CUcontext);
 static CUresult (*d_ctx_dev)(CUdevice *);
@@ -73,7 +87,7 @@ enum { POOL_EMPTY, POOL_WANTED, POOL_READY, POOL_FAILED };
 struct pool {
 	_Atomic uint64_t ctx;          /* 0: slot free */
 	_Atomic int state;
-	_Atomic int flusher_in;        /* the flusher is using its events */
+	_Atomic int flusher_in;        /* the poller is using its events */
 	CUdevice dev;
 	CUstream ref_stream;           /* ours, non-blocking, otherwise idle */
 	CUevent ref;
@@ -89,6 +103,13 @@ static _Atomic int captures;          /* stream captures under way */
 static _Atomic int in_driver;         /* our driver calls in flight */
 static _Atomic uint64_t lost_exhausted, lost_capture, lost_pending, lost_ctx_gone, lost_errors;
 static uint64_t losses_written[5];
+
+/* Finished samples, from the poller to the flusher (ft_gpu_poll) */
+static atomic_flag staged_lock = ATOMIC_FLAG_INIT;
+static unsigned char staged[256 * sizeof(struct ft_gpu_sample)];
+static size_t nstaged;
+static _Atomic int poller_started;
+static _Atomic int final_poll;          /* 1: exit asks for a last poll; 2: done */
 
 static struct ft_gpu_stream *stream_slot(uint64_t key)
 {
@@ -116,14 +137,16 @@ static struct pool *pool_of(uint64_t ctx)
 	return NULL;
 }
 
-/* A pool for ctx, asked of the flusher (a free place taken: no lock). */
+static void poller_start(void);
+
+/* A pool for ctx, asked of the poller (a free place taken: no lock). */
 static void pool_want(uint64_t ctx)
 {
 	for (int i = 0; i < POOLS; i++) {
 		uint64_t none = 0;
 		if (atomic_compare_exchange_strong(&pools[i].ctx, &none, ctx)) {
 			atomic_store(&pools[i].state, POOL_WANTED);
-			ft_flusher_wake();
+			poller_start();
 			return;
 		}
 	}
@@ -155,7 +178,7 @@ static void take_sample(struct ft_thread *t, struct ft_gpu_stream *st, uint64_t 
 	if (d != 2) {
 		int none = 0;
 		if (atomic_compare_exchange_strong(&driver, &none, 1))
-			ft_flusher_wake();
+			poller_start();
 		atomic_fetch_add_explicit(&lost_pending, 1, memory_order_relaxed);
 		return;
 	}
@@ -347,6 +370,10 @@ void ft_gpu_dev_gone(CUdevice dev)
 
 void ft_gpu_fork_child(void)
 {
+	atomic_store(&poller_started, 0);       /* the child has no poller */
+	atomic_flag_clear(&staged_lock);
+	nstaged = 0;
+	atomic_store(&final_poll, 0);
 	memset(pools, 0, sizeof pools);
 	memset(ft_gpu_streams, 0, sizeof ft_gpu_streams);
 	atomic_store(&captures, 0);
@@ -358,24 +385,44 @@ int ft_gpu_active(void)
 	return atomic_load(&driver) != 0;
 }
 
-/* ---- the flusher's side ---- */
+/* ---- the poller's side ---- */
+
+
+static void staged_take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&staged_lock, memory_order_acquire))
+		;
+}
+
+static void staged_give(void)
+{
+	atomic_flag_clear_explicit(&staged_lock, memory_order_release);
+}
 
 /* exit(): no driver call of ours from here on (the driver's destructors
  * run before this library's, which stops the flusher); one in flight is
  * waited for. */
-static _Atomic int final_poll;          /* 1: exit asks for a last poll; 2: done */
 
 static void gpu_exit(void)
 {
-	/* a last poll first, by the flusher (the samples the program's last
-	 * syncs completed), 100 ms at most */
-	if (atomic_load(&driver) == 2 && ft_cfg.gpu_ms) {
+	/* a last poll first, by the poller (the samples the program's last
+	 * syncs completed), then the flusher takes them: 100 ms at most each */
+	if (atomic_load(&driver) == 2 && ft_cfg.gpu_ms && atomic_load(&poller_started)) {
 		atomic_store(&final_poll, 1);
-		ft_flusher_wake();
 		uint64_t t0 = ft_mono_ns();
 		struct timespec nap = { 0, 200000 };
 		while (atomic_load(&final_poll) == 1 && ft_mono_ns() - t0 < 100000000u)
 			nanosleep(&nap, NULL);
+		ft_flusher_wake();
+		t0 = ft_mono_ns();
+		for (;;) {
+			staged_take();
+			size_t left = nstaged;
+			staged_give();
+			if (!left || ft_mono_ns() - t0 >= 100000000u)
+				break;
+			nanosleep(&nap, NULL);
+		}
 	}
 	atomic_store(&driver, 3);
 	while (atomic_load(&in_driver))
@@ -512,7 +559,8 @@ static void pool_poll(struct pool *p, struct out *o)
 	}
 }
 
-size_t ft_gpu_poll(void *buf, size_t cap)
+/* One poll of every pool, by the poller: samples to o */
+static size_t poll_driver(void *buf, size_t cap)
 {
 	struct out o = { buf, 0, cap };
 	calibrate();
@@ -541,7 +589,7 @@ size_t ft_gpu_poll(void *buf, size_t cap)
 		atomic_store(&p->flusher_in, 0);
 	}
 	if (used)
-		d_ctx_set(NULL);        /* the flusher holds no context between polls */
+		d_ctx_set(NULL);        /* the poller holds no context between polls */
 	int asked = 1;
 	atomic_compare_exchange_strong(&final_poll, &asked, 2);
 	uint64_t now[5] = { atomic_load(&lost_exhausted), atomic_load(&lost_capture),
@@ -555,4 +603,67 @@ size_t ft_gpu_poll(void *buf, size_t cap)
 			memcpy(losses_written, now, sizeof now);
 	}
 	return o.n;
+}
+
+static void *poller_main(void *arg)
+{
+	(void)arg;
+	static unsigned char buf[sizeof staged];
+	ft_tls_notrace = 1;
+	ft_self = &ft_thread_refused;
+	syscall(SYS_prctl, PR_SET_NAME, "feedtrace-gpu", 0, 0, 0);
+	while (atomic_load(&driver) != 3) {
+		/* room: only this thread adds, so it can only grow meanwhile */
+		staged_take();
+		size_t room = sizeof staged - nstaged;
+		staged_give();
+		size_t n = poll_driver(buf, room);
+		if (n) {
+			staged_take();
+			memcpy(staged + nstaged, buf, n);
+			nstaged += n;
+			staged_give();
+		}
+		if (atomic_load(&final_poll) == 1)
+			continue;       /* the last poll is being asked for: at once */
+		struct timespec nap = { 0, GPU_POLL_NS };
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+/* The poller, once: created with every signal blocked (no signal of the
+ * program is ever handled on it) and marked untraced, through the symbol
+ * as the flusher is (shim/init.c), detached. */
+static void poller_start(void)
+{
+	int none = 0;
+	if (atomic_load_explicit(&poller_started, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&poller_started, &none, 1))
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int was = ft_tls_notrace;
+	ft_tls_notrace = 1;
+	pthread_t th;
+	int r = pthread_create(&th, NULL, poller_main, NULL);
+	ft_tls_notrace = was;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		pthread_detach(th);
+	else
+		atomic_store(&driver, 3);       /* no poller: no samples, none taken */
+}
+
+/* The flusher's side: the samples the poller finished, as many as fit. */
+size_t ft_gpu_poll(void *buf, size_t cap)
+{
+	staged_take();
+	size_t n = nstaged < cap ? nstaged : cap - cap % sizeof(struct ft_gpu_sample);
+	memcpy(buf, staged, n);
+	memmove(staged, staged + n, nstaged - n);
+	nstaged -= n;
+	staged_give();
+	return n;
 }

@@ -6,6 +6,7 @@
 #endif
 #include "sim_internal.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,11 @@ static void ctx_init(struct simgpu_ctx *c, int primary, unsigned flags)
     g_ctxs = c;
 }
 
+/* The device's descriptor, as a real driver holds /dev/nvidia*: a call
+ * from a thread whose table of descriptors lacks it fails (a real driver
+ * fails inside, or aborts), as from a thread that unshared its table. */
+static int g_devfd = -1;
+
 static void init_once(void)
 {
     pthread_condattr_t a;
@@ -95,6 +101,7 @@ static void init_once(void)
     sim_cfg.default_kernel_ns = env_u64("SIMGPU_DEFAULT_KERNEL_NS", sim_cfg.default_kernel_ns);
     sim_cfg.graph_ns = env_u64("SIMGPU_GRAPH_NS", sim_cfg.graph_ns);
     sim_cfg.kernel_ns = getenv("SIMGPU_KERNEL_NS");
+    g_devfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     sim_lock();
     ctx_init(&g_primary, 1, 0);
     sim_unlock();
@@ -147,6 +154,8 @@ CUresult sim_resolve_stream(CUstream h, int mode, struct simgpu_stream **out)
     }
     if (!sim_inited())
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (g_devfd >= 0 && fcntl(g_devfd, F_GETFD) < 0)
+        return CUDA_ERROR_OPERATING_SYSTEM;
     struct simgpu_ctx *c = tls_depth ? tls_stack[tls_depth - 1] : NULL;
     if (!c || c->magic != MAGIC_CTX)
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -433,6 +442,8 @@ CUresult sim_current_ctx(struct simgpu_ctx **out)
 {
     if (!sim_inited())
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (g_devfd >= 0 && fcntl(g_devfd, F_GETFD) < 0)
+        return CUDA_ERROR_OPERATING_SYSTEM;
     struct simgpu_ctx *c = tls_depth ? tls_stack[tls_depth - 1] : NULL;
     if (!c || c->magic != MAGIC_CTX)
         return CUDA_ERROR_INVALID_CONTEXT;

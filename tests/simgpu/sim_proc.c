@@ -75,6 +75,7 @@ static const struct {
     { 200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
     { 201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
     { 301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found" },
+    { 304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS" },
     { 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
     { 500, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
     { 600, "CUDA_ERROR_NOT_READY", "device not ready" },
