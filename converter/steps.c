@@ -279,8 +279,12 @@ uint64_t *ft_steps_periods(struct ft_steps *s, size_t *n)
 		fprintf(stderr, "feedtrace: out of memory\n");
 		exit(2);
 	}
+	/* optimizer steps tile their training phases (each from the mark
+	 * before): their lengths are the periods, and the time between
+	 * phases (evaluation passes) stays out */
 	for (size_t i = 0; i < s->nlen; i++)
-		v[i] = i + 1 < s->nlen ? s->len[i + 1].start - s->len[i].start : s->len[i].len;
+		v[i] = i + 1 < s->nlen && !s->r.from_optimizer ?
+		       s->len[i + 1].start - s->len[i].start : s->len[i].len;
 	*n = s->nlen;
 	return v;
 }

@@ -49,8 +49,9 @@ uint64_t *ft_steps_lengths(struct ft_steps *s, size_t *n);
 /* each closed step's period in start order: from its start to the next
  * step's start, the last one's its length; they add up to the window from
  * the first start to the last end (the loop's time, what lies between
- * steps included). Call after ft_steps_lengths, before ft_steps_finish;
- * malloc'd */
+ * steps included). Optimizer steps (from_optimizer): their lengths, which
+ * tile the training phases, evaluation passes left out. Call after
+ * ft_steps_lengths, before ft_steps_finish; malloc'd */
 uint64_t *ft_steps_periods(struct ft_steps *s, size_t *n);
 void ft_steps_finish(struct ft_steps *s, struct ft_steps_result *out);
 void ft_steps_free(struct ft_steps *s);
