@@ -17,6 +17,7 @@
 #include "analyses.h"
 #include "events.h"
 #include "groups.h"
+#include "phases.h"
 #include "symbolize.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
@@ -281,6 +282,13 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		e.t->gil += ft_an_clip(&c->o, ev->ts_ns, e.end);
 	if (e.r->kind == FT_EV_PIPE_WRITE)
 		e.t->handover += ft_an_clip(&c->o, ev->ts_ns, e.end);
+	if (e.r->kind == FT_EV_RANGE_PUSH) {
+		const char *name = ft_string(c->p, e.r->p.u32[0]);
+		if (name && !strncmp(name, FT_NEXT_PREFIX, sizeof FT_NEXT_PREFIX - 1))
+			ft_thread_next_push(e.t, ev->ts_ns, (int32_t)e.r->p.u32[1]);
+	} else if (e.r->kind == FT_EV_RANGE_POP) {
+		ft_thread_next_pop(e.t, ev->ts_ns, (int32_t)e.r->p.u32[0]);
+	}
 	unsigned k = e.r->kind;
 	for (unsigned m = sees[e.f ? k : 0]; m; m &= m - 1) {
 		int i = __builtin_ctz(m);

@@ -285,6 +285,16 @@ int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *
 			 ph->workers == 1 ? "es" : "");
 		return 1;
 	}
+	snprintf(sentence, cap, "No GPU work was recorded; t");
+	ft_phases_self_loading_text(ph, sentence + strlen(sentence), cap - strlen(sentence));
+	return 1;
+}
+
+void ft_phases_self_loading_text(const struct ft_phases_sum *ph, char *out, size_t cap)
+{
+	double d = ph->step_ns ? (double)ph->next_ns / (double)ph->step_ns : 0;
+	if (d > 1)
+		d = 1;
 	/* the main process loads its own data: its file I/O, and the CPU (the rest) */
 	double io = ph->next_ns ? (double)ph->io_ns / (double)ph->next_ns : 0;
 	/* workers that each take the loading time L per batch keep a step of
@@ -292,12 +302,11 @@ int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *
 	unsigned n = d >= 0.94 ? 16 : (unsigned)(d / (1 - d) + 0.999);
 	if (n < 1)
 		n = 1;
-	snprintf(sentence, cap, "No GPU work was recorded; the loop waits for data %.0f%% of each "
+	snprintf(out, cap, "he loop waits for data %.0f%% of each "
 		 "step: the main process loads it itself (num_workers=0), mostly %s in %s "
 		 "(file I/O %.0f%%, CPU %.0f%% of each step): use DataLoader workers "
 		 "(num_workers=%u or more).", 100 * d, io >= 0.5 ? "in file I/O" : "on the CPU",
 		 *ph->getitem ? ph->getitem : "the dataset", 100 * d * io, 100 * d * (1 - io), n);
-	return 1;
 }
 
 /* ---- for people and for programs (report.c) ---- */

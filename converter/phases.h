@@ -69,6 +69,10 @@ int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *
 const char *ft_phase_kind(const struct ft_phase *p);
 /* training steps whose loader has no workers: the main process loads its data */
 int ft_phases_self_loading(const struct ft_phases_sum *ph);
+/* "he loop waits for data 61% of each step: the main process loads it
+ * itself (num_workers=0), ...: use DataLoader workers (...)." (the caller
+ * writes the "T" or "; t" before it) */
+void ft_phases_self_loading_text(const struct ft_phases_sum *ph, char *out, size_t cap);
 /* 1 when a worker that started at t is an evaluation loader's: the first
  * phase that starts at or after t is an evaluation phase (iter() forks a
  * loader's workers just before its first __next__) */

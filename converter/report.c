@@ -388,6 +388,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
 		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
+		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
+			snprintf(rv->detail, sizeof rv->detail, "T");
+			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
+		}
 	} else if (v->limit && !strcmp(v->limit, "data delivery")) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"

@@ -37,6 +37,7 @@ struct ft_thacc *ft_thread_add(struct ft_threads *th, int32_t tid)
 		i = th->nth++;
 		memset(&th->th[i], 0, sizeof th->th[i]);
 		th->th[i].tid = tid;
+		th->th[i].nx_level = -1;
 		if (i < 8)
 			th->tid8[i] = tid;
 		ft_map_put(&th->map, (uint64_t)(uint32_t)tid, (uint32_t)i);
@@ -49,6 +50,39 @@ const struct ft_thacc *ft_thread_find(const struct ft_threads *th, int32_t tid)
 {
 	long i = ft_map_get(&th->map, (uint64_t)(uint32_t)tid);
 	return i < 0 ? NULL : &th->th[i];
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t s = a0 > b0 ? a0 : b0, e = a1 < b1 ? a1 : b1;
+	return e > s ? e - s : 0;
+}
+
+/* t's time in [a0, a1) inside its __next__ ranges (the open one up to a1) */
+static uint64_t in_next(const struct ft_thacc *t, uint64_t a0, uint64_t a1)
+{
+	uint64_t n = t->nx_level >= 0 ? overlap(a0, a1, t->nx_open, a1) : 0;
+	for (uint32_t k = 0; k < t->nnx; k++)
+		n += overlap(a0, a1, t->nx_s[k], t->nx_e[k]);
+	return n;
+}
+
+/* of [g0, g1), the time inside t's __next__ ranges not in a recent call */
+static uint64_t next_untraced(const struct ft_thacc *t, uint64_t g0, uint64_t g1)
+{
+	uint64_t inside = in_next(t, g0, g1);
+	if (!inside)
+		return 0;
+	uint64_t traced = 0;
+	for (uint32_t k = 0; k < t->nring; k++) {
+		const struct ft_recent *r = &t->ring[(t->ring_head + FT_RECENT - 1 - k) % FT_RECENT];
+		if (r->end <= g0)
+			break;
+		uint64_t s = r->start > g0 ? r->start : g0, e = r->end < g1 ? r->end : g1;
+		if (e > s)
+			traced += in_next(t, s, e);
+	}
+	return inside > traced ? inside - traced : 0;
 }
 
 void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
@@ -81,6 +115,31 @@ void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 		}
 	}
 	out[FT_CAT_CPU] += gap > traced ? gap - traced : 0;
+	uint64_t moved = next_untraced(t, g0, g1);
+	if (moved > out[FT_CAT_CPU])
+		moved = out[FT_CAT_CPU];
+	out[FT_CAT_CPU] -= moved;
+	out[FT_CAT_DATA] += moved;
+}
+
+void ft_thread_next_push(struct ft_thacc *t, uint64_t ts, int32_t level)
+{
+	if (t->nx_level < 0 || level < t->nx_level) {
+		t->nx_open = ts;
+		t->nx_level = level;
+	}
+}
+
+void ft_thread_next_pop(struct ft_thacc *t, uint64_t ts, int32_t level)
+{
+	if (t->nx_level < 0 || level < 0 || t->nx_level < level)
+		return;
+	t->nx_s[t->nx_head] = t->nx_open;
+	t->nx_e[t->nx_head] = ts;
+	t->nx_head = (t->nx_head + 1) % FT_NEXT_SPANS;
+	if (t->nnx < FT_NEXT_SPANS)
+		t->nnx++;
+	t->nx_level = -1;
 }
 
 struct ft_thread_sum *ft_thread_sums(const struct ft_threads *th, int *count)

@@ -16,6 +16,7 @@
 #define FT_RECENT 256                 /* per-thread calls kept for gap attribution */
 
 struct ft_recent { uint64_t start, end; int cat; };
+#define FT_NEXT_SPANS 8
 
 struct ft_thacc {
 	int32_t tid;
@@ -29,6 +30,12 @@ struct ft_thacc {
 	uint32_t nring, ring_head;   /* entries, next write position */
 	uint64_t last_sub_end, last_sync_end;   /* gpu.c's: the thread's submissions */
 	int submitted;
+	/* its DataLoader __next__ ranges (phases.h): the latest closed ones
+	 * and the open one, whose untraced time is the loop loading data */
+	uint64_t nx_s[FT_NEXT_SPANS], nx_e[FT_NEXT_SPANS];
+	uint32_t nnx, nx_head;
+	uint64_t nx_open;
+	int32_t nx_level;            /* the open one's range level; -1: none open */
 };
 
 /* the accounts (threads.c; fields for ft_thread_of's fast path only) */
@@ -117,7 +124,13 @@ static inline void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t en
 	if (t->nring < FT_RECENT)
 		t->nring++;
 }
-/* What t did in [g0, g1): overlap of its recent calls, the rest CPU. */
+/* A DataLoader __next__ range opens at ts on t (level: its range level),
+ * or a range pop of level closes the levels from it up. */
+void ft_thread_next_push(struct ft_thacc *t, uint64_t ts, int32_t level);
+void ft_thread_next_pop(struct ft_thacc *t, uint64_t ts, int32_t level);
+/* What t did in [g0, g1): overlap of its recent calls, the rest CPU; of
+ * the rest, what lies inside its __next__ ranges is waiting for data (the
+ * loop loading it itself: num_workers=0's decoding and transforms). */
 void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 			 uint64_t out[FT_CAT_N]);
 /* every thread's sums, clipped to the window (malloc'd array of count) */
