@@ -133,8 +133,11 @@ def test_full_disk_tmpfs(tmpfs, data, tmp_path, size):
     counted, and the END says so. The END's room is allocated with each
     chunk (output.c): without it a run ended with no END when the chunks
     before it had filled the last block (2 of 30 runs at 256k); several
-    sizes make the last chunk end at other places."""
-    n = 100000                      # 300 000 records: about 1 MB of trace
+    sizes make the last chunk end at other places. 600 000 records make
+    1.2 to 1.3 MB of trace, however the flushes cut it into chunks: 300 000
+    made 430 to 665 KB (larger chunks compress better, as when both cores
+    are busy), which could fit the largest file system whole."""
+    n = 200000                      # 600 000 records
     fs = tmpfs(size)
     out = os.path.join(fs, "trace")
     u = plain([FAULT, "reads", data, str(n), "3"])
