@@ -4,6 +4,7 @@
  * read is recorded, however fast: small-read storms are made of reads that
  * finish in under a microsecond. Never allocates, never locks, keeps errno.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/io_uring.h>
 #include <stdarg.h>
@@ -803,9 +804,23 @@ AIO_SUSPEND(aio_suspend64, struct aiocb64)
  * outermost call is recorded (uring_depth) */
 static __thread int uring_depth;
 
-/* the real function, or NULL: a program may find these by dlsym with no
- * liburing loaded (it then gets -ENOSYS, liburing's way of failing) */
-#define URING_REAL(name) (real_##name ? real_##name : (ft_real_init(), real_##name))
+/* the real function, looked up at the first call (uring.def), or NULL: a
+ * program may find these by dlsym with no liburing loaded (it then gets
+ * -ENOSYS, liburing's way of failing) */
+#define URING_FN(name) static __typeof__(&name) real_##name;
+#include "uring.def"
+#undef URING_FN
+
+static void *uring_real(const char *name, void *const *slot)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!p) {
+		p = dlsym(RTLD_NEXT, name);
+		__atomic_store_n((void **)slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+#define URING_REAL(name) ((__typeof__(&name))uring_real(#name, (void *const *)&real_##name))
 
 #define URING_INIT(name, params, args, pflags)                          \
 	int name params                                                 \
@@ -814,10 +829,10 @@ static __thread int uring_depth;
 			return -ENOSYS;                                 \
 		struct ft_thread *t = ft_enter(FT_G_IO);                \
 		if (!t || uring_depth)                                  \
-			return REAL(name) args;                         \
+			return URING_REAL(name) args;                   \
 		uring_depth++;                                          \
 		uint64_t t0 = ft_now();                                 \
-		int r = REAL(name) args;                                \
+		int r = URING_REAL(name) args;                          \
 		int e = errno;                                          \
 		uring_depth--;                                          \
 		record_uring(t, t0, r, -1, entries, pflags, 1);         \
@@ -842,9 +857,9 @@ int io_uring_setup(unsigned entries, struct io_uring_params *p)
 		return -ENOSYS;
 	struct ft_thread *t = ft_enter(FT_G_IO);
 	if (!t)
-		return REAL(io_uring_setup)(entries, p);
+		return URING_REAL(io_uring_setup)(entries, p);
 	uint64_t t0 = ft_now();
-	int r = REAL(io_uring_setup)(entries, p);
+	int r = URING_REAL(io_uring_setup)(entries, p);
 	int e = errno;
 	record_uring(t, t0, r >= 0 ? 0 : r == -1 ? -e : r, r, entries, p ? p->flags : 0, 2);
 	errno = e;

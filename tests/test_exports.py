@@ -14,6 +14,7 @@ from conftest import LIB, ROOT
 LIBC_DEF = os.path.join(ROOT, "shim", "libc.def")
 CUDA_TSV = os.path.join(ROOT, "shim", "cuda.tsv")
 GLOO_DEF = os.path.join(ROOT, "shim", "gloo.def")
+URING_DEF = os.path.join(ROOT, "shim", "uring.def")
 
 # Exported on purpose but not in a table, with the reason.
 DOCUMENTED = {
@@ -49,6 +50,19 @@ def cuda_symbols():
 def gloo_symbols():
     text = re.sub(r"/\*.*?\*/", "", open(GLOO_DEF).read(), flags=re.S)
     return [m.group(1) for m in re.finditer(r"^GLOO_FN\(\s*\w+\s*,\s*\w+\s*,\s*(\w+)\s*\)", text, re.M)]
+
+
+def uring_symbols():
+    text = re.sub(r"/\*.*?\*/", "", open(URING_DEF).read(), flags=re.S)
+    return [m.group(1) for m in re.finditer(r"^URING_FN\(\s*(\w+)\s*\)", text, re.M)]
+
+
+def test_every_uring_function_is_exported():
+    syms = exports()
+    names = uring_symbols()
+    assert names == ["io_uring_queue_init", "io_uring_queue_init_params",
+                     "io_uring_queue_init_mem", "io_uring_setup"]
+    assert [n for n in names if syms.get(n) != "T"] == []
 
 
 def exports():
@@ -96,7 +110,8 @@ def test_resolved_only_symbols_are_not_exported():
 
 def test_nothing_else_is_exported():
     syms = exports()
-    allowed = set(def_entries("REAL_FN")) | cuda_symbols() | set(gloo_symbols()) | set(DOCUMENTED)
+    allowed = (set(def_entries("REAL_FN")) | cuda_symbols() | set(gloo_symbols()) |
+               set(uring_symbols()) | set(DOCUMENTED))
     extra = sorted(n for n in syms if n not in allowed and not n.startswith("ft_"))
     print("exported, documented outside the tables:")
     for n in sorted(DOCUMENTED):
