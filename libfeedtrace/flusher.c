@@ -514,17 +514,25 @@ static int rings_moved(unsigned hw)
 	return 0;
 }
 
-static void sample_cpu_only(unsigned hw)
+/* An idle cycle's samples: the live threads' CPU time and run-queue
+ * delay, the process's page faults */
+static void sample_only(unsigned hw)
 {
 	struct cpu_batch cpu;
 	cpu.n = 0;
+	struct ft_sched_batch sched;
+	sched.n = 0;
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
-		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE)
+		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE) {
 			cpu_sample(t, FT_SLOT_LIVE, &cpu);
+			ft_sched_sample(&sched, t, 0);
+		}
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
+	ft_faults_sample();
+	ft_sched_write(&sched);
 }
 
 /* One cycle, called holding the flush lock; let_go: the lock may be let
@@ -546,12 +554,15 @@ static unsigned flush_cycle(int let_go)
 		ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof parted, &v, 1);
 		last_clock_ns = parted.mono_ns;
 	}
-	/* A cycle of the flusher thread that finds no ring moved takes the CPU
-	 * samples (they tell a thread busy without traced calls from a waiting
-	 * one) and nothing else: no drains, strings or modules walk (the
-	 * loader's lock); the cycles at exit always do it all. */
+	/* A cycle of the flusher thread that finds no ring moved drains
+	 * nothing and writes no strings, but takes the samples (CPU time tells
+	 * a thread busy without traced calls from a waiting one; page faults
+	 * are a mapped-data reader's only trace) and looks at the loader's
+	 * count of objects (a library dlopened without a traced call); the
+	 * cycles at exit always do it all. */
 	if (let_go && !rings_moved(hw)) {
-		sample_cpu_only(hw);
+		sample_only(hw);
+		ft_modules_write(write_packed);
 		goto clock;
 	}
 	for (unsigned i = 0; i < hw; i++) {
