@@ -107,8 +107,15 @@ def test_full_disk(tiny_fs):
     run(d, "128")
     procs = dump_procs(d)
     [parent] = [p for p in procs if p["ppid"] == parent_of(procs)]
-    assert parent["calls"]["fork"] == 128
     kids = [p for p in procs if p["ppid"] == parent["pid"]]
     assert len(kids) == len(procs) - 1 < 128
-    assert parent["children_untraced"] == 128 - len(kids)
-    assert report_json(d)["losses"]["children_untraced"] == 128 - len(kids)
+    if parent["lost"] == 0:
+        assert parent["calls"]["fork"] == 128
+        assert parent["children_untraced"] == 128 - len(kids)
+        assert report_json(d)["losses"]["children_untraced"] == 128 - len(kids)
+    else:
+        # the parent's own last chunks met the full disk too (seen under
+        # ASan, whose processes write larger files): the forks it could
+        # not record are counted among its lost records, not dropped
+        assert parent["calls"]["fork"] + parent["lost"] >= 128 > parent["calls"]["fork"]
+        assert 0 <= parent["children_untraced"] <= parent["calls"]["fork"]
