@@ -34,7 +34,7 @@
  * driver call of ours is in flight (one call's time at most; both sides
  * announce themselves first, seq_cst, so neither misses the other).
  * A context destroyed with events pending: its pool is dropped (the
- * events died with it) after the flusher is out of it, the same way.
+ * events died with it) after the poller is out of it, the same way.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -87,7 +87,7 @@ enum { POOL_EMPTY, POOL_WANTED, POOL_READY, POOL_FAILED };
 struct pool {
 	_Atomic uint64_t ctx;          /* 0: slot free */
 	_Atomic int state;
-	_Atomic int flusher_in;        /* the poller is using its events */
+	_Atomic int poller_in;        /* the poller is using its events */
 	CUdevice dev;
 	CUstream ref_stream;           /* ours, non-blocking, otherwise idle */
 	CUevent ref;
@@ -321,12 +321,12 @@ void ft_gpu_capture_end(CUresult r)
 		;
 }
 
-/* Drops pool p: the flusher is out of it first; pending events count lost. */
+/* Drops pool p: the poller is out of it first; pending events count lost. */
 static void pool_drop(struct pool *p)
 {
 	atomic_store(&p->state, POOL_FAILED);
-	while (atomic_load(&p->flusher_in))
-		;                      /* one driver call of the flusher's, at most */
+	while (atomic_load(&p->poller_in))
+		;                      /* one driver call of the poller's, at most */
 	for (int i = 0; i < POOL_EVENTS; i++) {
 		if (atomic_load(&p->ev[i].state) == EV_RECORDED)
 			atomic_fetch_add(&lost_ctx_gone, 1);
@@ -345,7 +345,7 @@ void ft_gpu_ctx_new(CUresult r, uint64_t ctx)
 	if (r != CUDA_SUCCESS || !ctx || !ft_cfg.gpu_ms || pool_of(ctx))
 		return;
 	int none = 0;
-	atomic_compare_exchange_strong(&driver, &none, 1);   /* the flusher finds it first */
+	atomic_compare_exchange_strong(&driver, &none, 1);   /* the poller finds it first */
 	pool_want(ctx);
 }
 
@@ -466,7 +466,7 @@ static int anchor(struct pool *p)
 		if (d_ev_record(p->ref, p->ref_stream) != CUDA_SUCCESS)
 			return 0;
 		/* queried, not waited for: a GPU that never gets to it (hung, its
-		 * context going) must not hold the flusher, whose end exit waits for */
+		 * context going) must not hold the poller, whose end exit waits for */
 		CUresult r;
 		while ((r = d_ev_query(p->ref)) == CUDA_ERROR_NOT_READY &&
 		       ft_mono_ns() - m0 < ANCHOR_WAIT_NS)
@@ -577,7 +577,7 @@ static size_t poll_driver(void *buf, size_t cap)
 		int st = atomic_load_explicit(&p->state, memory_order_acquire);
 		if (!atomic_load(&p->ctx) || (st != POOL_WANTED && st != POOL_READY))
 			continue;
-		atomic_store(&p->flusher_in, 1);
+		atomic_store(&p->poller_in, 1);
 		if (atomic_load(&p->state) == st && driver_enter()) {
 			if (st == POOL_WANTED)
 				pool_make(p);
@@ -586,7 +586,7 @@ static size_t poll_driver(void *buf, size_t cap)
 			used = 1;
 			driver_leave();
 		}
-		atomic_store(&p->flusher_in, 0);
+		atomic_store(&p->poller_in, 0);
 	}
 	if (used)
 		d_ctx_set(NULL);        /* the poller holds no context between polls */
