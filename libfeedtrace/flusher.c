@@ -829,15 +829,14 @@ void ft_flush_all_raw(void)
 	size_t sn;
 	struct cpu_batch cpu;
 	cpu.n = 0;
-	struct ft_sched_batch sched;
-	sched.n = 0;
+	/* no run-queue samples here: this drain runs on a program thread,
+	 * where their files would take the program's descriptors */
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		cpu_sample(t, st, &cpu);
-		ft_sched_sample(&sched, t, st == FT_SLOT_EXITED);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -878,7 +877,6 @@ void ft_flush_all_raw(void)
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_sample();
-	ft_sched_write(&sched);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

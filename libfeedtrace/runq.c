@@ -1,9 +1,10 @@
 /*
  * runq.c: a thread's run-queue delay, the time it spent runnable but
  * waiting for a core: the second field of the kernel's
- * /proc/self/task/TID/schedstat. Read by the flusher (schedstat.c) and by
- * a thread as it leaves (ring.c), never on the hot path; raw system
- * calls, so the program's own open and read hooks never see them.
+ * /proc/self/task/TID/schedstat. Read by the flusher (schedstat.c), whose
+ * table of descriptors is its own, never by a program thread (the file
+ * would take one of the program's descriptors); raw system calls, so the
+ * program's own open and read hooks never see them.
  */
 #include <fcntl.h>
 #include <string.h>
