@@ -526,7 +526,7 @@ static void sample_only(unsigned hw)
 		struct ft_thread *t = &ft_threads[i];
 		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE) {
 			cpu_sample(t, FT_SLOT_LIVE, &cpu);
-			ft_sched_sample(&sched, t, 0);
+			ft_sched_sample(&sched, t);
 		}
 	}
 	cpu_sample_made(&cpu);
@@ -578,7 +578,8 @@ static unsigned flush_cycle(int let_go)
 		}
 		drain_ring(t, let_go);
 		cpu_sample(t, st, &cpu);
-		ft_sched_sample(&sched, t, st == FT_SLOT_EXITED);
+		if (st == FT_SLOT_LIVE)
+			ft_sched_sample(&sched, t);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}

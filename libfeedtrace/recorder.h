@@ -49,7 +49,6 @@ struct ft_thread {
 	_Atomic int leaving;         /* its start routine ended (ft_thread_leaving) */
 	uint64_t exit_ticks;         /* its CPU time at exit (set before EXITED) */
 	uint64_t exit_cpu_ns;
-	uint64_t exit_wait_ns;       /* its run-queue delay at exit (schedstat.c) */
 	uint64_t py_open_at;         /* owner: its last open that took a Python site (shim/io.c) */
 	_Atomic uint64_t py_name[6]; /* Python's name for it (ft_thread_set_py_name), NUL-padded */
 };

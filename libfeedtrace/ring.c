@@ -22,7 +22,6 @@
 #include "config.h"
 #include "internal.h"
 #include "recorder.h"
-#include "runq.h"
 
 struct ft_thread ft_threads[FT_MAX_THREADS];
 _Atomic unsigned ft_threads_hw;         /* slots ever used: scan bound */
@@ -373,10 +372,6 @@ static void cpu_note_exit(struct ft_thread *t)
 	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	t->exit_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	/* no run-queue read here: its file would take one of the program's
-	 * descriptors on the program's thread (docs/RELIABILITY.md); the
-	 * flusher's samples of the thread stand */
-	t->exit_wait_ns = 0;
 	t->exit_ticks = ft_now();
 }
 

@@ -1,7 +1,7 @@
 /*
  * schedstat.c: each traced thread's run-queue delay (runq.c) as SCHED
- * chunks (docs/FORMAT.md): sampled by the flusher at every flush, a
- * thread that left with the value it read as it left (ring.c).
+ * chunks (docs/FORMAT.md): each live thread sampled by the flusher at
+ * every cycle, in the flusher's own table of descriptors.
  */
 #include <string.h>
 #include <sys/uio.h>
@@ -21,15 +21,11 @@ void ft_sched_add(struct ft_sched_batch *b, int32_t tid, uint64_t ticks, uint64_
 		ft_sched_write(b);
 }
 
-void ft_sched_sample(struct ft_sched_batch *b, const struct ft_thread *t, int exited)
+void ft_sched_sample(struct ft_sched_batch *b, const struct ft_thread *t)
 {
 	uint64_t w;
-	if (exited) {
-		if (t->exit_ticks && t->exit_wait_ns)
-			ft_sched_add(b, t->tid, t->exit_ticks, t->exit_wait_ns);
-	} else if (ft_sched_wait_ns(t->tid, &w) == 0) {
+	if (ft_sched_wait_ns(t->tid, &w) == 0)
 		ft_sched_add(b, t->tid, ft_now(), w);
-	}
 }
 
 void ft_sched_write(struct ft_sched_batch *b)

@@ -16,7 +16,7 @@ struct ft_sched_batch {
 };
 
 /* one sample of t into b: read now, or (exited) the value of its exit */
-void ft_sched_sample(struct ft_sched_batch *b, const struct ft_thread *t, int exited);
+void ft_sched_sample(struct ft_sched_batch *b, const struct ft_thread *t);  /* a live one */
 void ft_sched_add(struct ft_sched_batch *b, int32_t tid, uint64_t ticks, uint64_t wait_ns);
 /* b's samples as one SCHED chunk */
 void ft_sched_write(struct ft_sched_batch *b);
