@@ -77,6 +77,7 @@ extern const char *const ft_storm_hist_label[FT_STORM_HIST];
  * the seconds between them. */
 #define FT_BURST_GAP_NS 10000000ull
 struct ft_burst { uint64_t start, end, count, total_ns; };
+struct ft_iv;
 
 struct ft_finding {
 	int kind;                 /* enum ft_fkind */
@@ -122,6 +123,9 @@ struct ft_finding {
 	uint64_t covered_ns;      /* storm, lock, hidden sync: the wall time its reads
 	                             or waits covered (the union over the process's
 	                             threads; lost_ns sums them) */
+	const struct ft_iv *cov;  /* storm: that time as sorted, disjoint intervals
+	                             (cover.h; valid during the sink's call) */
+	int ncov;
 };
 #define FT_STORM_CANDIDATE 100
 #define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */

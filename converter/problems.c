@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cover.h"
 #include "problems.h"
 #include "util.h"
 #include "report.h"
@@ -375,71 +376,79 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 			"or less Python between launches";
 }
 
-/* a storm finding joins row p's wall time: its covered time, its span */
+/* a storm or lock finding joins row p (its wall time is theirs) */
 static void cover_add(struct ft_problem *p, const struct ft_finding *f)
 {
-	p->covered += f->covered_ns;
-	if (p->ncover == FT_COVER_MAX) {      /* the two nearest spans as one */
-		int best = 1;
-		for (int i = 2; i < p->ncover; i++)
-			if (p->cover[i].s - p->cover[i - 1].e < p->cover[best].s - p->cover[best - 1].e)
-				best = i;
-		p->cover[best - 1].e = p->cover[best].e;
-		memmove(&p->cover[best], &p->cover[best + 1],
-			(size_t)(p->ncover - best - 1) * sizeof p->cover[0]);
-		p->ncover--;
-	}
-	int i = p->ncover;
-	while (i > 0 && p->cover[i - 1].s > f->start) {
-		p->cover[i] = p->cover[i - 1];
-		i--;
-	}
-	p->cover[i].s = f->start;
-	p->cover[i].e = f->end;
-	p->ncover++;
-	int k = 0;                              /* merge what overlaps */
-	for (int j = 1; j < p->ncover; j++)
-		if (p->cover[j].s <= p->cover[k].e) {
-			if (p->cover[j].e > p->cover[k].e)
-				p->cover[k].e = p->cover[j].e;
-		} else
-			p->cover[++k] = p->cover[j];
-	p->ncover = k + 1;
+	if (p->nmem == p->capmem)
+		p->mem = ft_grow(p->mem, &p->capmem, sizeof *p->mem);
+	p->mem[p->nmem++] = f;
+}
+
+uint64_t ft_problem_rank_ns(const struct ft_problem *p)
+{
+	return p->feed_known ? p->feed_ns : p->lost_ns;
 }
 
 /* A storm or lock row's cost is the wall time its reads or waits covered,
  * not their sum: four workers reading at once, or four threads waiting on
  * one lock at once, lose the run no more than the time they read or waited
- * in. Its members' covered times summed (each exact within its process),
- * at most the union of their spans; the sum is kept beside it. */
+ * in. A storm's: the exact union of its findings' intervals over threads
+ * and processes (a lock row is one lock of one process: its covered time).
+ * The sum is kept beside it. A storm also gets what the feeding threads
+ * lost to it: the part of that union in which they waited for data or
+ * read files themselves (r->feed). */
 static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 {
-	if (!p->ncover)
+	if (!p->nmem)
 		return;
+	const struct ft_iv **iv = ft_xmalloc((size_t)p->nmem * sizeof *iv);
+	int *n = ft_xmalloc((size_t)p->nmem * sizeof *n), exact = 1;
 	uint64_t u = 0;
-	for (int i = 0; i < p->ncover; i++)
-		u += p->cover[i].e - p->cover[i].s;
-	if (p->covered < u)
-		u = p->covered;
+	for (int i = 0; i < p->nmem; i++) {
+		iv[i] = p->mem[i]->cov, n[i] = p->mem[i]->ncov;
+		exact &= p->mem[i]->ncov > 0;
+		u += p->mem[i]->covered_ns;
+	}
+	if (exact) {
+		u = ft_cover_union(iv, n, p->nmem);
+		if (r->feed_known) {
+			p->feed_known = 1;
+			p->feed_ns = ft_cover_union_within(iv, n, p->nmem, &r->feed);
+		}
+	}
+	free(iv);
+	free(n);
+	free(p->mem);
+	p->mem = NULL;
+	p->nmem = p->capmem = 0;
 	p->summed_ns = p->lost_ns;
-	if (u >= p->lost_ns)
+	char f[96] = "";
+	if (p->feed_known) {
+		char x[32];
+		ft_fmt_ns(x, sizeof x, p->feed_ns);
+		snprintf(f, sizeof f, "; the feeding thread waited %s of it", x);
+	}
+	if (u >= p->lost_ns) {
+		size_t k = strlen(p->what);
+		snprintf(p->what + k, sizeof p->what - k, "%s", f);
 		return;
+	}
 	p->lost_ns = u;
 	char a[32], b[32];
 	ft_fmt_ns(a, sizeof a, p->summed_ns);
 	ft_fmt_ns(b, sizeof b, u);
-	size_t n = strlen(p->what);
+	size_t k = strlen(p->what);
 	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
 	const char *what = lock ? "waits" : "reads";
 	if (p->nprocs > 1)
-		snprintf(p->what + n, sizeof p->what - n, "; %s of %s in %d processes, over %s "
-			 "of the run", a, what, p->nprocs, b);
+		snprintf(p->what + k, sizeof p->what - k, "; %s of %s in %d processes, over %s "
+			 "of the run%s", a, what, p->nprocs, b, f);
 	else if (lock)
-		snprintf(p->what + n, sizeof p->what - n, "; %s of waits in %d threads, over %s "
+		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d threads, over %s "
 			 "of the run", a, r->f[p->first].threads, b);
 	else
-		snprintf(p->what + n, sizeof p->what - n, "; %s of reads in its threads, over %s "
-			 "of the run", a, b);
+		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in its threads, over %s "
+			 "of the run%s", a, b, f);
 }
 
 /* Bursts of small reads under the per-process threshold, in several
@@ -554,6 +563,9 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 static int by_cost(const void *x, const void *y)
 {
 	const struct ft_problem *a = x, *b = y;
+	uint64_t ka = ft_problem_rank_ns(a), kb = ft_problem_rank_ns(b);
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
 	if (a->lost_ns != b->lost_ns)
 		return a->lost_ns > b->lost_ns ? -1 : 1;
 	return a->first < b->first ? -1 : a->first > b->first;

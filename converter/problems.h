@@ -12,8 +12,6 @@
 
 struct ft_report;
 
-#define FT_COVER_MAX 16
-
 struct ft_problem {
 	const char *kind;         /* "launch-bound", "launch gaps", "hidden sync",
 	                             "small-read storm", "lock contention" */
@@ -33,12 +31,19 @@ struct ft_problem {
 	int under;                /* of its processes, those under the per-process threshold */
 	const char *opener;       /* the Python site that opened most of its files, or NULL */
 	uint64_t opener_reads;
-	/* a storm's or lock's wall time: its members' covered time summed, and the union
-	 * of their spans (sorted, disjoint; nearest merged past FT_COVER_MAX) */
-	uint64_t covered;
-	struct { uint64_t s, e; } cover[FT_COVER_MAX];
-	int ncover;
+	/* storm: what the feeding threads lost to it (feed_known: the run has
+	 * feeding threads): their waits for data and their own file I/O in
+	 * the verdict's window while its reads were in progress */
+	uint64_t feed_ns;
+	int feed_known;
+	/* storm, lock: its findings, while ft_problems builds it (NULL after) */
+	const struct ft_finding **mem;
+	int nmem, capmem;
 };
+
+/* what a row is ranked by: what the feeding threads lost to it where that
+ * is known (feed_ns), else its cost (lost_ns) */
+uint64_t ft_problem_rank_ns(const struct ft_problem *p);
 
 /* The directory a storm's most-read files share, its data set ("" if
  * none): also what diff matches storms by. */

@@ -15,6 +15,7 @@
 
 #include "util.h"
 #include "analyse.h"
+#include "cover.h"
 #include "json.h"
 #include "phases.h"
 #include "problems.h"
@@ -28,6 +29,19 @@
 
 /* ---- building ---- */
 
+/* a kept storm's covered intervals: its own copy (the sink's are the
+ * analysis's, valid during the call) */
+static void keep_cov(struct ft_finding *f)
+{
+	if (!f->ncov) {
+		f->cov = NULL;
+		return;
+	}
+	struct ft_iv *c = ft_xmalloc((size_t)f->ncov * sizeof *c);
+	memcpy(c, f->cov, (size_t)f->ncov * sizeof *c);
+	f->cov = c;
+}
+
 static void keep(void *arg, const struct ft_finding *f)
 {
 	struct ft_report *r = arg;
@@ -39,6 +53,7 @@ static void keep(void *arg, const struct ft_finding *f)
 		r->cand[r->ncand++] = *f;
 		r->cand[r->ncand - 1].bins = NULL;      /* valid during this call only */
 		r->cand[r->ncand - 1].nbins = 0;
+		keep_cov(&r->cand[r->ncand - 1]);
 		return;
 	}
 	if (f->kind == FT_FK_GAP && f->scope == 0 && r->ngaps >= FT_REPORT_MAX_GAPS) {
@@ -66,6 +81,7 @@ static void keep(void *arg, const struct ft_finding *f)
 	r->f[r->nf - 1].nbursts = 0;
 	r->f[r->nf - 1].bins = NULL;
 	r->f[r->nf - 1].nbins = 0;
+	keep_cov(&r->f[r->nf - 1]);
 	if (f->kind == FT_FK_GAP)
 		r->ngaps++;
 }
@@ -539,6 +555,47 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			 nl == 1 ? "" : "s");
 }
 
+/* The feeding threads' time waiting for data or in file I/O of their own,
+ * within the verdict's window: what a storm row's reads can have cost the
+ * feed (problems.c, docs/ANALYSES.md "Problems"). Read only when the run
+ * has storms or candidates. */
+struct feedpass { struct ft_report *r; const struct ft_verdict *v; };
+
+static int feed_event(const struct ft_event *ev, void *arg)
+{
+	struct feedpass *fp = arg;
+	const struct ft_verdict *v = fp->v;
+	int feeder = 0;
+	for (int i = 0; i < v->nfeeders && i < 8 && !feeder; i++)
+		feeder = v->feeder[i] == ev->tid;
+	if (!feeder)
+		return 0;
+	struct ft_evinfo in;
+	ft_an_info(ev->rec, &in);
+	if (in.cat != FT_CAT_DATA && in.cat != FT_CAT_IO)
+		return 0;
+	uint64_t s = ev->ts_ns, e = ev->ts_ns + ev->dur_ns;
+	const struct ft_run_verdict *rv = &fp->r->rv;
+	if (s < rv->w0)
+		s = rv->w0;
+	if (e > rv->w1)
+		e = rv->w1;
+	ft_cover_put(&fp->r->feed, s, e);
+	return 0;
+}
+
+static void feed_waits(struct ft_report *r, const struct ft_merge_opts *mg, FILE *err)
+{
+	int storms = r->ncand > 0;
+	for (int i = 0; i < r->nf && !storms; i++)
+		storms = r->f[i].kind == FT_FK_STORM;
+	if (!r->nprocs || !storms || !r->procs[r->main].v.nfeeders)
+		return;
+	r->feed_known = 1;
+	struct feedpass fp = { r, &r->procs[r->main].v };
+	ft_merge_events(r->tr.procs[r->main], mg, feed_event, &fp, ft_said_once(err), NULL);
+}
+
 static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
 {
 	const uint64_t *s = (const uint64_t *)m;
@@ -653,6 +710,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	}
 	r->total.wall_ns = wall;
 	run_verdict(r, o ? o : &dflt, mg, err);
+	feed_waits(r, mg, err);
 	/* every other rank's own verdict is about its own loop, as the main
 	 * process's is: its whole run would count its start-up as CPU */
 	for (int j = 0; j < r->ranks.n; j++) {
@@ -688,6 +746,11 @@ void ft_report_free(struct ft_report *r)
 	free(r->rv.prod);
 	ft_mapped_free(&r->mapped);
 	free(r->procs);
+	for (int i = 0; i < r->nf; i++)
+		free((void *)r->f[i].cov);
+	for (int i = 0; i < r->ncand; i++)
+		free((void *)r->cand[i].cov);
+	ft_cover_free(&r->feed);
 	free(r->f);
 	free(r->cand);
 	ft_trace_close(&r->tr);
@@ -1097,7 +1160,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			ft_wrap(out, line, 31);
 		}
 	}
-	if (npb > shown_pb && pb[shown_pb].lost_ns < negligible)
+	if (npb > shown_pb && ft_problem_rank_ns(&pb[shown_pb]) < negligible)
 		fprintf(out, "  %s%d smaller, each under 0.1%% of the %s (--json lists them all)\n",
 			shown_pb ? "... " : "", npb - shown_pb,
 			!strcmp(rv->from, "whole run") ? "run" : "loop");
@@ -1444,6 +1507,10 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 			ft_json_u64(j, "summed_ns", pb[i].summed_ns);
 		else
 			ft_json_null(j, "summed_ns");
+		if (pb[i].feed_known)
+			ft_json_u64(j, "feed_lost_ns", pb[i].feed_ns);
+		else
+			ft_json_null(j, "feed_lost_ns");
 		ft_json_int(j, "first_finding", pb[i].first);
 		ft_json_str(j, "what", ft_txt(pb[i].what));
 		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
@@ -1538,14 +1605,17 @@ void ft_report_step_periods(struct ft_report *r, uint64_t **per, size_t *n)
  * the third none under 1% of the first's cost, and none that cost under a
  * thousandth of the verdict's window (a few microseconds of a library's
  * own lock in a run of seconds is true and beside the point; the rest are
- * in --json) */
+ * in --json); a row's cost here is what it is ranked by
+ * (ft_problem_rank_ns: a storm the feeding threads never waited through
+ * cost the loop nothing) */
 int ft_problems_shown(const struct ft_report *r, const struct ft_problem *pb, int npb)
 {
 	const struct ft_run_verdict *rv = &r->rv;
 	uint64_t negligible = rv->w1 > rv->w0 ? (rv->w1 - rv->w0) / 1000 : 0;
 	int n = 0;
-	while (n < npb && n < 10 && !(n >= 3 && pb[n].lost_ns * 100 < pb[0].lost_ns) &&
-	       pb[n].lost_ns >= negligible)
+	while (n < npb && n < 10 &&
+	       !(n >= 3 && ft_problem_rank_ns(&pb[n]) * 100 < ft_problem_rank_ns(&pb[0])) &&
+	       ft_problem_rank_ns(&pb[n]) >= negligible)
 		n++;
 	return n;
 }

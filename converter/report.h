@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "cover.h"
 #include "mapped.h"
 #include "merge.h"
 #include "ranks.h"
@@ -77,6 +78,11 @@ struct ft_report {
 	uint64_t storm_window_ns;
 	uint64_t gaps_left_out;
 	const char *step_range;   /* the step prefix the analyses used */
+	/* the feeding threads' waits for data and their own file I/O in the
+	 * verdict's window, when the run has storms to rank by them
+	 * (feed_known: the main process has feeding threads) */
+	struct ft_cover feed;
+	int feed_known;
 };
 
 /* 0 on success; -1 when nothing usable was found (messages on err) */

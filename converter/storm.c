@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cover.h"
 #include "storm.h"
 #include "util.h"
 
@@ -26,7 +27,7 @@ struct ft_storm {
 	int in_burst, qualified;
 	struct ft_finding burst;
 	uint64_t burst_last_start;
-	uint64_t cov_end;                /* the latest end of the burst's reads so far */
+	struct ft_cover cov;             /* the wall time the burst's reads covered */
 	struct file_acc *files; int nfiles, capfiles; struct ft_map filemap;
 	uint32_t *fdsite; int nfdsite;  /* per fd: the Python site of its open, or 0 */
 	struct { uint32_t site; uint64_t reads; } opener[8]; int nopener;  /* the burst's */
@@ -55,6 +56,7 @@ void ft_storm_free(struct ft_storm *s)
 	ft_map_free(&s->filemap);
 	free(s->fdsite);
 	free(s->sbin);
+	ft_cover_free(&s->cov);
 	free(s);
 }
 
@@ -126,6 +128,9 @@ static void close_burst(struct ft_storm *a)
 		f->bins = a->sbin;
 		f->nbins = a->nsbin;
 		f->bin0 = a->sbin0;
+		f->covered_ns = a->cov.len;
+		f->cov = a->cov.iv;
+		f->ncov = a->cov.n;
 		a->storms += !f->candidate;
 		if (a->sink.finding)
 			a->sink.finding(a->sink.arg, f);
@@ -151,7 +156,8 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 		f->start = ev->ts_ns;
 		f->tid = ev->tid;
 		a->in_burst = 1;
-		a->cov_end = 0;
+		a->cov.n = 0;
+		a->cov.len = 0;
 	}
 	if (ev->ts_ns > a->burst_last_start)
 		a->burst_last_start = ev->ts_ns;
@@ -162,11 +168,8 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 	f->reads++;
 	f->bytes += got;
 	f->lost_ns += ev->dur_ns;
-	/* the union of the reads' intervals (they come in start order) */
-	uint64_t from = ev->ts_ns > a->cov_end ? ev->ts_ns : a->cov_end;
-	f->covered_ns += end > from ? end - from : 0;
-	if (end > a->cov_end)
-		a->cov_end = end;
+	/* the union of the reads' intervals (in start order, but for a late one) */
+	ft_cover_put(&a->cov, ev->ts_ns, end);
 	/* per 100 ms from the burst's first bin (reads come in start order) */
 	if (!a->nsbin)
 		a->sbin0 = ev->ts_ns - ev->ts_ns % FT_STORM_BIN_NS;

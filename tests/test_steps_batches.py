@@ -127,7 +127,8 @@ def test_broken_train_has_one_storm_with_its_opener(traced, tmp_path, workers):
     assert s["processes"] == workers
     where = "%s:%d in __getitem__" % (TRAIN, opening_line())
     assert s["opener"].split(";")[0] == where
-    assert s["what"].endswith("; opened at " + where)
+    # the opener ends the evidence; the wall time and the feed's wait follow it
+    assert ("; opened at " + where + ";") in s["what"] + ";"
     fixed = tmp_path / "fixed"
     fixed.mkdir()
     f = traced([PYTHON, TRAIN, "--cpu", "--fixed", "--steps", "20", "--workers", str(workers),

@@ -99,3 +99,79 @@ def test_four_threads_waiting_on_one_lock_at_once(tmp_path):
     (row,) = [p for p in report_json(d)["problems"] if p["kind"] == "lock contention"]
     assert (row["lost_ns"], row["summed_ns"]) == (30 * MS, 120 * MS)
     assert row["what"].endswith("; 120.0 ms of waits in 4 threads, over 30.0 ms of the run")
+
+
+def test_union_across_processes_is_exact(tmp_path):
+    """4 workers each read 100 us every 200 us, in step (+10 us each): each
+    covers 100 ms, their spans ~200 ms, together only 130 us of every 200:
+    130 ms, not the bound min(400 ms summed, 199.93 ms of spans)"""
+    d = str(tmp_path / "run")
+    os.makedirs(d)
+    m = ftgen.TraceFile(os.path.join(d, "host.100.ft"), 100, ["/usr/bin/python3", "train.py"])
+    m.thread(100, "main", main=True)
+    m.event(100, "READ", m.start, 10 * US, fd=3, req=100, ret=100, path="/home/u/cfg.yaml")
+    m.event(100, "READ", m.start + 250 * MS, 10 * US, fd=3, req=100, ret=100,
+            path="/home/u/cfg.yaml")
+    m.close()
+    for k in range(4):
+        pid = 101 + k
+        w = ftgen.TraceFile(os.path.join(d, "host.%d.ft" % pid), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=100)
+        w.thread(pid, "main", main=True)
+        t = w.start + 5 * MS + k * 10 * US
+        for i in range(1000):
+            w.event(pid, "READ", t, 100 * US, fd=5, req=4096, ret=4096,
+                    path="/data/imgs/%d_%04d.jpg" % (k, i))
+            t += 200 * US
+        w.close()
+    (row,) = storm_rows(d)
+    assert row["processes"] == 4
+    assert row["summed_ns"] == 400 * MS
+    assert row["lost_ns"] == 130 * MS
+    assert row["feed_lost_ns"] is None          # no feeding thread in this run
+    assert row["what"].endswith("; 400.0 ms of reads in 4 processes, over 130.0 ms of the run")
+
+
+PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
+
+
+def fed_run(d):
+    """A Python main process (pid 500) receives a batch every 10 ms
+    (k = 0..39, at 1 ms + 10 ms k: a pipe read, 2 us; 5 ms at k = 5, 10;
+    8 ms at k = 21, 24, 27). Worker 501 reads /data/a: 1500 reads of
+    100 us back to back from 5 ms (150 ms of the run, while the loop
+    waits 2 x 5 ms + 13 x 2 us); worker 502 /data/b: 1200 from 200 ms
+    (120 ms, while the loop waits 3 x 8 ms + 9 x 2 us)."""
+    os.makedirs(d)
+    m = ftgen.TraceFile(os.path.join(d, "host.500.ft"), 500, ["/usr/bin/python3", "train.py"])
+    m.thread(500, "python3", main=True)
+    for k in range(40):
+        dur = 5 * MS if k in (5, 10) else 8 * MS if k in (21, 24, 27) else 2 * US
+        m.event(500, "PIPE_READ", m.start + MS + k * 10 * MS, dur, fd=7, kind=PIPE,
+                req=4096, ret=4096)
+    m.close()
+    for pid, ds, t0, n in ((501, "a", 5 * MS, 1500), (502, "b", 200 * MS, 1200)):
+        w = ftgen.TraceFile(os.path.join(d, "host.%d.ft" % pid), pid,
+                            ["/usr/bin/python3", "train.py"], ppid=500)
+        w.thread(pid, "python3", main=True)
+        t = w.start + t0
+        for i in range(n):
+            w.event(pid, "READ", t, 100 * US, fd=5, req=4096, ret=4096,
+                    path="/data/%s/%04d.jpg" % (ds, i))
+            t += 100 * US
+        w.close()
+    return d
+
+
+def test_rows_ranked_by_what_the_feeding_thread_lost(tmp_path):
+    d = fed_run(str(tmp_path / "run"))
+    rows = storm_rows(d)
+    # /data/b covers less of the run but the loop waited through more of it
+    assert [r["what"].split(":")[0] for r in rows] == ["/data/b", "/data/a"]
+    b, a = rows
+    assert (a["lost_ns"], b["lost_ns"]) == (150 * MS, 120 * MS)
+    assert a["feed_lost_ns"] == 2 * 5 * MS + 13 * 2 * US
+    assert b["feed_lost_ns"] == 3 * 8 * MS + 9 * 2 * US
+    assert b["what"].endswith("; the feeding thread waited 24.0 ms of it")
+    txt = subprocess.run([TOOL, "report", d], capture_output=True, text=True).stdout
+    assert txt.index("/data/b") < txt.index("/data/a")
