@@ -22,10 +22,10 @@
 
 const char *const ft_cat_name[FT_CAT_N] = {
 	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_ranks",
-	"other_cpu" };
+	"other_cpu", "runq" };
 const char *const ft_cat_label[FT_CAT_N] = {
 	"submitting", "waiting on GPU", "hidden sync", "file I/O", "locks",
-	"waiting for data", "other ranks", "other CPU" };
+	"waiting for data", "other ranks", "other CPU", "waiting for a core" };
 const char *const ft_fkind_track[FT_FK_N] = {
 	"launch gaps", "hidden syncs", "small-read storms", "lock contention" };
 const char *const ft_fkind_slice[FT_FK_N] = {

@@ -25,6 +25,8 @@ enum ft_cat {
 	                       its thread (gloo), and another thread's wait
 	                       for data while its process is in one */
 	FT_CAT_CPU,         /* untraced CPU time (and process calls) */
+	FT_CAT_RUNQ,        /* runnable, waiting for a core: of the untraced time,
+	                       the run-queue delay its SCHED samples give (verdict.c) */
 	FT_CAT_N
 };
 extern const char *const ft_cat_name[FT_CAT_N];   /* "submit", "gpu_wait", ... */

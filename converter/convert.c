@@ -405,26 +405,36 @@ static void on_counter(void *arg, int which, uint64_t ts, int64_t v)
 	ft_pipe_counter(c->pl, c->ctr_id[which], shifted(c, ts), v);
 }
 
-/* Each thread's CPU samples as a counter on its track: the share of one
- * core it used between two samples, in percent, at the first one's time. */
+/* One series of a thread's samples (cumulative ns at each) as a counter on
+ * its track: the share of the time between two samples, in percent
+ * (capped at 100), at the first one's time. */
+static void share_track(struct conv *c, const struct ft_process *p, int32_t tid,
+			const struct ft_cpu_point *s, int n, int which, const char *name)
+{
+	if (n < 2 || tid <= 0)
+		return;
+	uint64_t th = cthread_of(c, tid)->id, u = pf_id(FT_ID_CPU, th, (uint64_t)which);
+	ft_pipe_counter_track(c->pl, u, th, name, PF_UNIT_COUNT);
+	for (int k = 1; k < n; k++) {
+		uint64_t a = ft_ticks_to_ns(p, s[k - 1].ticks);
+		uint64_t b = ft_ticks_to_ns(p, s[k].ticks);
+		uint64_t d = s[k].cpu_ns > s[k - 1].cpu_ns ? s[k].cpu_ns - s[k - 1].cpu_ns : 0;
+		if (b <= a)
+			continue;
+		double pc = 100.0 * (double)d / (double)(b - a);
+		ft_pipe_counter(c->pl, u, shifted(c, a), (int64_t)(pc > 100 ? 100 : pc + 0.5));
+	}
+}
+
+/* Each thread's CPU samples: the share of one core it used ("CPU %");
+ * its SCHED samples: the share of the time it was runnable, waiting for a
+ * core ("waiting for a core %") */
 static void cpu_tracks(struct conv *c, const struct ft_process *p)
 {
 	for (int i = 0; i < p->nthreads; i++) {
 		const struct ft_thread_rec *t = &p->threads[i];
-		if (t->ncpu < 2 || t->tid <= 0)
-			continue;
-		uint64_t th = cthread_of(c, t->tid)->id, u = pf_id(FT_ID_CPU, th, 0);
-		ft_pipe_counter_track(c->pl, u, th, "CPU %", PF_UNIT_COUNT);
-		for (int k = 1; k < t->ncpu; k++) {
-			uint64_t a = ft_ticks_to_ns(p, t->cpu[k - 1].ticks);
-			uint64_t b = ft_ticks_to_ns(p, t->cpu[k].ticks);
-			uint64_t d = t->cpu[k].cpu_ns > t->cpu[k - 1].cpu_ns
-				     ? t->cpu[k].cpu_ns - t->cpu[k - 1].cpu_ns : 0;
-			if (b <= a)
-				continue;
-			double pc = 100.0 * (double)d / (double)(b - a);
-			ft_pipe_counter(c->pl, u, shifted(c, a), (int64_t)(pc > 100 ? 100 : pc + 0.5));
-		}
+		share_track(c, p, t->tid, t->cpu, t->ncpu, 0, "CPU %");
+		share_track(c, p, t->tid, t->runq, t->nrunq, 1, "waiting for a core %");
 	}
 }
 
@@ -505,8 +515,10 @@ static void on_finding(void *arg, const struct ft_finding *f)
 		a[n++] = PF_ARG_BOOL("after_sync", f->after_sync);
 		a[n++] = PF_ARG_STR("cause", ft_cat_label[f->cause]);
 		a[n++] = PF_ARG_STR("next_call", f->next_call);
+		/* a gap's split is its calls' (waiting for a core is from
+		 * samples, per thread: its counter track below) */
 		for (int k = 0; k < FT_CAT_N; k++)
-			if (k != FT_CAT_GPU_WAIT && k != FT_CAT_HIDDEN)
+			if (k != FT_CAT_GPU_WAIT && k != FT_CAT_HIDDEN && k != FT_CAT_RUNQ)
 				a[n++] = PF_ARG_UINT(ft_cat_name[k], f->attr[k]);
 		a[n++] = PF_ARG_UINT("sync", f->attr[FT_CAT_GPU_WAIT] + f->attr[FT_CAT_HIDDEN]);
 		break;

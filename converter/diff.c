@@ -46,6 +46,7 @@ static const char *const feed_label[FT_CAT_N] = {
 	[FT_CAT_SUBMIT] = "launch", [FT_CAT_GPU_WAIT] = "explicit sync",
 	[FT_CAT_HIDDEN] = "hidden sync", [FT_CAT_IO] = "I/O", [FT_CAT_LOCK] = "locks",
 	[FT_CAT_DATA] = "waiting for data", [FT_CAT_RANKS] = "other ranks", [FT_CAT_CPU] = "CPU",
+	[FT_CAT_RUNQ] = "waiting for a core",
 };
 
 #define MAXRUNS FT_DIFF_MAX_RUNS

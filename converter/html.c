@@ -33,6 +33,7 @@ static void esc(FILE *o, const char *s)
 /* one colour per category of a thread's time (enum ft_cat order) */
 static const char *const cat_colour[FT_CAT_N] = {
 	"#4e79a7", "#59a14f", "#e15759", "#f28e2b", "#b07aa1", "#edc948", "#76b7b2", "#bab0ac",
+	"#9c755f",
 };
 
 /* a horizontal bar of parts (ns) summing to total, width x 22, with a legend */

@@ -50,7 +50,7 @@ enum {
 	FT_ID_THREAD,       /* pf_id(., process, tid) */
 	FT_ID_LANE,         /* | lane << 8: pf_id(., process, hash of the name) */
 	FT_ID_COUNTER,      /* pf_id(., process, enum FT_CTR_*) */
-	FT_ID_CPU,          /* pf_id(., thread, 0) */
+	FT_ID_CPU,          /* pf_id(., thread, 0: CPU %, 1: waiting for a core %) */
 	FT_ID_DATASET,      /* pf_id(., process, data set) */
 	FT_ID_RANGES,       /* pf_id(., process, lane) */
 	FT_ID_FLOW,         /* pf_id(., process, flow number in the run) */

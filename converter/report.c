@@ -132,18 +132,17 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 	uint64_t waits = s->t[FT_CAT_DATA], traced = 0;
 	for (int c = 0; c < FT_CAT_N; c++)
 		traced += s->t[c];
-	uint64_t busy = o->wall > traced ? o->wall - traced : 0;   /* untraced */
-	busy += traced - waits - o->io - o->lock;                  /* other traced calls */
+	/* untraced, less its time runnable waiting for a core (verdict.c) */
+	uint64_t busy = o->wall > traced ? o->wall - traced : 0;
+	busy += traced - waits - o->io - o->lock - s->t[FT_CAT_RUNQ];   /* other traced calls */
 	o->handover = s->handover < busy ? s->handover : busy;     /* a write that blocked */
 	busy -= o->handover;
 	uint64_t a = s->first > w0 ? s->first : w0, b = s->last_end < w1 ? s->last_end : w1;
 	int64_t cpu = b > a ? ft_thread_cpu_ns(p, s->tid, a, b) : -1;
-	int64_t runq = b > a ? ft_thread_runq_ns(p, s->tid, a, b) : -1;
 	o->cpu_sampled = cpu >= 0;
-	o->runq = runq > 0 ? (uint64_t)runq : 0;
+	o->runq = s->t[FT_CAT_RUNQ];
 	uint64_t room = o->wall > o->io + o->lock ? o->wall - o->io - o->lock : 0;
-	/* untraced time holds the time it waited for a core too */
-	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy > o->runq ? busy - o->runq : 0;
+	o->cpu = cpu >= 0 ? (uint64_t)cpu : busy;
 	if (o->cpu > room)
 		o->cpu = room;
 	o->idle = room - o->cpu;
@@ -186,19 +185,11 @@ static void slack(struct ft_run_verdict *rv)
 }
 
 /* The feeding threads' time runnable, waiting for a core, in the window:
- * part of their untraced ("other CPU") time. A share of 20% or more is
- * said in the detail: the loop does not get a core. */
-static void feed_runq(const struct ft_report *r, const struct ft_verdict *v,
-		      struct ft_run_verdict *rv)
+ * their category of it (verdict.c, from the SCHED samples). A share of 20%
+ * or more is said in the detail: the loop does not get a core. */
+static void feed_runq(const struct ft_verdict *v, struct ft_run_verdict *rv)
 {
-	const struct ft_process *mpr = r->tr.procs[r->main];
-	rv->feed_runq_ns = 0;
-	for (int i = 0; i < v->nfeeders && i < 8; i++) {
-		int64_t q = ft_thread_runq_ns(mpr, v->feeder[i], rv->w0, rv->w1);
-		rv->feed_runq_ns += q > 0 ? (uint64_t)q : 0;
-	}
-	if (rv->feed_runq_ns > v->t[FT_CAT_CPU])
-		rv->feed_runq_ns = v->t[FT_CAT_CPU];
+	rv->feed_runq_ns = v->t[FT_CAT_RUNQ];
 	if (!v->wall_ns || rv->feed_runq_ns * 5 < v->wall_ns)
 		return;
 	size_t n = strlen(rv->detail);
@@ -524,7 +515,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
 		}
 	}
-	feed_runq(r, v, rv);
+	feed_runq(v, rv);
 	/* the process in words */
 	char cmd[72];
 	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
@@ -1059,6 +1050,9 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		for (int k = 0; k < FT_CAT_N; k++) {
 			/* waiting for other ranks: shown for a rank, or when there was some */
 			if (k == FT_CAT_RANKS && !v->t[k] && !mh->world_size)
+				continue;
+			/* waiting for a core: when the samples show some */
+			if (k == FT_CAT_RUNQ && !v->t[k])
 				continue;
 			double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
 			int m = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);

@@ -69,6 +69,20 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	v->win_start = cx->o.win_end ? cx->o.win_start : cx->first_ts;
 	v->win_end = cx->o.win_end ? cx->o.win_end : cx->last_end;
 	v->basis = "thread_time";
+	/* each thread's run-queue delay in the window, from its SCHED samples:
+	 * the part of its untraced time it was runnable, waiting for a core,
+	 * a category of its own (FT_CAT_RUNQ) */
+	for (int i = 0; i < v->nths; i++) {
+		struct ft_thread_sum *t = &v->ths[i];
+		uint64_t a = t->first > v->win_start ? t->first : v->win_start;
+		uint64_t b = t->last_end < v->win_end ? t->last_end : v->win_end;
+		int64_t q = b > a ? ft_thread_runq_ns(cx->p, t->tid, a, b) : -1;
+		uint64_t traced = 0;
+		for (int c = 0; c < FT_CAT_N; c++)
+			traced += t->t[c];
+		uint64_t untraced = t->wall > traced ? t->wall - traced : 0;
+		t->t[FT_CAT_RUNQ] = q <= 0 ? 0 : (uint64_t)q < untraced ? (uint64_t)q : untraced;
+	}
 	/* without launches, the threads that received most batches (at least
 	 * half as many as the most): not idle pools woken now and then */
 	uint64_t maxb = 0;
@@ -138,7 +152,9 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	for (int c = 0; c < FT_CAT_N; c++)
 		sh[c] = (double)v->t[c] / w;
 	double data = sh[FT_CAT_IO] + sh[FT_CAT_DATA], sync = sh[FT_CAT_HIDDEN];
-	double locks = sh[FT_CAT_LOCK], sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU];
+	/* a thread waiting for a core has CPU work to do: submission's share */
+	double locks = sh[FT_CAT_LOCK];
+	double sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU] + sh[FT_CAT_RUNQ];
 	double ranks = sh[FT_CAT_RANKS];
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	char gw[160];                        /* gil_words' */
@@ -274,10 +290,15 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 			 "The last rank to arrive sets the pace: with every rank traced, the Ranks "
 			 "block names it.",
 			 who, 100 * ranks);
-	else
+	else {
+		char rq[64] = "";
+		if (sh[FT_CAT_RUNQ] >= 0.005)
+			snprintf(rq, sizeof rq, " (and %.0f%% runnable, waiting for a core)",
+				 100 * sh[FT_CAT_RUNQ]);
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "
-			 "CPU between launches and %.0f%% submitting, while the GPU waits for work.",
-			 who, 100 * sh[FT_CAT_CPU], 100 * sh[FT_CAT_SUBMIT]);
+			 "CPU between launches%s and %.0f%% submitting, while the GPU waits for work.",
+			 who, 100 * sh[FT_CAT_CPU], rq, 100 * sh[FT_CAT_SUBMIT]);
+	}
 }
 

@@ -49,6 +49,7 @@ class TraceFile:
         self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
         self.strings, self.threads, self.events, self.cpus = {}, [], [], []
         self.faults = []
+        self.runqs = []
         self.cmdline = list(cmdline)
         # run_id: 0 as in files written before run ids (docs/FORMAT.md);
         # rank: the launcher's identity (world 0: none; launcher 1: torchrun)
@@ -69,6 +70,11 @@ class TraceFile:
     def cpu(self, tid, ts, cpu_ns):
         """A CPU-time sample: thread tid had used cpu_ns of CPU at ts (ticks = ns here)."""
         self.cpus.append((ts, tid, cpu_ns))
+
+    def runq(self, tid, ts, wait_ns):
+        """A SCHED sample: thread tid had spent wait_ns runnable, waiting for
+        a core, by ts (ticks = ns here)."""
+        self.runqs.append((ts, tid, wait_ns))
 
     def fault(self, tid, ts, majflt, blkio_ns=0, base=False, delayacct=False):
         """A FAULTS sample: thread tid (0: the process) had taken majflt major
@@ -132,6 +138,9 @@ class TraceFile:
         if self.cpus:
             out.append((8, b"".join(struct.pack("<iIQQ", tid, 0, ts, c)
                                     for ts, tid, c in sorted(self.cpus))))
+        if self.runqs:
+            out.append((11, b"".join(struct.pack("<iIQQ", tid, 0, ts, ns)
+                                     for ts, tid, ns in sorted(self.runqs))))
         if self.faults:
             out.append((10, b"".join(struct.pack("<iIQQQ", tid, fl, ts, n, ns)
                                      for ts, tid, fl, n, ns in sorted(self.faults))))
