@@ -489,10 +489,11 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		size_t dn = strlen(rv->detail);
 		if (strcmp(rv->data_cause, "waiting for a core") && prq * 5 >= pw &&
 		    dn < sizeof rv->detail)
-			snprintf(rv->detail + dn, sizeof rv->detail - dn, " They are also runnable, "
+			snprintf(rv->detail + dn, sizeof rv->detail - dn, " %s also runnable, "
 				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
 				 "use fewer threads per core (torch.set_num_threads, fewer workers, "
-				 "taskset).", 100 * (double)prq / d, their);
+				 "taskset).", rv->nprod == 1 ? "It is" : "They are",
+				 100 * (double)prq / d, their);
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
