@@ -125,8 +125,8 @@ struct ft_finding {
 	uint64_t covered_ns;      /* storm, lock, hidden sync: the wall time its reads
 	                             or waits covered (the union over the process's
 	                             threads; lost_ns sums them) */
-	const struct ft_iv *cov;  /* storm: that time as sorted, disjoint intervals
-	                             (cover.h; valid during the sink's call) */
+	const struct ft_iv *cov;  /* storm, lock: that time as sorted, disjoint
+	                             intervals (cover.h; valid during the sink's call) */
 	int ncov;
 };
 #define FT_STORM_CANDIDATE 100

@@ -59,6 +59,16 @@ void ft_cover_free(struct ft_cover *c)
 	memset(c, 0, sizeof *c);
 }
 
+void ft_cover_merge(struct ft_cover *out, const struct ft_cover *a, const struct ft_cover *b)
+{
+	int i = 0, j = 0;
+	while (i < a->n || j < b->n) {
+		const struct ft_iv *x = j >= b->n || (i < a->n && a->iv[i].s <= b->iv[j].s)
+					? &a->iv[i++] : &b->iv[j++];
+		ft_cover_add(out, x->s, x->e);
+	}
+}
+
 /* the length of [s, e) within b, from b's interval *at on (s never
  * earlier than an earlier call's s: *at only moves forward) */
 static uint64_t within(const struct ft_cover *b, int *at, uint64_t s, uint64_t e)

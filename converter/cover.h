@@ -23,6 +23,8 @@ void ft_cover_add(struct ft_cover *c, uint64_t s, uint64_t e);
 /* [s, e) joins c, in any order (c re-sorted when it comes early) */
 void ft_cover_put(struct ft_cover *c, uint64_t s, uint64_t e);
 void ft_cover_free(struct ft_cover *c);
+/* out (empty) becomes the union of a and b */
+void ft_cover_merge(struct ft_cover *out, const struct ft_cover *a, const struct ft_cover *b);
 /* the length of the union of k lists (list i: iv[i], n[i] intervals) */
 uint64_t ft_cover_union(const struct ft_iv *const *iv, const int *n, int k);
 /* the length of the union of k lists that lies within cover b */

@@ -35,6 +35,7 @@ struct ft_group *ft_group_of(struct ft_group_set *s, uint64_t key)
 		i = s->n++;
 		memset(&s->g[i], 0, sizeof s->g[i]);
 		s->g[i].key = key;
+		s->g[i].keep = s->keep_cover;
 		ft_map_put(&s->map, key, (uint32_t)i);
 	}
 	return &s->g[i];
@@ -52,6 +53,8 @@ void ft_group_add(struct ft_group *g, int32_t tid, uint64_t ts, uint64_t end, ui
 	g->covered += end > from ? end - from : 0;
 	if (end > g->cov_end)
 		g->cov_end = end;
+	if (g->keep)
+		ft_cover_put(&g->cov, ts, end);
 	if (dur > g->max)
 		g->max = dur;
 	struct ft_burst *b = g->nbu ? &g->bu[g->nbu - 1] : NULL;
@@ -117,6 +120,8 @@ int ft_groups_emit(struct ft_group_set *s, int kind, const struct ft_process *p,
 		f.end = g[i].last_end;
 		f.lost_ns = g[i].total;
 		f.covered_ns = g[i].covered;
+		f.cov = g[i].cov.iv;
+		f.ncov = g[i].cov.n;
 		f.tid = g[i].tid;
 		f.count = g[i].count;
 		f.total_ns = g[i].total;
@@ -164,8 +169,10 @@ int ft_groups_emit(struct ft_group_set *s, int kind, const struct ft_process *p,
 
 void ft_groups_free(struct ft_group_set *s)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		free(s->g[i].bu);
+		ft_cover_free(&s->g[i].cov);
+	}
 	free(s->g);
 	ft_map_free(&s->map);
 	memset(s, 0, sizeof *s);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "cover.h"
 #include "reader.h"
 #include "util.h"
 
@@ -27,6 +28,8 @@ struct ft_group {                   /* hidden sync (site or sym+tid) or lock (ad
 	uint64_t gpu_idle;                  /* hidden sync: the device's idle after it (gpu.c) */
 	uint64_t covered, cov_end;          /* the wall time its waits covered (their union
 	                                       over threads; waits come in start order) */
+	int keep;                           /* the set's keep_cover */
+	struct ft_cover cov;                /* that time as intervals (keep_cover only) */
 };
 
 struct ft_group_set {
@@ -34,6 +37,8 @@ struct ft_group_set {
 	int n, cap;
 	struct ft_map map;            /* key -> index in g */
 	int gpu_idle_known;           /* hidden syncs: gpu_idle set (a launch was seen) */
+	int keep_cover;               /* keep each group's waits as intervals (locks: what
+	                                 the feeding threads lost to them, problems.c) */
 };
 
 /* the group of key, made empty (but for its key) on first use */

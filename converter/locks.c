@@ -3,7 +3,8 @@
  * call sites, the time some launching thread spent waiting for a lock
  * (their union within the verdict's window), whether two launching threads
  * waited for the same lock, and the semaphore metrics. Memory grows with
- * locks and call sites, never with events.
+ * locks and call sites, and with each lock's stretches of waits (its wall
+ * time as intervals), never with other events.
  */
 #include <stdlib.h>
 
@@ -31,7 +32,9 @@ static void lock_site(const struct ft_process *p, struct ft_group *g, const stru
 static void *locks_new(struct ft_an_ctx *c)
 {
 	(void)c;
-	return ft_xcalloc(1, sizeof(struct locks));
+	struct locks *l = ft_xcalloc(1, sizeof(struct locks));
+	l->lk.keep_cover = 1;           /* a lock row's waits, against the feed's (problems.c) */
+	return l;
 }
 
 static void locks_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)

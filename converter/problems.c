@@ -394,9 +394,10 @@ uint64_t ft_problem_rank_ns(const struct ft_problem *p)
  * one lock at once, lose the run no more than the time they read or waited
  * in. A storm's: the exact union of its findings' intervals over threads
  * and processes (a lock row is one lock of one process: its covered time).
- * The sum is kept beside it. A storm also gets what the feeding threads
+ * The sum is kept beside it. Each also gets what the feeding threads
  * lost to it: the part of that union in which they waited for data or
- * read files themselves (r->feed). */
+ * read files themselves (r->feed; a lock's: or waited for a lock,
+ * r->feed_all). */
 static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 {
 	if (!p->nmem)
@@ -409,11 +410,13 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 		exact &= p->mem[i]->ncov > 0;
 		u += p->mem[i]->covered_ns;
 	}
+	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
 	if (exact) {
 		u = ft_cover_union(iv, n, p->nmem);
-		if (r->feed_known) {
+		if (r->feed_known) {      /* a lock's: the feeding threads' own waits on it too */
 			p->feed_known = 1;
-			p->feed_ns = ft_cover_union_within(iv, n, p->nmem, &r->feed);
+			p->feed_ns = ft_cover_union_within(iv, n, p->nmem,
+							   lock ? &r->feed_all : &r->feed);
 		}
 	}
 	free(iv);
@@ -438,14 +441,13 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 	ft_fmt_ns(a, sizeof a, p->summed_ns);
 	ft_fmt_ns(b, sizeof b, u);
 	size_t k = strlen(p->what);
-	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
 	const char *what = lock ? "waits" : "reads";
 	if (p->nprocs > 1)
 		snprintf(p->what + k, sizeof p->what - k, "; %s of %s in %d processes, over %s "
 			 "of the run%s", a, what, p->nprocs, b, f);
 	else if (lock)
 		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d threads, over %s "
-			 "of the run", a, r->f[p->first].threads, b);
+			 "of the run%s", a, r->f[p->first].threads, b, f);
 	else
 		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in its threads, over %s "
 			 "of the run%s", a, b, f);

@@ -31,9 +31,10 @@ struct ft_problem {
 	int under;                /* of its processes, those under the per-process threshold */
 	const char *opener;       /* the Python site that opened most of its files, or NULL */
 	uint64_t opener_reads;
-	/* storm: what the feeding threads lost to it (feed_known: the run has
-	 * feeding threads): their waits for data and their own file I/O in
-	 * the verdict's window while its reads were in progress */
+	/* storm, lock: what the feeding threads lost to it (feed_known: the run
+	 * has feeding threads): their waits for data and their own file I/O
+	 * (a lock's: and lock waits) in the verdict's window while its reads
+	 * or waits were in progress */
 	uint64_t feed_ns;
 	int feed_known;
 	/* storm, lock: its findings, while ft_problems builds it (NULL after) */

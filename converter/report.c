@@ -547,11 +547,11 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			 nl == 1 ? "" : "s");
 }
 
-/* The feeding threads' time waiting for data or in file I/O of their own,
- * within the verdict's window: what a storm row's reads can have cost the
- * feed (problems.c, docs/ANALYSES.md "Problems"). Read only when the run
- * has storms or candidates. */
-struct feedpass { struct ft_report *r; const struct ft_verdict *v; };
+/* The feeding threads' time waiting for data or in file I/O of their own
+ * (and, apart, in lock waits), within the verdict's window: what a storm
+ * row's reads or a lock row's waits can have cost the feed (problems.c,
+ * docs/ANALYSES.md "Problems"). Read only when the run has such rows. */
+struct feedpass { struct ft_report *r; const struct ft_verdict *v; struct ft_cover lock; };
 
 static int feed_event(const struct ft_event *ev, void *arg)
 {
@@ -564,7 +564,7 @@ static int feed_event(const struct ft_event *ev, void *arg)
 		return 0;
 	struct ft_evinfo in;
 	ft_an_info(ev->rec, &in);
-	if (in.cat != FT_CAT_DATA && in.cat != FT_CAT_IO)
+	if (in.cat != FT_CAT_DATA && in.cat != FT_CAT_IO && in.cat != FT_CAT_LOCK)
 		return 0;
 	uint64_t s = ev->ts_ns, e = ev->ts_ns + ev->dur_ns;
 	const struct ft_run_verdict *rv = &fp->r->rv;
@@ -572,20 +572,22 @@ static int feed_event(const struct ft_event *ev, void *arg)
 		s = rv->w0;
 	if (e > rv->w1)
 		e = rv->w1;
-	ft_cover_put(&fp->r->feed, s, e);
+	ft_cover_put(in.cat == FT_CAT_LOCK ? &fp->lock : &fp->r->feed, s, e);
 	return 0;
 }
 
 static void feed_waits(struct ft_report *r, const struct ft_merge_opts *mg, FILE *err)
 {
-	int storms = r->ncand > 0;
-	for (int i = 0; i < r->nf && !storms; i++)
-		storms = r->f[i].kind == FT_FK_STORM;
-	if (!r->nprocs || !storms || !r->procs[r->main].v.nfeeders)
+	int rows = r->ncand > 0;
+	for (int i = 0; i < r->nf && !rows; i++)
+		rows = r->f[i].kind == FT_FK_STORM || r->f[i].kind == FT_FK_LOCK;
+	if (!r->nprocs || !rows || !r->procs[r->main].v.nfeeders)
 		return;
 	r->feed_known = 1;
-	struct feedpass fp = { r, &r->procs[r->main].v };
+	struct feedpass fp = { r, &r->procs[r->main].v, { 0 } };
 	ft_merge_events(r->tr.procs[r->main], mg, feed_event, &fp, ft_said_once(err), NULL);
+	ft_cover_merge(&r->feed_all, &r->feed, &fp.lock);
+	ft_cover_free(&fp.lock);
 }
 
 static void add_metrics(struct ft_metrics *t, const struct ft_metrics *m)
@@ -743,6 +745,7 @@ void ft_report_free(struct ft_report *r)
 	for (int i = 0; i < r->ncand; i++)
 		free((void *)r->cand[i].cov);
 	ft_cover_free(&r->feed);
+	ft_cover_free(&r->feed_all);
 	free(r->f);
 	free(r->cand);
 	ft_trace_close(&r->tr);

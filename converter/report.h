@@ -79,9 +79,10 @@ struct ft_report {
 	uint64_t gaps_left_out;
 	const char *step_range;   /* the step prefix the analyses used */
 	/* the feeding threads' waits for data and their own file I/O in the
-	 * verdict's window, when the run has storms to rank by them
-	 * (feed_known: the main process has feeding threads) */
-	struct ft_cover feed;
+	 * verdict's window (feed_all: and their lock waits), when the run has
+	 * storms or locks to rank by them (feed_known: the main process has
+	 * feeding threads) */
+	struct ft_cover feed, feed_all;
 	int feed_known;
 };
 

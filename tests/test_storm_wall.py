@@ -175,3 +175,37 @@ def test_rows_ranked_by_what_the_feeding_thread_lost(tmp_path):
     assert b["what"].endswith("; the feeding thread waited 24.0 ms of it")
     txt = subprocess.run([TOOL, "report", d], capture_output=True, text=True).stdout
     assert txt.index("/data/b") < txt.index("/data/a")
+
+
+def test_lock_rows_ranked_by_what_the_feeding_thread_lost(tmp_path):
+    """pid 500 (a C program): its main thread receives a batch every 10 ms
+    (k = 0..39 at 1 ms + 10 ms k: a 4 ms pipe read). Loader 510 waits on
+    lock 0x1000 for 3 ms inside each of the first 20 of those waits (at
+    1.5 ms + 10 ms k): 60 ms, while the loop waits. Loaders 511 and
+    512 wait on lock 0x2000 together, 5 ms each at 5 ms + 10 ms k (k =
+    0..39): 200 ms of the run, while the loop computes."""
+    d = str(tmp_path / "run")
+    os.makedirs(d)
+    w = ftgen.TraceFile(os.path.join(d, "host.500.ft"), 500, ["./loader"])
+    w.thread(500, "loader", main=True)
+    t0 = w.start + MS
+    for k in range(40):
+        w.event(500, "PIPE_READ", t0 + k * 10 * MS, 4 * MS, fd=7, kind=PIPE, req=4096,
+                ret=4096)
+        if k < 20:
+            w.event(510, "MUTEX_LOCK", t0 + k * 10 * MS + 500 * US, 3 * MS, lock=0x1000, ret=0)
+        for tid in (511, 512):
+            w.event(tid, "MUTEX_LOCK", t0 + k * 10 * MS + 4 * MS, 5 * MS, lock=0x2000, ret=0)
+    for tid in (510, 511, 512):
+        w.thread(tid, "producer%d" % tid)
+    w.close()
+    rows = [p for p in report_json(d)["problems"] if p["kind"] == "lock contention"]
+    assert [r["what"].split()[1] for r in rows] == ["0x1000", "0x2000"]
+    a, b = rows
+    # the loop's window starts at its first batch's end (5 ms): the first
+    # wait is before it
+    assert (a["lost_ns"], a["feed_lost_ns"]) == (60 * MS, 19 * 3 * MS)
+    # 0x2000 ends each 4 ms pipe read's next 5 ms: the loop waits in none of it
+    assert (b["lost_ns"], b["summed_ns"], b["feed_lost_ns"]) == (200 * MS, 400 * MS, 0)
+    assert b["what"].endswith("; 400.0 ms of waits in 2 threads, over 200.0 ms of the run; "
+                              "the feeding thread waited 0 ns of it")
