@@ -255,7 +255,7 @@ int ft_report_html(struct ft_report *r, const char *path)
 
 	struct ft_problem *pb;
 	int np = ft_problems(r, &pb), shown = ft_problems_shown(r, pb, np);
-	fprintf(o, "<h2>Problems, by time lost (%d)</h2>\n<table id=\"problems\"><tr><th>cost</th>"
+	fprintf(o, "<h2>Problems, by time the feed lost (%d)</h2>\n<table id=\"problems\"><tr><th>cost</th>"
 		"<th>what</th><th>process</th></tr>\n", np);
 	for (int i = 0; i < shown; i++) {
 		ft_fmt_ns(a, sizeof a, pb[i].lost_ns);

@@ -1136,7 +1136,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	/* one row per problem, each with its suggestion (problems.c) */
 	struct ft_problem *pb;
 	int npb = ft_problems(r, &pb);
-	fprintf(out, "Findings, by time lost (%d", npb);
+	fprintf(out, "Findings, by time the feed lost (%d", npb);
 	if (r->gaps_left_out)
 		fprintf(out, "; %llu shorter launch gaps left out", (unsigned long long)r->gaps_left_out);
 	fputs(")\n", out);

@@ -672,7 +672,7 @@ def test_stale_event_sync_is_no_drain(tmp_path):
     assert v["limit"] == "GPU-bound" and v["gpu"]["idle_ns"] == 0
     assert not any(p["kind"] == "launch gaps" for p in r["problems"])
     out = text(str(tmp_path / "stale"))
-    assert "Findings, by time lost (0)\n  none\n" in out
+    assert "Findings, by time the feed lost (0)\n  none\n" in out
     assert ("launch gaps in all: 11 on streams, 21.5 ms; those with work still queued on\n"
             "  the GPU are no finding, the GPU being the limit\n") in out
 
