@@ -429,7 +429,8 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 	if (p->feed_known) {
 		char x[32];
 		ft_fmt_ns(x, sizeof x, p->feed_ns);
-		snprintf(f, sizeof f, "; the feeding thread waited %s of it", x);
+		snprintf(f, sizeof f, "; the feeding thread%s waited %s of it",
+			 r->procs[r->main].v.nfeeders > 1 ? "s" : "", x);
 	}
 	if (u >= p->lost_ns) {
 		size_t k = strlen(p->what);
