@@ -514,24 +514,28 @@ static int rings_moved(unsigned hw)
 	return 0;
 }
 
-/* An idle cycle's samples: the live threads' CPU time and run-queue
- * delay, the process's page faults */
+/* An idle cycle's samples: the live threads' CPU time, run-queue delay
+ * and page faults, the process's page faults */
 static void sample_only(unsigned hw)
 {
 	struct cpu_batch cpu;
 	cpu.n = 0;
 	struct ft_sched_batch sched;
 	sched.n = 0;
+	struct ft_fault_batch flt;
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE) {
 			cpu_sample(t, FT_SLOT_LIVE, &cpu);
 			ft_sched_sample(&sched, t);
+			if (faults)
+				ft_faults_thread(&flt, t, FT_SLOT_LIVE, 1);
 		}
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	ft_sched_write(&sched);
 }
 
@@ -548,6 +552,8 @@ static unsigned flush_cycle(int let_go)
 	cpu.n = 0;
 	struct ft_sched_batch sched;
 	sched.n = 0;
+	struct ft_fault_batch flt;
+	flt.n = 0;
 	struct ft_clock_pair parted;
 	if (ft_clock_check(&parted)) {          /* the ticks are given up: the pair says so */
 		struct iovec v = { &parted, sizeof parted };
@@ -565,6 +571,9 @@ static unsigned flush_cycle(int let_go)
 		ft_modules_write(write_packed);
 		goto clock;
 	}
+	/* a thread's faults are read in the flusher's own table only (let_go:
+	 * the flusher thread); the exit's cycle has the leavers' own counts */
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -580,12 +589,14 @@ static unsigned flush_cycle(int let_go)
 		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_LIVE)
 			ft_sched_sample(&sched, t);
+		if (faults)
+			ft_faults_thread(&flt, t, st, let_go);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	ft_sched_write(&sched);
 	write_strings();
 	ft_modules_write(write_packed);
@@ -830,14 +841,19 @@ void ft_flush_all_raw(void)
 	size_t sn;
 	struct cpu_batch cpu;
 	cpu.n = 0;
-	/* no run-queue samples here: this drain runs on a program thread,
-	 * where their files would take the program's descriptors */
+	/* no run-queue samples here, nor live threads' faults: this drain
+	 * runs on a program thread, where their files would take the
+	 * program's descriptors (the leavers' own fault counts are written) */
+	struct ft_fault_batch flt;
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		cpu_sample(t, st, &cpu);
+		if (faults)
+			ft_faults_thread(&flt, t, st, 0);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -877,7 +893,7 @@ void ft_flush_all_raw(void)
 	}
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

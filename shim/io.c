@@ -397,7 +397,8 @@ static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t
 }
 
 /* a readable mapping of a regular file: its data may come in by page
- * faults from now on (libfeedtrace/faults.c counts the process's) */
+ * faults from now on (libfeedtrace/faults.c counts the process's and its
+ * threads') */
 static void watch_faults(void *p, int prot, int fd)
 {
 	if (p != MAP_FAILED && (prot & PROT_READ) && ft_fd_kind(fd) == FT_FDK_FILE)
