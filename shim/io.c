@@ -733,10 +733,9 @@ ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsig
  * asked for and read, a read record of no duration: the time went to the
  * waits). A completion is known to be a read by aio_lio_opcode, which
  * glibc sets at submission (and lio_listio's caller sets): reads listed
- * by lio_listio are seen at their aio_return, although lio_listio itself
- * is not wrapped (its older symbol versions are other functions, solo.c),
- * so its LIO_WAIT wait is not seen. Writes and fsyncs are not recorded;
- * aio_error, a poll, is not either (a loop on it is CPU time). ---- */
+ * by lio_listio are seen at their aio_return, and its LIO_WAIT wait as
+ * aio_suspend's is (lio_listio, below). Writes and fsyncs are not
+ * recorded; aio_error, a poll, is not either (a loop on it is CPU time). ---- */
 #define AIO_READ(name, cbtype)                                          \
 	int name(cbtype *cb)                                            \
 	{                                                               \
@@ -799,6 +798,35 @@ AIO_RETURN(aio_return64, struct aiocb64)
 
 AIO_SUSPEND(aio_suspend, struct aiocb)
 AIO_SUSPEND(aio_suspend64, struct aiocb64)
+
+/* lio_listio: glibc serves its requests from threads of its own (ft_solo
+ * ends first, solo.c); with LIO_WAIT, the wait for them all, recorded as
+ * aio_suspend's (the first request listed, how many). Exported as the
+ * versions GLIBC_2.34 (the default) and GLIBC_2.4, one function in glibc;
+ * GLIBC_2.2.5 is another (it also signals each request's own event), not
+ * answered here: a program linked to it gets glibc's (shim/versions.map). */
+#define LIO_LISTIO(name, cbtype)                                        \
+	int ft_##name(int mode, cbtype *const list[], int n, struct sigevent *sev) \
+	{                                                               \
+		ft_solo_end();                                          \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t || mode != LIO_WAIT)                             \
+			return REAL(name)(mode, list, n, sev);          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name)(mode, list, n, sev);                 \
+		int e = errno, i;                                       \
+		FIRST_FD(list, n, i)                                    \
+		int fd = i < n && i < 1024 ? list[i]->aio_fildes : -1;  \
+		ft_record4(t, FT_EV_LIO_LISTIO, t0, ft_now(), (uint32_t)fd, \
+			   ft_fd_path(fd), (uint32_t)n, (uint32_t)result32(r)); \
+		errno = e;                                              \
+		return r;                                               \
+	}                                                               \
+	__asm__(".symver ft_" #name ", " #name "@@GLIBC_2.34");         \
+	__asm__(".symver ft_" #name ", " #name "@GLIBC_2.4");
+
+LIO_LISTIO(lio_listio, struct aiocb)
+LIO_LISTIO(lio_listio64, struct aiocb64)
 
 /* liburing's set-up calls: io_uring_queue_init calls
  * io_uring_queue_init_params through the PLT in some versions: the

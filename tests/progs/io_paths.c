@@ -14,10 +14,15 @@
  *                              waited for by one aio_suspend, then
  *                              aio_return),
  *                              N more listed by lio_listio (LIO_WAIT, each
- *                              then aio_return), one aio_write of FILE.w
+ *                              then aio_return), N more by lio_listio
+ *                              (LIO_NOWAIT, each then aio_suspend and
+ *                              aio_return), one by each of lio_listio's
+ *                              versions GLIBC_2.4 and GLIBC_2.2.5 (dlvsym;
+ *                              LIO_WAIT), one aio_write of FILE.w
  * Built -g -O2 as users build: getline is then glibc's inline __getdelim.
  */
 #include <aio.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -163,6 +168,30 @@ static int aio(size_t block, int n, const char *path)
 		return 9;
 	for (int i = 0; i < n; i++)
 		total += aio_return(&cbs[i]);
+	for (int i = 0; i < n; i++)
+		cbs[i].aio_offset = (off_t)((size_t)(2 * n + i) * block);
+	if (lio_listio(LIO_NOWAIT, list, n, NULL))
+		return 13;
+	for (int i = 0; i < n; i++) {
+		const struct aiocb *one[1] = { &cbs[i] };
+		while (aio_error(&cbs[i]) == EINPROGRESS)
+			if (aio_suspend(one, 1, NULL) && errno != EINTR)
+				return 14;
+		total += aio_return(&cbs[i]);
+	}
+	static const char *const versions[] = { "GLIBC_2.4", "GLIBC_2.2.5" };
+	for (int v = 0; v < 2; v++) {
+		int (*lio)(int, struct aiocb *const[], int, struct sigevent *) =
+			(int (*)(int, struct aiocb *const[], int, struct sigevent *))
+			dlvsym(RTLD_DEFAULT, "lio_listio", versions[v]);
+		cbs[0].aio_offset = (off_t)((size_t)(3 * n + v) * block);
+		if (!lio || lio(LIO_WAIT, list, 1, NULL))
+			return 15;
+		/* GLIBC_2.2.5's may return before the read is done */
+		while (aio_error(&cbs[0]) == EINPROGRESS)
+			usleep(100);
+		total += aio_return(&cbs[0]);
+	}
 	char name[4096];
 	snprintf(name, sizeof name, "%s.w", path);
 	int wfd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
