@@ -3,8 +3,15 @@
  * copies in the kernel and POSIX aio (tests/test_io_paths.py).
  *   io_paths stdio MODE FILE   read FILE whole by one stdio reader:
  *                              fgets, getline, getdelim (','), fgetc, getc,
- *                              getc_unlocked (inlined: __uflow refills);
- *                              prints the bytes and the calls made
+ *                              getc_unlocked (inlined: __uflow refills),
+ *                              fread_unlocked (100 bytes a call), fscanf
+ *                              ("%511s": a line a call; __isoc99_fscanf),
+ *                              gnu_fscanf (the symbol fscanf, by dlsym),
+ *                              fgetwc, getwc, fgetws (characters of the
+ *                              locale LC_CTYPE says), getchar (of stdin,
+ *                              which the caller opens on FILE);
+ *                              prints the bytes (the wide readers: the
+ *                              characters) and the calls made
  *   io_paths threads MODE F1 F2 F1 and F2 read at once by two threads, each
  *                              whole by the stdio reader MODE (as stdio)
  *   io_paths copy CHUNK IN OUT copy IN to OUT.N by copy_file_range
@@ -25,12 +32,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
+#include <wchar.h>
 
 static int stdio_read(const char *mode, const char *path)
 {
@@ -60,6 +69,29 @@ static int stdio_read(const char *mode, const char *path)
 			bytes++;
 	} else if (!strcmp(mode, "getc_unlocked")) {
 		while (calls++, (c = getc_unlocked(f)) != EOF)
+			bytes++;
+	} else if (!strcmp(mode, "fread_unlocked")) {
+		size_t got;
+		while (calls++, (got = fread_unlocked(buf, 1, 100, f)) > 0)
+			bytes += got;
+	} else if (!strcmp(mode, "fscanf") || !strcmp(mode, "gnu_fscanf")) {
+		int (*scan)(FILE *, const char *, ...) = fscanf;
+		if (mode[0] == 'g')
+			scan = (int (*)(FILE *, const char *, ...))dlsym(RTLD_DEFAULT, "fscanf");
+		while (calls++, scan(f, "%511s", buf) == 1)
+			bytes += strlen(buf) + 1;       /* and its newline */
+	} else if (!strcmp(mode, "fgetwc") || !strcmp(mode, "getwc")) {
+		wint_t w;
+		setlocale(LC_CTYPE, "");        /* characters as the caller's locale says */
+		while (calls++, (w = mode[0] == 'f' ? fgetwc(f) : getwc(f)) != WEOF)
+			bytes++;
+	} else if (!strcmp(mode, "fgetws")) {
+		wchar_t wbuf[512];
+		setlocale(LC_CTYPE, "");
+		while (calls++, fgetws(wbuf, 512, f))
+			bytes += wcslen(wbuf);
+	} else if (!strcmp(mode, "getchar")) {
+		while (calls++, (c = getchar()) != EOF)
 			bytes++;
 	} else {
 		return 2;
