@@ -9,7 +9,8 @@
  *                              gnu_fscanf (the symbol fscanf, by dlsym),
  *                              fgetwc, getwc, fgetws (characters of the
  *                              locale LC_CTYPE says), getchar (of stdin,
- *                              which the caller opens on FILE);
+ *                              which the caller opens on FILE; inlined as
+ *                              getc), getchar_call (getchar not inlined);
  *                              prints the bytes (the wide readers: the
  *                              characters) and the calls made
  *   io_paths threads MODE F1 F2 F1 and F2 read at once by two threads, each
@@ -91,7 +92,11 @@ static int stdio_read(const char *mode, const char *path)
 		while (calls++, fgetws(wbuf, 512, f))
 			bytes += wcslen(wbuf);
 	} else if (!strcmp(mode, "getchar")) {
-		while (calls++, (c = getchar()) != EOF)
+		while (calls++, (c = getchar()) != EOF)   /* at -O2: getc(stdin) inline */
+			bytes++;
+	} else if (!strcmp(mode, "getchar_call")) {
+		int (*volatile call)(void) = getchar;     /* the function itself */
+		while (calls++, (c = call()) != EOF)
 			bytes++;
 	} else {
 		return 2;
