@@ -854,7 +854,7 @@ STDIO_SEEN(int, __isoc99_vfscanf, FT_EV_FSCANF, (FILE *f, const char *fmt, va_li
 	{                                                               \
 		va_list ap;                                             \
 		va_start(ap, fmt);                                      \
-		int r = vname(f, fmt, ap);                              \
+		int r = f ? vname##_refill(f, fmt, ap) : vname(f, fmt, ap); \
 		va_end(ap);                                             \
 		return r;                                               \
 	}
