@@ -44,7 +44,8 @@ def new(d, pid, ppid=1):
     return w
 
 
-def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA):
+def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA,
+               thread_too=False):
     """Main process 100 maps `data` (if mapped) at start, then per 10 ms
     step waits 8 ms on a pipe for a batch and launches; workers 101, 102
     (forked) make a lock call now and then and each take `faults` major
@@ -78,6 +79,9 @@ def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA)
         # the process's count only, as the recorder writes it
         x.fault(0, T0, 0, delayacct=delayacct)
         x.fault(0, T0 + 100 * MS, faults, blkio_ns=ns, delayacct=delayacct)
+        if thread_too:          # its main thread's own count: half
+            x.fault(pid, T0, 0)
+            x.fault(pid, T0 + 100 * MS, faults // 2)
         x.close()
     return str(d)
 
@@ -107,6 +111,19 @@ def test_workers_faulting_on_mapped_data(tmp_path):
     assert " ".join(block.split()).startswith(
         "The 2 workers took 48,000 major page faults on mapped data (/data/train.arrow)")
     assert "page cache" in block
+
+
+def test_workers_counted_as_processes(tmp_path):
+    """Workers whose threads have counts of their own (the recorder's
+    samples of each thread): a worker producer's faults are still its
+    process's, all its threads', and no worker thread is named."""
+    rep = report(loader_run(tmp_path, thread_too=True))
+    m = rep["mapped_data"]
+    assert m["major_faults"] == 48_000 and m["threads"] == [] and m["more_threads"] == 0
+    assert m["finding"].startswith("The 2 workers took 48,000 major page faults on mapped "
+                                   "data (/data/train.arrow): the data set")
+    assert sorted((p["pid"], p["major_faults"]) for p in rep["verdict"]["producers"]) == \
+        [(101, 24_000), (102, 24_000)]
 
 
 def test_fault_time_from_delay_accounting(tmp_path):
