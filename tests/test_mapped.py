@@ -364,3 +364,28 @@ def test_c_loader_faults_per_thread(tmp_path, how):
                 assert procs[pid]["faults"][str(pid)]["majflt"] == n
         assert m["processes"] == 3 and m["threads"] == []
         assert m["finding"].startswith("3 processes took ")
+
+
+def test_thread_fault_reads_take_no_program_descriptor(tmp_path):
+    """The flusher reads each thread's /proc/self/task/TID/stat once a file
+    is mapped (here every 10 ms, three threads), in its own table of
+    descriptors: the program, opening and closing /dev/null 200,000 times
+    by raw system calls meanwhile, always gets the same lowest free
+    number, as untraced."""
+    exe = built_prog("mapped_faults")
+    path = str(tmp_path / "zeros.bin")
+    drop_cached_file(path, 256)
+    argv = [exe, "fds", "2", path]
+    u = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (u.returncode, u.stdout) == (0, "fds LOW\n")
+    out = str(tmp_path / "trace")
+    env = clean_env()
+    env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out, FEEDTRACE_FLUSH_MS="10")
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (0, "fds LOW\n"), r.stderr
+    dump = subprocess.run([TOOL, "dump", "--json", "--summary", out], capture_output=True,
+                          text=True, timeout=120)
+    [p] = [json.loads(l)["process"] for l in dump.stdout.splitlines()
+           if l.startswith('{"process"')]
+    # the threads were sampled: a series for each (the main one and two)
+    assert len([k for k in p["faults"] if k != "0"]) == 3, p["faults"]

@@ -12,6 +12,11 @@
  *   sum SUM             the bytes read, added (0 for a file of zeros)
  *
  *   mapped_faults threads|procs N FILE
+ *   mapped_faults fds N FILE    N threads read the map's pages over and over
+ *                               while the main thread opens /dev/null and
+ *                               closes it, 200,000 times, by raw system
+ *                               calls: prints "fds LOW" (each open got the
+ *                               lowest free number) or "fds MOVED A B"
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +35,46 @@ static size_t pages;
 static int loaders;
 static pthread_mutex_t start = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long sums[64];
+static volatile int stop;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&start);
+	pthread_mutex_unlock(&start);
+	unsigned long s = 0;
+	while (!stop)
+		for (size_t i = 0; i < pages && !stop; i += 64)
+			s += data[i * 4096];
+	return (void *)s;
+}
+
+/* the lowest free descriptor, opened and closed again and again: the
+ * number never moves unless something else opens beside the program */
+static int same_number(int loaders)
+{
+	pthread_t th[64];
+	for (int k = 0; k < loaders; k++)
+		if (pthread_create(&th[k], NULL, spinner, NULL) != 0)
+			return 1;
+	long first = syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
+	syscall(SYS_close, first);
+	long moved = -1;
+	for (int i = 0; i < 200000 && moved < 0; i++) {
+		long fd = syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
+		if (fd != first)
+			moved = fd;
+		syscall(SYS_close, fd);
+	}
+	stop = 1;
+	for (int k = 0; k < loaders; k++)
+		pthread_join(th[k], NULL);
+	if (moved < 0)
+		printf("fds LOW\n");
+	else
+		printf("fds MOVED %ld %ld\n", first, moved);
+	return 0;
+}
 
 static long majflt(int who)
 {
@@ -61,8 +106,9 @@ static void *loader(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4 || (strcmp(argv[1], "threads") && strcmp(argv[1], "procs"))) {
-		fprintf(stderr, "usage: mapped_faults threads|procs N FILE\n");
+	if (argc != 4 || (strcmp(argv[1], "threads") && strcmp(argv[1], "procs") &&
+			  strcmp(argv[1], "fds"))) {
+		fprintf(stderr, "usage: mapped_faults threads|procs|fds N FILE\n");
 		return 2;
 	}
 	loaders = atoi(argv[2]);
@@ -79,6 +125,8 @@ int main(int argc, char **argv)
 	if (p == MAP_FAILED || madvise(p, (size_t)st.st_size, MADV_RANDOM) != 0)
 		return 1;
 	data = p;
+	if (!strcmp(argv[1], "fds"))
+		return same_number(loaders);
 	unsigned long sum = 0;
 	if (!strcmp(argv[1], "threads")) {
 		pthread_t th[64];
