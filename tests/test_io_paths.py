@@ -277,3 +277,25 @@ def test_gnu_sort_reads_its_input(traced, tmp_path):
         if extra:
             full, rest = divmod(size, buf)
             assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+
+
+@pytest.mark.parametrize("mode,kind", [("fread_unlocked", "fread_unlocked"),
+                                       ("fgetws", "fgetws")])
+def test_fortified_stdio_readers(traced, tmp_path, mode, kind):
+    """Built with _FORTIFY_SOURCE=2 (tests/progs/stdio_fortify.c), a read
+    into a buffer of known size calls __fread_unlocked_chk and
+    __fgetws_chk: recorded as their plain forms, the same refills."""
+    exe = built_prog("stdio_fortify")
+    chk = "__%s_chk" % mode
+    nm = subprocess.run(["nm", "-D", exe], capture_output=True, text=True).stdout
+    assert chk in nm
+    path = make_lines(tmp_path)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    argv = [exe, mode, path, "300"]
+    r = traced(argv)
+    same_output(r, argv)
+    assert r.stdout.startswith("%s bytes %d calls " % (mode, size))
+    recs = r.trace.calls(kind)
+    full, rest = divmod(size, buf)
+    assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+    assert all(e["args"]["path"] == path and e["args"]["req"] == buf for e in recs)
