@@ -31,7 +31,8 @@
 #include "internal.h"
 #include "runq.h"
 
-/* 0: no file mapped; 1: mapped, the baselines not written yet; 2: on */
+/* 0: no file mapped; -1: the mapping call setting the baselines; 1:
+ * mapped, the baselines not written yet; 2: on */
 static _Atomic int watch;
 static struct ft_fault_sample base[2];   /* the mapping call's counts: process, thread */
 static uint64_t watch_stream;            /* rings given before the mapping: streams up to it */
@@ -64,10 +65,8 @@ void ft_faults_watch(void)
 	if (atomic_load_explicit(&watch, memory_order_relaxed) != 0 ||
 	    !count(&s, RUSAGE_SELF, FT_FAULTS_BASE))
 		return;
-	int e = errno;
 	int have_own = count(&own, RUSAGE_THREAD, FT_FAULTS_BASE);
 	own.tid = (int32_t)syscall(SYS_gettid);
-	errno = e;
 	uint64_t given = ft_streams_given();
 	if (!atomic_compare_exchange_strong(&watch, &none, -1))
 		return;
@@ -82,8 +81,10 @@ void ft_faults_watch(void)
 void ft_faults_after_fork_child(void)
 {
 	watch_stream = 0;                /* every thread counts from 0 */
-	for (int i = 0; i < FT_MAX_THREADS; i++)
+	for (int i = 0; i < FT_MAX_THREADS; i++) {
 		per[i].stream = 0;
+		atomic_store_explicit(&per[i].exit_stream, 0, memory_order_relaxed);
+	}
 	if (atomic_load(&watch) != 0)
 		atomic_store(&watch, 2);
 }
