@@ -4,22 +4,25 @@
  * mapped a regular file (ft_faults_watch, from the mmap wrapper), every
  * drain takes the process's count (getrusage: all its threads, the
  * exited ones included) and writes it as a FAULTS sample of tid 0, and
- * the flusher's cycles add each traced thread's own count (docs/FORMAT.md).
+ * the flusher's cycles add each thread's own count (docs/FORMAT.md).
  * The mapping call takes the first counts itself, the baselines: the
  * process's and its own thread's (getrusage of the thread); faults before
  * them (code pages at start-up) are not the mapped data's.
  *
  * A thread's count is the majflt field of /proc/self/task/TID/stat, read
  * by the flusher only, in its own table of descriptors (output.c), as the
- * run-queue delay is (runq.c): a program thread opening it would take
- * the program's lowest free descriptor (docs/RELIABILITY.md). So the exit
+ * run-queue delay is (runq.c): a program thread opening it would take the
+ * program's lowest free descriptor (docs/RELIABILITY.md). So the exit
  * paths' drains, on program threads, write the process's count and the
  * draining thread's own (getrusage of the thread: no descriptor), and a
- * thread as it leaves notes its own count likewise, its last sample. A thread whose ring was given before
- * the mapping has its first sample as its baseline; one that came after
- * counts from its start. One system call per drain, a few per thread per
- * cycle, nothing on the hot path, nothing before a file is mapped. A fork
- * child counts from 0, the process and each thread: no baseline.
+ * thread as it leaves notes its own count likewise, its last sample. A
+ * thread whose ring was given before the mapping has its first sample as
+ * its baseline; one that came after counts from its start. The threads
+ * the program made that have no ring (flusher.c's places for CPU
+ * samples) are read too (ft_faults_made). One system call per drain, a
+ * few per thread per cycle, nothing on the hot path, nothing before a
+ * file is mapped. A fork child counts from 0, the process and each
+ * thread: no baseline.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -102,6 +105,15 @@ void ft_faults_leaving(void)
 	per[i].exit_ticks = s.ticks;
 	per[i].exit_majflt = s.majflt;
 	atomic_store_explicit(&per[i].exit_stream, t->stream, memory_order_release);
+}
+
+uint64_t ft_faults_own(void)
+{
+	struct ft_fault_sample s;
+	if (atomic_load_explicit(&watch, memory_order_acquire) <= 0 ||
+	    !count(&s, RUSAGE_THREAD, 0))
+		return 0;
+	return s.majflt;
 }
 
 static void put(struct ft_fault_batch *b, const struct ft_fault_sample *s)
@@ -203,4 +215,37 @@ void ft_faults_write(struct ft_fault_batch *b)
 	b->n = 0;
 	int one = 1;
 	atomic_compare_exchange_strong(&watch, &one, 2);   /* the baselines are out */
+}
+
+void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *seen,
+		    uint64_t end, uint64_t end_majflt, int flusher)
+{
+	if (atomic_load(&watch) <= 0)
+		return;
+	struct ft_fault_sample s;
+	memset(&s, 0, sizeof s);
+	s.tid = tid;
+	if (end) {
+		s.ticks = end;
+		s.majflt = end_majflt;
+	} else if (!flusher || !ft_output_own_table_held() || thread_majflt(tid, &s.majflt) != 0) {
+		return;
+	} else {
+		s.ticks = ft_now();
+	}
+	if (!*seen) {
+		/* started after the mapping: from 0 at its start; before: its
+		 * first count is its baseline */
+		*seen = 1;
+		if ((int64_t)(start - base[0].ticks) > 0) {
+			struct ft_fault_sample z = s;
+			z.ticks = start;
+			z.majflt = 0;
+			if ((int64_t)(s.ticks - start) > 0)
+				put(b, &z);
+		} else {
+			s.flags = FT_FAULTS_BASE;
+		}
+	}
+	put(b, &s);
 }

@@ -399,6 +399,8 @@ static struct cpu_made {
 	uint64_t start_ticks;
 	_Atomic uint64_t end_ticks;
 	uint64_t end_cpu_ns;
+	uint64_t end_majflt;             /* its major faults then (a file mapped) */
+	int faults_seen;                 /* drains only: a fault sample taken */
 } made[FT_CPU_TIDS];
 static _Atomic int32_t flusher_tid;
 
@@ -411,6 +413,7 @@ int ft_cpu_track(int32_t tid)
 		    !atomic_compare_exchange_strong(&m->tid, &none, -1))
 			continue;
 		m->start_written = 0;
+		m->faults_seen = 0;
 		m->start_ticks = ft_now();
 		atomic_store(&m->end_ticks, 0);
 		atomic_store_explicit(&m->tid, tid, memory_order_release);
@@ -425,6 +428,7 @@ void ft_cpu_track_end(int i)
 	if (i < 0 || syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	made[i].end_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	made[i].end_majflt = ft_faults_own();
 	atomic_store_explicit(&made[i].end_ticks, ft_now(), memory_order_release);
 }
 
@@ -453,6 +457,23 @@ static void cpu_put(struct cpu_batch *b, int32_t tid, uint64_t ticks, uint64_t c
 	s->cpu_ns = cpu_ns;
 	if (++b->n == sizeof b->s / sizeof b->s[0])
 		cpu_batch_write(b);
+}
+
+/* The major page faults of those threads that have no ring (a loader
+ * spinning on mapped data; faults.c samples the others): before
+ * cpu_sample_made, which gives a place up at its end sample */
+static void faults_made(struct ft_fault_batch *fb, int flusher)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	int32_t self = atomic_load(&flusher_tid);
+	for (int i = 0; i < FT_CPU_TIDS; i++) {
+		struct cpu_made *m = &made[i];
+		int32_t tid = atomic_load_explicit(&m->tid, memory_order_acquire);
+		if (tid <= 0 || tid == self || has_ring(tid, hw))
+			continue;
+		uint64_t end = atomic_load_explicit(&m->end_ticks, memory_order_acquire);
+		ft_faults_made(fb, tid, m->start_ticks, &m->faults_seen, end, m->end_majflt, flusher);
+	}
 }
 
 static void cpu_sample_made(struct cpu_batch *b)
@@ -533,6 +554,8 @@ static void sample_only(unsigned hw)
 				ft_faults_thread(&flt, t, FT_SLOT_LIVE, 1);
 		}
 	}
+	if (faults)
+		faults_made(&flt, 1);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_write(&flt);
@@ -594,6 +617,8 @@ static unsigned flush_cycle(int let_go)
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
+	if (faults)
+		faults_made(&flt, let_go);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_write(&flt);
@@ -891,6 +916,8 @@ void ft_flush_all_raw(void)
 				break;
 		}
 	}
+	if (faults)
+		faults_made(&flt, 0);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_write(&flt);

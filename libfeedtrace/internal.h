@@ -76,6 +76,12 @@ int ft_faults_begin(struct ft_fault_batch *b);
 void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int flusher);
 void ft_faults_write(struct ft_fault_batch *b);
 void ft_faults_leaving(void);                 /* a thread's start routine ended */
+uint64_t ft_faults_own(void);                 /* the caller's count (0: none mapped) */
+/* a thread without a ring, tid, started at start ticks (flusher.c's
+ * places): read now (flusher), or its end's count (end ticks, not 0);
+ * *seen: its first sample was taken */
+void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *seen,
+		    uint64_t end, uint64_t end_majflt, int flusher);
 void ft_faults_after_fork_child(void);
 void ft_faults_watch(void);                   /* the process mapped a regular file */
 
