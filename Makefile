@@ -127,10 +127,13 @@ $(BUILD)/gen/pyframe_checked: libfeedtrace/pyframe.h libfeedtrace/pyframe_check.
 	  *) echo "pyframe.h: no CPython $$v headers here: its offsets not checked";; esac; done
 	@touch $@
 
+# the versions of the exports that need one (shim/versions.map)
+LIB_LDFLAGS = -Wl,--version-script=shim/versions.map
+
 # -Bsymbolic-functions is NOT used: wrappers must interpose on calls made
 # from inside the library too, and the library only calls real_* pointers.
-$(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyframe_checked
-	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
+$(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyframe_checked shim/versions.map
+	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 # the library with one offset of every Python layout wrong (the code
 # object's first line, FT_PYWALK_SKEW): tests/test_pyversions.py sees its
@@ -139,8 +142,8 @@ PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUI
 $(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
-$(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS)
-	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
+$(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS) shim/versions.map
+	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
 	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm

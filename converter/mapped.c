@@ -7,7 +7,9 @@
  * process's maps), give the run's faults on mapped data and the files
  * (their mmap records: readable mappings of files that are not code).
  * Only processes that took faults, and their ancestors, are read again
- * for their mmap records. docs/ANALYSES.md, "Mapped data".
+ * for their mmap records. Workers are named as processes; in another
+ * process where several threads took faults (the recorder's samples of
+ * each thread), those threads by name. docs/ANALYSES.md, "Mapped data".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,47 @@ static int on_event(const struct ft_event *ev, void *arg)
 	add_file(s->m, path);
 	s->found = 1;
 	return 0;
+}
+
+/* process i's threads that took faults, when more than one did: into
+ * m's list, which keeps the ones with the most */
+static void add_threads(struct ft_mapped *m, const struct ft_report *r, int i)
+{
+	const struct ft_process *p = r->tr.procs[i];
+	int faulted = 0;
+	uint64_t n, ns;
+	for (int k = 0; k < p->nfaults; k++)
+		faulted += p->faults[k].tid &&
+			   ft_thread_faults(p, p->faults[k].tid, 0, UINT64_MAX, &n, &ns) && n;
+	if (faulted < 2)
+		return;
+	for (int k = 0; k < p->nfaults; k++) {
+		int32_t tid = p->faults[k].tid;
+		if (!tid || !ft_thread_faults(p, tid, 0, UINT64_MAX, &n, &ns) || !n)
+			continue;
+		int at = m->nthreads;
+		while (at > 0 && m->threads[at - 1].faults < n)
+			at--;
+		if (at == FT_MAPPED_THREADS) {
+			m->more_threads++;
+			continue;
+		}
+		if (m->nthreads == FT_MAPPED_THREADS)
+			m->more_threads++;
+		else
+			m->nthreads++;
+		memmove(&m->threads[at + 1], &m->threads[at],
+			(size_t)(m->nthreads - 1 - at) * sizeof m->threads[0]);
+		struct ft_mapped_thread *t = &m->threads[at];
+		const char *name = ft_thread_name(p, tid);
+		t->pid = r->procs[i].pid;
+		t->tid = tid;
+		t->faults = n;
+		if (name && *name)
+			snprintf(t->name, sizeof t->name, "%s", name);
+		else
+			snprintf(t->name, sizeof t->name, "thread %d", tid);
+	}
 }
 
 void ft_mapped_build(struct ft_report *r)
@@ -105,6 +148,8 @@ void ft_mapped_build(struct ft_report *r)
 		m->nprocs++;
 		m->nworkers += !strcmp(r->procs[i].role, "worker");
 		m->main_too |= i == r->main;
+		if (strcmp(r->procs[i].role, "worker"))
+			add_threads(m, r, i);
 	}
 }
 
@@ -136,12 +181,27 @@ void ft_mapped_files_text(const struct ft_mapped *m, char *out, size_t cap)
 		snprintf(out + n, cap - n, " and %d more", m->more_files);
 }
 
+void ft_mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; i < m->nthreads && n < cap; i++) {
+		char c[32];
+		ft_fmt_count(c, sizeof c, m->threads[i].faults);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)",
+				      i == 0 ? "" : i + 1 == m->nthreads && !m->more_threads ? " and " : ", ",
+				      m->threads[i].name, c);
+	}
+	if (m->more_threads && n < cap)
+		snprintf(out + n, cap - n, " and %d more", m->more_threads);
+}
+
 void ft_mapped_sentence(const struct ft_mapped *m, char *out, size_t cap)
 {
 	out[0] = 0;
 	if (m->faults < FT_MAPPED_MIN_FAULTS)
 		return;
-	char who[48], n[32], files[600], wait[64] = "";
+	char who[48], n[32], files[600], wait[64] = "", ths[400] = "", in[420] = "";
 	ft_mapped_who(m, who, sizeof who);
 	ft_fmt_count(n, sizeof n, m->faults);
 	ft_mapped_files_text(m, files, sizeof files);
@@ -150,12 +210,15 @@ void ft_mapped_sentence(const struct ft_mapped *m, char *out, size_t cap)
 		ft_fmt_ns(t, sizeof t, m->blkio_ns);
 		snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
 	}
-	snprintf(out, cap, "%s took %s major page faults on mapped data (%s)%s: the data "
+	ft_mapped_threads_text(m, ths, sizeof ths);
+	if (*ths)
+		snprintf(in, sizeof in, ", in threads %s", ths);
+	snprintf(out, cap, "%s took %s major page faults on mapped data (%s)%s%s: the data "
 		 "set is read from disk through memory maps, a fault at a time, in no traced "
 		 "call. Keep it in the page cache (memory enough for it, read once before "
 		 "training), read it in contiguous runs rather than scattered samples "
 		 "(contiguous indices, madvise(MADV_WILLNEED or MADV_SEQUENTIAL)), or move it "
-		 "to a faster local disk.", who, n, files, wait);
+		 "to a faster local disk.", who, n, files, in, wait);
 	if (out[0] >= 'a' && out[0] <= 'z')
 		out[0] = (char)(out[0] - 'a' + 'A');
 }

@@ -11,6 +11,16 @@ struct ft_report;
 
 #define FT_MAPPED_MIN_FAULTS 8    /* fewer: no finding (a page or two at start) */
 #define FT_MAPPED_FILES 4
+#define FT_MAPPED_THREADS 4       /* threads named (those with the most faults) */
+
+/* a thread that took faults on mapped data, in a process (not a worker)
+ * where more than one thread did */
+struct ft_mapped_thread {
+	int pid;
+	int32_t tid;
+	char name[40];
+	uint64_t faults;
+};
 
 struct ft_mapped {
 	uint64_t faults;          /* major page faults, summed over those processes */
@@ -20,6 +30,8 @@ struct ft_mapped {
 	int main_too;             /* the main process is one of them */
 	char files[FT_MAPPED_FILES][256];   /* the data files mapped (first ones) */
 	int nfiles, more_files;
+	struct ft_mapped_thread threads[FT_MAPPED_THREADS];  /* most faults first */
+	int nthreads, more_threads;
 	unsigned char *data;      /* per process: it or an ancestor mapped data */
 };
 
@@ -29,6 +41,8 @@ void ft_mapped_build(struct ft_report *r);
 void ft_mapped_free(struct ft_mapped *m);
 /* "the 4 workers", "the main process", "3 processes" */
 void ft_mapped_who(const struct ft_mapped *m, char *out, size_t cap);
+/* "loader-0 (24,000), loader-1 (23,000) and 2 more", "" when none */
+void ft_mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap);
 /* "/data/train.arrow, /data/val.arrow and 2 more" */
 void ft_mapped_files_text(const struct ft_mapped *m, char *out, size_t cap);
 /* the finding's sentence (with its suggestion), "" under the threshold */

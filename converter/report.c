@@ -223,10 +223,10 @@ static void producer_faults(const struct ft_report *r, int i, struct ft_producer
 	     hops < r->nprocs; a = r->procs[a].parent, hops++)
 		d = r->mapped.data[a];
 	const struct ft_process *p = r->tr.procs[i];
-	/* a thread's own count where the trace has it, else a worker's
-	 * process's (the recorder writes the process's only) */
-	if (d && (ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns) ||
-		  (i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &q->fault_ns))))
+	/* a worker's: its process's (all its threads'); a loader thread's:
+	 * its own, where the trace has it */
+	if (d && ((i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &q->fault_ns)) ||
+		  ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns)))
 		q->fault_timed = (p->fault_flags & FT_FAULTS_DELAYACCT) != 0;
 }
 
@@ -1388,6 +1388,17 @@ static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
 		ft_json_str(j, NULL, m->files[i]);
 	ft_json_end(j);
 	ft_json_int(j, "more_files", m->more_files);
+	ft_json_arr(j, "threads");
+	for (int i = 0; i < m->nthreads; i++) {
+		ft_json_obj(j, NULL);
+		ft_json_int(j, "pid", m->threads[i].pid);
+		ft_json_int(j, "tid", m->threads[i].tid);
+		ft_json_str(j, "name", m->threads[i].name);
+		ft_json_u64(j, "major_faults", m->threads[i].faults);
+		ft_json_end(j);
+	}
+	ft_json_end(j);
+	ft_json_int(j, "more_threads", m->more_threads);
 	if (*sentence)
 		ft_json_str(j, "finding", sentence);
 	else

@@ -3,15 +3,26 @@
  * (numpy.memmap, Arrow, LMDB), which no call shows. Once the process has
  * mapped a regular file (ft_faults_watch, from the mmap wrapper), every
  * drain takes the process's count (getrusage: all its threads, the
- * exited ones included) and writes it as a FAULTS sample of tid 0
- * (docs/FORMAT.md). The mapping call takes the first count itself, the
- * baseline: faults before it (code pages at start-up) are not the mapped
- * data's. A thread's own count would need /proc/self/task/TID/stat opened
- * beside the program, taking the lowest free descriptor under it (the
- * number a close(0); open() or a dup2 of the program expects:
- * docs/RELIABILITY.md), so it is not read. One system call per drain, no
- * descriptor, async-signal-safe (the exit paths sample too); nothing on
- * the hot path. A fork child counts from 0: no baseline of its own.
+ * exited ones included) and writes it as a FAULTS sample of tid 0, and
+ * the flusher's cycles add each thread's own count (docs/FORMAT.md).
+ * The mapping call takes the first counts itself, the baselines: the
+ * process's and its own thread's (getrusage of the thread); faults before
+ * them (code pages at start-up) are not the mapped data's.
+ *
+ * A thread's count is the majflt field of /proc/self/task/TID/stat, read
+ * by the flusher only, in its own table of descriptors (output.c), as the
+ * run-queue delay is (runq.c): a program thread opening it would take the
+ * program's lowest free descriptor (docs/RELIABILITY.md). So the exit
+ * paths' drains, on program threads, write the process's count and the
+ * draining thread's own (getrusage of the thread: no descriptor), and a
+ * thread as it leaves notes its own count likewise, its last sample. A
+ * thread whose ring was given before the mapping has its first sample as
+ * its baseline; one that came after counts from its start. The threads
+ * the program made that have no ring (flusher.c's places for CPU
+ * samples) are read too (ft_faults_made). One system call per drain, a
+ * few per thread per cycle, nothing on the hot path, nothing before a
+ * file is mapped. A fork child counts from 0, the process and each
+ * thread: no baseline.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -21,18 +32,29 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "runq.h"
 
-/* 0: no file mapped; 1: mapped, the baseline not written yet; 2: on */
+/* 0: no file mapped; -1: the mapping call setting the baselines; 1:
+ * mapped, the baselines not written yet; 2: on */
 static _Atomic int watch;
-static struct ft_fault_sample base;      /* the mapping call's count */
+static struct ft_fault_sample base[2];   /* the mapping call's counts: process, thread */
+static uint64_t watch_stream;            /* rings given before the mapping: streams up to it */
 
-static int count(struct ft_fault_sample *s, uint32_t flags)
+/* Each ring's owner, by slot: the flusher's state of its samples, and the
+ * count the thread noted as it left (ft_faults_leaving) */
+static struct {
+	uint64_t stream;                 /* the owner sampled (flusher) */
+	_Atomic uint64_t exit_stream;    /* the owner whose exit count is below */
+	uint64_t exit_ticks, exit_majflt;
+} per[FT_MAX_THREADS];
+
+static int count(struct ft_fault_sample *s, int who, uint32_t flags)
 {
 	struct rusage ru;
 	int e = errno;
 	memset(s, 0, sizeof *s);
 	s->ticks = ft_now();
-	int ok = syscall(SYS_getrusage, RUSAGE_SELF, &ru) == 0;
+	int ok = syscall(SYS_getrusage, who, &ru) == 0;
 	errno = e;
 	s->flags = flags;
 	s->majflt = ok ? (uint64_t)ru.ru_majflt : 0;
@@ -42,34 +64,188 @@ static int count(struct ft_fault_sample *s, uint32_t flags)
 void ft_faults_watch(void)
 {
 	int none = 0;
-	struct ft_fault_sample s;
+	struct ft_fault_sample s, own;
 	if (atomic_load_explicit(&watch, memory_order_relaxed) != 0 ||
-	    !count(&s, FT_FAULTS_BASE))
+	    !count(&s, RUSAGE_SELF, FT_FAULTS_BASE))
 		return;
-	if (!atomic_compare_exchange_strong(&watch, &none, 1))
+	int have_own = count(&own, RUSAGE_THREAD, FT_FAULTS_BASE);
+	own.tid = (int32_t)syscall(SYS_gettid);
+	uint64_t given = ft_streams_given();
+	if (!atomic_compare_exchange_strong(&watch, &none, -1))
 		return;
-	base = s;
+	base[0] = s;
+	base[1] = own;
+	if (!have_own)
+		base[1].tid = 0;         /* none: the process's stands alone */
+	watch_stream = given;
+	atomic_store(&watch, 1);
 }
 
 void ft_faults_after_fork_child(void)
 {
-	if (atomic_load(&watch))
+	watch_stream = 0;                /* every thread counts from 0 */
+	for (int i = 0; i < FT_MAX_THREADS; i++) {
+		per[i].stream = 0;
+		atomic_store_explicit(&per[i].exit_stream, 0, memory_order_relaxed);
+	}
+	if (atomic_load(&watch) != 0)
 		atomic_store(&watch, 2);
 }
 
-void ft_faults_sample(void)
+void ft_faults_leaving(void)
 {
-	int st = atomic_load(&watch);
-	if (!st)
+	struct ft_thread *t;
+	struct ft_fault_sample s;
+	if (atomic_load_explicit(&watch, memory_order_acquire) <= 0 ||
+	    !(t = ft_own_ring()) || !count(&s, RUSAGE_THREAD, 0))
 		return;
-	struct ft_fault_sample s[2];
-	int n = 0;
-	if (st == 1)
-		s[n++] = base;
-	n += count(&s[n], 0);
-	struct iovec v = { s, (size_t)n * sizeof s[0] };
-	if (n)
-		ft_output_write_chunk(FT_CHUNK_FAULTS, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
-	if (st == 1)
-		atomic_store(&watch, 2);
+	size_t i = (size_t)(t - ft_threads);
+	if (i >= FT_MAX_THREADS)
+		return;
+	per[i].exit_ticks = s.ticks;
+	per[i].exit_majflt = s.majflt;
+	atomic_store_explicit(&per[i].exit_stream, t->stream, memory_order_release);
+}
+
+uint64_t ft_faults_own(void)
+{
+	struct ft_fault_sample s;
+	if (atomic_load_explicit(&watch, memory_order_acquire) <= 0 ||
+	    !count(&s, RUSAGE_THREAD, 0))
+		return 0;
+	return s.majflt;
+}
+
+static void put(struct ft_fault_batch *b, const struct ft_fault_sample *s)
+{
+	b->s[b->n] = *s;
+	if (++b->n == sizeof b->s / sizeof b->s[0])
+		ft_faults_write(b);
+}
+
+int ft_faults_begin(struct ft_fault_batch *b)
+{
+	b->n = 0;
+	int st = atomic_load(&watch);
+	if (st <= 0)
+		return 0;
+	if (st == 1) {
+		put(b, &base[0]);
+		if (base[1].tid)
+			put(b, &base[1]);
+	}
+	struct ft_fault_sample s;
+	if (count(&s, RUSAGE_SELF, 0))
+		put(b, &s);
+	return 1;
+}
+
+/* "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+ * majflt ...": the tenth field after the comm's closing parenthesis (the
+ * comm may hold any byte, a parenthesis too: the last one ends it) */
+static int thread_majflt(int32_t tid, uint64_t *majflt)
+{
+	char buf[320];
+	int n = ft_task_read(tid, "stat", buf, sizeof buf);
+	if (n <= 0)
+		return -1;
+	const char *p = NULL;
+	for (int i = 0; i < n; i++)
+		if (buf[i] == ')')
+			p = buf + i + 1;
+	for (int field = 0; p && field < 10; field++) {
+		if (*p != ' ')
+			return -1;
+		p++;
+		if (field == 9) {
+			uint64_t v = 0;
+			if (*p < '0' || *p > '9')
+				return -1;
+			for (; *p >= '0' && *p <= '9'; p++)
+				v = v * 10 + (uint64_t)(*p - '0');
+			*majflt = v;
+			return 0;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	return -1;
+}
+
+void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int flusher)
+{
+	size_t i = (size_t)(t - ft_threads);
+	if (atomic_load(&watch) <= 0 || i >= FT_MAX_THREADS)
+		return;
+	struct ft_fault_sample s;
+	memset(&s, 0, sizeof s);
+	s.tid = t->tid;
+	if (st == FT_SLOT_EXITED) {
+		if (atomic_load_explicit(&per[i].exit_stream, memory_order_acquire) != t->stream)
+			return;
+		s.ticks = per[i].exit_ticks;
+		s.majflt = per[i].exit_majflt;
+	} else if (flusher) {
+		if (!ft_output_own_table_held() || thread_majflt(t->tid, &s.majflt) != 0)
+			return;
+		s.ticks = ft_now();
+	} else {
+		/* a drain on a program thread: the caller's own count only */
+		struct ft_fault_sample own;
+		if (t != ft_own_ring() || !count(&own, RUSAGE_THREAD, 0))
+			return;
+		s.ticks = own.ticks;
+		s.majflt = own.majflt;
+	}
+	if (per[i].stream != t->stream) {
+		/* its first sample: a baseline if its ring came before the mapping */
+		per[i].stream = t->stream;
+		if (t->stream <= watch_stream)
+			s.flags = FT_FAULTS_BASE;
+	}
+	put(b, &s);
+}
+
+void ft_faults_write(struct ft_fault_batch *b)
+{
+	if (!b->n)
+		return;
+	struct iovec v = { b->s, b->n * sizeof b->s[0] };
+	ft_output_write_chunk(FT_CHUNK_FAULTS, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+	b->n = 0;
+	int one = 1;
+	atomic_compare_exchange_strong(&watch, &one, 2);   /* the baselines are out */
+}
+
+void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *seen,
+		    uint64_t end, uint64_t end_majflt, int flusher)
+{
+	if (atomic_load(&watch) <= 0)
+		return;
+	struct ft_fault_sample s;
+	memset(&s, 0, sizeof s);
+	s.tid = tid;
+	if (end) {
+		s.ticks = end;
+		s.majflt = end_majflt;
+	} else if (!flusher || !ft_output_own_table_held() || thread_majflt(tid, &s.majflt) != 0) {
+		return;
+	} else {
+		s.ticks = ft_now();
+	}
+	if (!*seen) {
+		/* started after the mapping: from 0 at its start; before: its
+		 * first count is its baseline */
+		*seen = 1;
+		if ((int64_t)(start - base[0].ticks) > 0) {
+			struct ft_fault_sample z = s;
+			z.ticks = start;
+			z.majflt = 0;
+			if ((int64_t)(s.ticks - start) > 0)
+				put(b, &z);
+		} else {
+			s.flags = FT_FAULTS_BASE;
+		}
+	}
+	put(b, &s);
 }

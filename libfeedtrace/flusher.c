@@ -399,6 +399,8 @@ static struct cpu_made {
 	uint64_t start_ticks;
 	_Atomic uint64_t end_ticks;
 	uint64_t end_cpu_ns;
+	uint64_t end_majflt;             /* its major faults then (a file mapped) */
+	int faults_seen;                 /* drains only: a fault sample taken */
 } made[FT_CPU_TIDS];
 static _Atomic int32_t flusher_tid;
 
@@ -411,6 +413,7 @@ int ft_cpu_track(int32_t tid)
 		    !atomic_compare_exchange_strong(&m->tid, &none, -1))
 			continue;
 		m->start_written = 0;
+		m->faults_seen = 0;
 		m->start_ticks = ft_now();
 		atomic_store(&m->end_ticks, 0);
 		atomic_store_explicit(&m->tid, tid, memory_order_release);
@@ -425,6 +428,7 @@ void ft_cpu_track_end(int i)
 	if (i < 0 || syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	made[i].end_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	made[i].end_majflt = ft_faults_own();
 	atomic_store_explicit(&made[i].end_ticks, ft_now(), memory_order_release);
 }
 
@@ -453,6 +457,23 @@ static void cpu_put(struct cpu_batch *b, int32_t tid, uint64_t ticks, uint64_t c
 	s->cpu_ns = cpu_ns;
 	if (++b->n == sizeof b->s / sizeof b->s[0])
 		cpu_batch_write(b);
+}
+
+/* The major page faults of those threads that have no ring (a loader
+ * spinning on mapped data; faults.c samples the others): before
+ * cpu_sample_made, which gives a place up at its end sample */
+static void faults_made(struct ft_fault_batch *fb, int flusher)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	int32_t self = atomic_load(&flusher_tid);
+	for (int i = 0; i < FT_CPU_TIDS; i++) {
+		struct cpu_made *m = &made[i];
+		int32_t tid = atomic_load_explicit(&m->tid, memory_order_acquire);
+		if (tid <= 0 || tid == self || has_ring(tid, hw))
+			continue;
+		uint64_t end = atomic_load_explicit(&m->end_ticks, memory_order_acquire);
+		ft_faults_made(fb, tid, m->start_ticks, &m->faults_seen, end, m->end_majflt, flusher);
+	}
 }
 
 static void cpu_sample_made(struct cpu_batch *b)
@@ -514,24 +535,30 @@ static int rings_moved(unsigned hw)
 	return 0;
 }
 
-/* An idle cycle's samples: the live threads' CPU time and run-queue
- * delay, the process's page faults */
+/* An idle cycle's samples: the live threads' CPU time, run-queue delay
+ * and page faults, the process's page faults */
 static void sample_only(unsigned hw)
 {
 	struct cpu_batch cpu;
 	cpu.n = 0;
 	struct ft_sched_batch sched;
 	sched.n = 0;
+	struct ft_fault_batch flt;
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE) {
 			cpu_sample(t, FT_SLOT_LIVE, &cpu);
 			ft_sched_sample(&sched, t);
+			if (faults)
+				ft_faults_thread(&flt, t, FT_SLOT_LIVE, 1);
 		}
 	}
+	if (faults)
+		faults_made(&flt, 1);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	ft_sched_write(&sched);
 }
 
@@ -548,6 +575,8 @@ static unsigned flush_cycle(int let_go)
 	cpu.n = 0;
 	struct ft_sched_batch sched;
 	sched.n = 0;
+	struct ft_fault_batch flt;
+	flt.n = 0;
 	struct ft_clock_pair parted;
 	if (ft_clock_check(&parted)) {          /* the ticks are given up: the pair says so */
 		struct iovec v = { &parted, sizeof parted };
@@ -565,6 +594,9 @@ static unsigned flush_cycle(int let_go)
 		ft_modules_write(write_packed);
 		goto clock;
 	}
+	/* a thread's faults are read in the flusher's own table only (let_go:
+	 * the flusher thread); the exit's cycle has the leavers' own counts */
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -580,12 +612,16 @@ static unsigned flush_cycle(int let_go)
 		cpu_sample(t, st, &cpu);
 		if (st == FT_SLOT_LIVE)
 			ft_sched_sample(&sched, t);
+		if (faults)
+			ft_faults_thread(&flt, t, st, let_go);
 		if (st == FT_SLOT_EXITED)
 			ft_ring_recycle(t);
 	}
+	if (faults)
+		faults_made(&flt, let_go);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	ft_sched_write(&sched);
 	write_strings();
 	ft_modules_write(write_packed);
@@ -830,14 +866,19 @@ void ft_flush_all_raw(void)
 	size_t sn;
 	struct cpu_batch cpu;
 	cpu.n = 0;
-	/* no run-queue samples here: this drain runs on a program thread,
-	 * where their files would take the program's descriptors */
+	/* no run-queue samples here, nor live threads' faults: this drain
+	 * runs on a program thread, where their files would take the
+	 * program's descriptors (the leavers' own fault counts are written) */
+	struct ft_fault_batch flt;
+	int faults = ft_faults_begin(&flt);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != FT_SLOT_LIVE && st != FT_SLOT_EXITED)
 			continue;
 		cpu_sample(t, st, &cpu);
+		if (faults)
+			ft_faults_thread(&flt, t, st, 0);
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 		if (!t->named || atomic_load_explicit(&t->renamed, memory_order_acquire))
 			write_thread_info(t);
@@ -875,9 +916,11 @@ void ft_flush_all_raw(void)
 				break;
 		}
 	}
+	if (faults)
+		faults_made(&flt, 0);
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
-	ft_faults_sample();
+	ft_faults_write(&flt);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);

@@ -42,6 +42,7 @@ struct ft_thread *ft_thread_by_pthread(uint64_t th);
 _Atomic int32_t *ft_shared_begin(int watched);  /* before the clone: the word to clear */
 void ft_shared_end(_Atomic int32_t *live, int cloned);  /* after it, in the parent */
 struct ft_thread *ft_own_ring(void);           /* the caller's ring, or NULL */
+uint64_t ft_streams_given(void);               /* rings given out so far (stream ids) */
 int ft_self_foreign(void);                     /* a task on another's memory and TLS */
 extern _Atomic uint64_t ft_shared_lost;
 /* strtab.c */
@@ -61,8 +62,26 @@ extern _Atomic uint64_t ft_strings_lost;
 extern uint64_t ft_redact_key;
 void ft_redact_text(const void *data, size_t n, char out[26]);
 
-/* faults.c: the process's major page faults, once a file is mapped */
-void ft_faults_sample(void);                  /* a drain, holding the flush lock */
+/* faults.c: the process's and each thread's major page faults, once a
+ * file is mapped; the drains hold the flush lock */
+struct ft_fault_batch {
+	struct ft_fault_sample s[64];
+	unsigned n;
+};
+/* a drain's batch, begun with the process's count; 0: no file mapped */
+int ft_faults_begin(struct ft_fault_batch *b);
+/* thread t's count (slot state st): read now by the flusher's cycle
+ * (flusher) or by t itself (a drain on t), or the one it noted as it left
+ * (an exited one, any drain) */
+void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int flusher);
+void ft_faults_write(struct ft_fault_batch *b);
+void ft_faults_leaving(void);                 /* a thread's start routine ended */
+uint64_t ft_faults_own(void);                 /* the caller's count (0: none mapped) */
+/* a thread without a ring, tid, started at start ticks (flusher.c's
+ * places): read now (flusher), or its end's count (end ticks, not 0);
+ * *seen: its first sample was taken */
+void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *seen,
+		    uint64_t end, uint64_t end_majflt, int flusher);
 void ft_faults_after_fork_child(void);
 void ft_faults_watch(void);                   /* the process mapped a regular file */
 
@@ -71,6 +90,7 @@ int ft_output_open(void);
 extern uint64_t ft_run_id;                    /* in every file's header */
 void ft_output_vacate(int fd);                /* the program takes fd over */
 void ft_output_own_table(void);               /* the flusher thread, as it starts */
+int ft_output_own_table_held(void);           /* the caller is that thread, in its table */
 int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 			  const struct iovec *iov, int iovcnt);
 int ft_output_write_last(unsigned type, unsigned codec, uint32_t raw_size,

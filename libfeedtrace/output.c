@@ -249,6 +249,11 @@ static int still_ours(void)
  * lines borrow the program's stderr of the moment (log.c). Every
  * file is opened O_APPEND, so writes by the flusher's descriptor and by a
  * program thread's (exit paths, a reopened file) all go to the end. */
+int ft_output_own_table_held(void)
+{
+	return own_fd >= 0;
+}
+
 void ft_output_own_table(void)
 {
 	own_fd = -1;

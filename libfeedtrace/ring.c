@@ -129,6 +129,11 @@ static int give_ring(struct ft_thread *t)
 	return 0;
 }
 
+uint64_t ft_streams_given(void)
+{
+	return atomic_load(&streams);
+}
+
 struct ft_thread *ft_thread_attach(void)
 {
 	if (ft_tls_notrace || ft_self)

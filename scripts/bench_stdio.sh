@@ -2,9 +2,11 @@
 # bench_stdio.sh - the stdio readers' wrappers (shim/io.c): a 1,000,000-
 # line text file (47 MB, in the page cache) read whole by
 # tests/progs/io_paths with fgetc, getc_unlocked (inline: __uflow),
-# fgets and getline, untraced and traced in the same invocation (best of
-# 5 runs each, user+system CPU of the reading process; the traced run
-# includes the tracer's start and its 11,570 refill records). Prints a
+# fgets, getline, fread_unlocked (100 bytes a call), fscanf (a line a
+# call: timed at every call), fgetwc and fgetws, untraced and traced in
+# the same invocation (best of 5 runs each, user+system CPU of the
+# reading process; the traced run includes the tracer's start and its
+# 11,570 refill records). Prints a
 # markdown section on stdout, for docs/BENCHMARKS.md (scripts/bench.sh
 # appends it).
 #
@@ -38,11 +40,11 @@ best() {
 
 echo "## 11. The stdio readers"
 echo
-echo "A 1,000,000-line text file ($(stat -c %s "$SCRATCH/lines.csv") bytes, in the page cache) read whole by \`tests/progs/io_paths\` (-O2) with each reader, untraced and traced in the same invocation: best of 5 runs, user+system CPU of the process. A call its buffer serves goes straight to libc after a look at two pointers (fgets and getline also look for the newline in the bytes left); a call that refills is timed and recorded (\`scripts/bench_stdio.sh\`)."
+echo "A 1,000,000-line text file ($(stat -c %s "$SCRATCH/lines.csv") bytes, in the page cache) read whole by \`tests/progs/io_paths\` (-O2) with each reader, untraced and traced in the same invocation: best of 5 runs, user+system CPU of the process. A call its buffer serves goes straight to libc after a look at two pointers (fgets and getline also look for the newline in the bytes left; fgetws in the wide buffer); a call that refills is timed and recorded; fscanf is timed at every call, since what it will read is not known before (\`scripts/bench_stdio.sh\`)."
 echo
 echo "| reader | untraced | traced | traced / untraced |"
 echo "|---|---:|---:|---:|"
-for m in fgetc getc_unlocked fgets getline; do
+for m in fgetc getc_unlocked fgets getline fread_unlocked fscanf fgetwc fgetws; do
     u=$(best "$PROG" stdio "$m" "$SCRATCH/lines.csv")
     t=$(best env LD_PRELOAD="$LIB" FEEDTRACE_OUT="$SCRATCH/trace" "$PROG" stdio "$m" "$SCRATCH/lines.csv")
     echo "| $m | $u ms | $t ms | $(awk -v a="$t" -v b="$u" 'BEGIN { printf "%.2f", b ? a / b : 0 }') |"

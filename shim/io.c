@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <wchar.h>
 
 #include "../libfeedtrace/callsite.h"
 #include "real.h"
@@ -397,7 +398,8 @@ static __attribute__((noinline)) void uring_mapped(struct ft_thread *t, uint64_t
 }
 
 /* a readable mapping of a regular file: its data may come in by page
- * faults from now on (libfeedtrace/faults.c counts the process's) */
+ * faults from now on (libfeedtrace/faults.c counts the process's and its
+ * threads') */
 static void watch_faults(void *p, int prot, int fd)
 {
 	if (p != MAP_FAILED && (prot & PROT_READ) && ft_fd_kind(fd) == FT_FDK_FILE)
@@ -557,8 +559,9 @@ int fcntl64(int fd, int cmd, ...)
 }
 
 /* ---- stdio readers: recorded when they refill the stream's buffer ----
- * fgets, getline, getdelim, fgetc, getc and __uflow (the refill that
- * getc_unlocked and the like inline into the program call) read their
+ * fgets, getline, getdelim, fgetc, getc, getchar, __uflow (the refill that
+ * getc_unlocked and the like inline into the program call), fread_unlocked,
+ * and below fscanf and the wide-character readers read their
  * file through glibc's own read, which no wrapper sees. A call served from
  * the buffer costs no I/O and is passed on untimed: a look at the buffer
  * (glibc's FILE fields, <stdio.h>) tells whether it must refill (no
@@ -594,12 +597,12 @@ struct stdio_before {
 	int flags;
 };
 
+/* in: the bytes that came into the buffer during the call */
 static __attribute__((noinline)) void
 record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
-	     const struct stdio_before *b, long consumed, int e)
+	     const struct stdio_before *b, long in, int e)
 {
 	uint64_t t1 = ft_now();
-	long in = consumed - b->left + stdio_left(f);
 	int32_t ret;
 	if (in > 0)
 		ret = in > 0x7fffffff ? 0x7fffffff : (int32_t)in;
@@ -639,7 +642,8 @@ record_stdio(struct ft_thread *t, unsigned kind, uint64_t t0, FILE *f,
 		uint64_t t0 = ft_now();                                 \
 		type r = REAL(name) args;                               \
 		int e = errno;                                          \
-		record_stdio(t, kind, t0, f, &b, (long)(consumed), e);  \
+		record_stdio(t, kind, t0, f, &b,                        \
+			     (long)(consumed) - b.left + stdio_left(f), e); \
 		errno = e;                                              \
 		return r;                                               \
 	}                                                               \
@@ -679,6 +683,183 @@ GETC(getc, FT_EV_GETC)
 GETC(_IO_getc, FT_EV_GETC)
 GETC(getc_unlocked, FT_EV_GETC)
 GETC(__uflow, FT_EV_UFLOW)
+
+/* fread_unlocked (what coreutils' readers call, gnulib's unlocked-io): a
+ * refill when it asks for more than the buffer holds */
+static inline int stdio_short(const FILE *f, size_t size, size_t n)
+{
+	size_t want;
+	return __builtin_mul_overflow(size, n, &want) || (long)want > stdio_left(f) ||
+	       (long)want < 0;
+}
+#undef fread_unlocked            /* <stdio.h>'s inline form at -O2 */
+STDIO(size_t, fread_unlocked, FT_EV_FREAD_UNLOCKED,
+      (void *buf, size_t size, size_t n, FILE *f), (buf, size, n, f),
+      stdio_short(f, size, n), r * size)
+STDIO(size_t, __fread_unlocked_chk, FT_EV_FREAD_UNLOCKED,
+      (void *buf, size_t buflen, size_t size, size_t n, FILE *f), (buf, buflen, size, n, f),
+      stdio_short(f, size, n), r * size)
+
+/* getchar: getc of stdin (getchar_unlocked inlined is __uflow) */
+#define GETCHAR(name)                                                   \
+	static __attribute__((noinline)) int name##_refill(FILE *f)     \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name)();                            \
+		struct stdio_before b = { stdio_left(f), f->_flags };   \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name)();                                   \
+		int e = errno;                                          \
+		record_stdio(t, FT_EV_GETC, t0, f, &b,                  \
+			     (r != EOF) - b.left + stdio_left(f), e);   \
+		errno = e;                                              \
+		return r;                                               \
+	}                                                               \
+	int name(void)                                                  \
+	{                                                               \
+		FILE *f = stdin;                                        \
+		if (f && stdio_left(f) <= 0)                            \
+			return name##_refill(f);                        \
+		return REAL(name)();                                    \
+	}
+
+GETCHAR(getchar)
+GETCHAR(getchar_unlocked)
+
+/* Readers whose bytes taken are not known from their result: fscanf and
+ * the wide-character readers (which convert the stream's bytes into a
+ * buffer of wide characters: glibc's struct _IO_wide_data, whose first
+ * two fields are that buffer's read pointer and end). A refill is seen
+ * after the call (stdio_refilled, wide_refilled below), or the call newly
+ * met the end or an error; the bytes that came in are those of the
+ * buffer's last refill (a call that refilled more than once, a line or a
+ * token longer than the buffer, counts the last). fscanf is timed
+ * whenever it is called (what it will read is not known before); a wide
+ * reader only when its wide buffer is empty (fgetwc) or holds no newline
+ * within the call's limit (fgetws). */
+struct stdio_wide_head {
+	wchar_t *read_ptr, *read_end;
+};
+
+static inline long wide_left(const FILE *f)
+{
+	const struct stdio_wide_head *w = (const struct stdio_wide_head *)f->_wide_data;
+	return w ? w->read_end - w->read_ptr : 0;
+}
+
+static inline int wide_must_refill(const FILE *f, long lim)
+{
+	const struct stdio_wide_head *w = (const struct stdio_wide_head *)f->_wide_data;
+	long left = wide_left(f);
+	if (left <= 0)
+		return 1;
+	if (left >= lim)
+		return 0;
+	return wmemchr(w->read_ptr, L'\n', (size_t)left) == NULL;
+}
+
+struct stdio_seen {
+	struct stdio_before b;
+	char *ptr, *end;
+	wchar_t *wptr, *wend;
+};
+
+static inline void stdio_look(const FILE *f, struct stdio_seen *s)
+{
+	const struct stdio_wide_head *w = (const struct stdio_wide_head *)f->_wide_data;
+	s->b.left = stdio_left(f);
+	s->b.flags = f->_flags;
+	s->ptr = f->_IO_read_ptr;
+	s->end = f->_IO_read_end;
+	s->wptr = w ? w->read_ptr : NULL;
+	s->wend = w ? w->read_end : NULL;
+}
+
+/* a byte stream refills only when its buffer is empty: its end moved or
+ * its read pointer went back, the buffer from its base came in */
+static inline long stdio_refilled(const FILE *f, const struct stdio_seen *s)
+{
+	if (f->_IO_read_end != s->end || f->_IO_read_ptr < s->ptr)
+		return f->_IO_read_end - f->_IO_buf_base;
+	return 0;
+}
+
+/* a wide stream converts all its byte buffer holds into its wide buffer
+ * (which is larger), leaving at most a character's first bytes, which a
+ * refill keeps at the base: when the wide buffer was filled again, the
+ * bytes from the base less those that were left came in */
+static inline long wide_refilled(const FILE *f, const struct stdio_seen *s)
+{
+	const struct stdio_wide_head *w = (const struct stdio_wide_head *)f->_wide_data;
+	if (!w || (w->read_end == s->wend && w->read_ptr >= s->wptr))
+		return 0;
+	long in = (f->_IO_read_end - f->_IO_buf_base) - s->b.left;
+	return in > 0 ? in : 0;
+}
+
+/* cname: the wrapper's name in C, name: the symbol it stands for */
+#define STDIO_SEEN_AS(type, cname, name, kind, params, args, refill, came) \
+	static __attribute__((noinline)) type cname##_refill params     \
+	{                                                               \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t)                                                 \
+			return REAL(name) args;                         \
+		struct stdio_seen seen;                                 \
+		stdio_look(f, &seen);                                   \
+		uint64_t t0 = ft_now();                                 \
+		type r = REAL(name) args;                               \
+		int e = errno;                                          \
+		record_stdio(t, kind, t0, f, &seen.b, came(f, &seen), e); \
+		errno = e;                                              \
+		return r;                                               \
+	}                                                               \
+	type cname params                                               \
+	{                                                               \
+		if (f && (refill))                                      \
+			return cname##_refill args;                     \
+		return REAL(name) args;                                 \
+	}
+#define STDIO_SEEN(type, name, kind, params, args, refill, came) \
+	STDIO_SEEN_AS(type, name, name, kind, params, args, refill, came)
+
+#define FGETWC(name) \
+	STDIO_SEEN(wint_t, name, FT_EV_FGETWC, (FILE *f), (f), wide_left(f) <= 0, wide_refilled)
+FGETWC(fgetwc)
+FGETWC(getwc)
+FGETWC(fgetwc_unlocked)
+FGETWC(getwc_unlocked)
+
+#define FGETWS(name, params, args) \
+	STDIO_SEEN(wchar_t *, name, FT_EV_FGETWS, params, args, n > 1 && wide_must_refill(f, n - 1), \
+		   wide_refilled)
+FGETWS(fgetws, (wchar_t *s, int n, FILE *f), (s, n, f))
+FGETWS(fgetws_unlocked, (wchar_t *s, int n, FILE *f), (s, n, f))
+FGETWS(__fgetws_chk, (wchar_t *s, size_t size, int n, FILE *f), (s, size, n, f))
+FGETWS(__fgetws_unlocked_chk, (wchar_t *s, size_t size, int n, FILE *f), (s, size, n, f))
+
+/* fscanf and __isoc99_fscanf call their v-forms, as glibc's do. The
+ * symbols fscanf and vfscanf are the GNU forms, which <stdio.h> hides
+ * behind the C99 ones (its fscanf is __isoc99_fscanf): named here by
+ * their symbols */
+int gnu_vfscanf(FILE *f, const char *fmt, va_list ap) __asm__("vfscanf");
+int gnu_fscanf(FILE *f, const char *fmt, ...) __asm__("fscanf");
+STDIO_SEEN_AS(int, gnu_vfscanf, vfscanf, FT_EV_FSCANF,
+	      (FILE *f, const char *fmt, va_list ap), (f, fmt, ap), 1, stdio_refilled)
+STDIO_SEEN(int, __isoc99_vfscanf, FT_EV_FSCANF, (FILE *f, const char *fmt, va_list ap),
+	   (f, fmt, ap), 1, stdio_refilled)
+
+#define FSCANF(name, vname)                                             \
+	int name(FILE *f, const char *fmt, ...)                         \
+	{                                                               \
+		va_list ap;                                             \
+		va_start(ap, fmt);                                      \
+		int r = f ? vname##_refill(f, fmt, ap) : vname(f, fmt, ap); \
+		va_end(ap);                                             \
+		return r;                                               \
+	}
+FSCANF(gnu_fscanf, gnu_vfscanf)
+FSCANF(__isoc99_fscanf, __isoc99_vfscanf)
 
 /* ---- copies in the kernel: the file read (fd, path) and where its bytes
  * went (out); bytes asked for and copied. splice is recorded only when it
@@ -732,10 +913,9 @@ ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsig
  * asked for and read, a read record of no duration: the time went to the
  * waits). A completion is known to be a read by aio_lio_opcode, which
  * glibc sets at submission (and lio_listio's caller sets): reads listed
- * by lio_listio are seen at their aio_return, although lio_listio itself
- * is not wrapped (its older symbol versions are other functions, solo.c),
- * so its LIO_WAIT wait is not seen. Writes and fsyncs are not recorded;
- * aio_error, a poll, is not either (a loop on it is CPU time). ---- */
+ * by lio_listio are seen at their aio_return, and its LIO_WAIT wait as
+ * aio_suspend's is (lio_listio, below). Writes and fsyncs are not
+ * recorded; aio_error, a poll, is not either (a loop on it is CPU time). ---- */
 #define AIO_READ(name, cbtype)                                          \
 	int name(cbtype *cb)                                            \
 	{                                                               \
@@ -798,6 +978,35 @@ AIO_RETURN(aio_return64, struct aiocb64)
 
 AIO_SUSPEND(aio_suspend, struct aiocb)
 AIO_SUSPEND(aio_suspend64, struct aiocb64)
+
+/* lio_listio: glibc serves its requests from threads of its own (ft_solo
+ * ends first, solo.c); with LIO_WAIT, the wait for them all, recorded as
+ * aio_suspend's (the first request listed, how many). Exported as the
+ * versions GLIBC_2.34 (the default) and GLIBC_2.4, one function in glibc;
+ * GLIBC_2.2.5 is another (it also signals each request's own event), not
+ * answered here: a program linked to it gets glibc's (shim/versions.map). */
+#define LIO_LISTIO(name, cbtype)                                        \
+	int ft_##name(int mode, cbtype *const list[], int n, struct sigevent *sev) \
+	{                                                               \
+		ft_solo_end();                                          \
+		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		if (!t || mode != LIO_WAIT)                             \
+			return REAL(name)(mode, list, n, sev);          \
+		uint64_t t0 = ft_now();                                 \
+		int r = REAL(name)(mode, list, n, sev);                 \
+		int e = errno, i;                                       \
+		FIRST_FD(list, n, i)                                    \
+		int fd = i < n && i < 1024 ? list[i]->aio_fildes : -1;  \
+		ft_record4(t, FT_EV_LIO_LISTIO, t0, ft_now(), (uint32_t)fd, \
+			   ft_fd_path(fd), (uint32_t)n, (uint32_t)result32(r)); \
+		errno = e;                                              \
+		return r;                                               \
+	}                                                               \
+	__asm__(".symver ft_" #name ", " #name "@@GLIBC_2.34");         \
+	__asm__(".symver ft_" #name ", " #name "@GLIBC_2.4");
+
+LIO_LISTIO(lio_listio, struct aiocb)
+LIO_LISTIO(lio_listio64, struct aiocb64)
 
 /* liburing's set-up calls: io_uring_queue_init calls
  * io_uring_queue_init_params through the PLT in some versions: the

@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 #include <threads.h>
 #include <unistd.h>
+#include <wchar.h>
 
 /* fortified entry points: declared by glibc only under _FORTIFY_SOURCE */
 int __open_2(const char *path, int flags);
@@ -41,6 +42,12 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *addr, socklen_t *addrlen);
 char *__fgets_chk(char *s, size_t size, int n, FILE *f);
 char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f);
+size_t __fread_unlocked_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f);
+wchar_t *__fgetws_chk(wchar_t *s, size_t size, int n, FILE *f);
+wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t size, int n, FILE *f);
+/* the C99 scanf (what <stdio.h> names fscanf without _GNU_SOURCE) */
+int __isoc99_fscanf(FILE *f, const char *fmt, ...);
+int __isoc99_vfscanf(FILE *f, const char *fmt, va_list ap);
 /* liburing's ring set-up (liburing.h is not needed: the ring is opaque) */
 struct io_uring;
 struct io_uring_params;

@@ -9,10 +9,10 @@
  * own (asynchronous I/O, asynchronous name look-up, mq_notify with
  * SIGEV_THREAD) or make glibc itself leave its single-threaded path
  * (pthread_cancel). A fork child keeps its parent's answer, as glibc does.
- * aio_read, which is recorded, ends it in its wrapper (io.c). Not
- * covered: timer_create with SIGEV_THREAD and lio_listio, whose old
- * symbol versions are other functions (docs/RELIABILITY.md says what that
- * leaves).
+ * aio_read and lio_listio, which are recorded, end it in their wrappers
+ * (io.c). Not covered: timer_create with SIGEV_THREAD and lio_listio's
+ * GLIBC_2.2.5 version, old symbol versions that are other functions
+ * (docs/RELIABILITY.md says what that leaves).
  */
 #include <aio.h>
 #include <dlfcn.h>

@@ -38,11 +38,13 @@ static struct start {
 
 /* The thread's start routine is over: returned, or left by pthread_exit
  * or cancellation (the cleanup handler runs then). Its CPU time at the
- * end, and the runtime told, which finds thread exit this way instead of
- * with a pthread key (libfeedtrace/ring.c, ft_thread_leaving). */
+ * end, its major page faults (libfeedtrace/faults.c), and the runtime
+ * told, which finds thread exit this way instead of with a pthread key
+ * (libfeedtrace/ring.c, ft_thread_leaving). */
 static void start_over(void *place)
 {
 	ft_cpu_track_end((int)(intptr_t)place);
+	ft_faults_leaving();
 	ft_thread_leaving();
 }
 

@@ -27,6 +27,8 @@ DOCUMENTED = {
     "feedtrace_range_push": "shim/nvtx.c: opens a user range on the calling thread (programs without NVTX)",
     "feedtrace_range_pop": "shim/nvtx.c: closes the calling thread's innermost user range",
     "feedtrace_mark": "shim/nvtx.c: records a named instant",
+    "GLIBC_2.4": "shim/versions.map: the version lio_listio's older alias answers (a name, no code)",
+    "GLIBC_2.34": "shim/versions.map: the version of lio_listio's default (a name, no code)",
 }
 
 

@@ -6,10 +6,11 @@ Program: tests/progs/io_paths.c, built -g -O2 (its getline is glibc's
 inline __getdelim). Each traced run's stdout must equal the untraced run's.
 """
 import os
+import subprocess
 
 import pytest
 
-from conftest import built_prog, untraced
+from conftest import Trace, built_prog, clean_env, preload, untraced
 
 LINES = 3000
 
@@ -38,7 +39,10 @@ def same_output(run, argv):
 
 # (mode, the kind its refills are recorded as)
 READERS = [("fgets", "fgets"), ("getline", "getline"), ("getdelim", "getdelim"),
-           ("fgetc", "fgetc"), ("getc", "getc"), ("getc_unlocked", "__uflow")]
+           ("fgetc", "fgetc"), ("getc", "getc"), ("getc_unlocked", "__uflow"),
+           ("fread_unlocked", "fread_unlocked"), ("fscanf", "fscanf"),
+           ("gnu_fscanf", "fscanf"), ("fgetwc", "fgetwc"), ("getwc", "fgetwc"),
+           ("fgetws", "fgetws")]
 
 
 @pytest.mark.parametrize("mode,kind", READERS)
@@ -88,6 +92,30 @@ def test_stdio_two_threads_two_files(traced, tmp_path, mode, kind):
         assert len({e["tid"] for e in recs}) == 1
     assert {e["tid"] for e in t.calls(kind, path=a)} != {e["tid"] for e in t.calls(kind, path=b)}
     assert t.count(kind) == sum(len(t.calls(kind, path=p)) for p in (a, b))
+
+
+@pytest.mark.parametrize("mode", ["getchar", "getchar_call"])
+def test_getchar_refills_of_stdin(tmp_path, mode):
+    """getchar reads stdin, here the file opened before the program ran:
+    its refills are recorded as getc of fd 0 (a path the tracer never
+    saw: none), in the same shape as the other readers'. At -O2 <stdio.h>
+    inlines it as getc(stdin); called as a function (by its address, or
+    built without optimisation) it is its own wrapper's."""
+    exe = built_prog("io_paths")
+    path = make_lines(tmp_path)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    out = str(tmp_path / "trace")
+    env = clean_env()
+    env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out)
+    with open(path) as f:
+        p = subprocess.run([exe, "stdio", mode, path], stdin=f, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("%s bytes %d calls " % (mode, size))
+    recs = Trace.load(out).calls("getc")
+    full, rest = divmod(size, buf)
+    assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+    assert all(e["args"]["fd"] == 0 and e["args"]["req"] == buf for e in recs)
 
 
 def test_stdio_long_line_one_record(traced, tmp_path):
@@ -152,28 +180,37 @@ def test_copies_in_the_kernel(traced, tmp_path):
 
 def test_posix_aio_reads(traced, tmp_path):
     """aio_read: submissions, aio_suspend: waits, aio_return: the bytes;
-    reads listed by lio_listio are seen at their aio_return; the aio_write
-    is not a read (its aio_return unrecorded, its wait recorded)."""
+    reads listed by lio_listio are seen at their aio_return, its LIO_WAIT
+    wait as a wait (the first request's path, how many), LIO_NOWAIT not;
+    its version GLIBC_2.4 is the same wrapper, GLIBC_2.2.5 (another
+    function in glibc) is glibc's own, unrecorded; the aio_write is not a
+    read (its aio_return unrecorded, its wait recorded)."""
     exe = built_prog("io_paths")
     path = make_lines(tmp_path)
     block, n = 4096, 5
     argv = [exe, "aio", str(block), str(n), path]
     r = traced(argv)
     same_output(r, argv)
-    assert r.stdout == "aio read %d\n" % (2 * n * block)
+    assert r.stdout == "aio read %d\n" % ((3 * n + 2) * block)
     t = r.trace
     subs = t.calls("aio_read")
     assert len(subs) == n
     assert all(e["args"]["bytes"] == block and e["args"]["ret"] == 0 and
                e["args"]["path"] == path for e in subs)
     rets = t.calls("aio_return")
-    assert len(rets) == 2 * n
+    assert len(rets) == 3 * n + 2
     assert all(e["args"]["req"] == block and e["args"]["ret"] == block and
                e["args"]["path"] == path for e in rets)
     waits = t.calls("aio_suspend")
-    assert [(e["args"]["path"], e["args"]["nent"], e["args"]["ret"]) for e in waits] == \
-        [(path, 1, 0)] * n + [(path + ".w", 1, 0)]
-    assert t.count("lio_listio") == 0 and t.count("aio_write") == 0
+    # the LIO_NOWAIT requests' waits: one each while still in progress
+    assert n + 1 <= len(waits) <= 2 * n + 1
+    assert {(e["args"]["path"], e["args"]["nent"]) for e in waits[n:-1]} <= {(path, 1)}
+    assert [(e["args"]["path"], e["args"]["nent"], e["args"]["ret"])
+            for e in waits[:n] + waits[-1:]] == [(path, 1, 0)] * n + [(path + ".w", 1, 0)]
+    lio = t.calls("lio_listio")
+    assert [(e["args"]["path"], e["args"]["nent"], e["args"]["ret"]) for e in lio] == \
+        [(path, n, 0), (path, 1, 0)]
+    assert t.count("aio_write") == 0
 
 
 def test_report_counts_the_new_reads(tmp_path, traced):
@@ -193,3 +230,72 @@ def test_report_counts_the_new_reads(tmp_path, traced):
     size, buf = os.path.getsize(path), stdio_buffer(path)
     assert j["metrics"]["reads"] == size // buf + 2
     assert j["metrics"]["read_bytes"] == size
+
+
+def test_wide_readers_utf8(traced, tmp_path):
+    """fgetwc and fgetws of a UTF-8 file in a UTF-8 locale: a refill keeps
+    the first bytes of a character cut at the buffer's end, and reads the
+    rest of the buffer: the bytes recorded add up to the file's size."""
+    exe = built_prog("io_paths")
+    path = os.path.join(str(tmp_path), "utf8.txt")
+    text = "".join("%d,%s\n" % (i, "\u00e9" * (i % 50)) for i in range(3000))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    for mode, kind in (("fgetwc", "fgetwc"), ("fgetws", "fgetws")):
+        argv = [exe, "stdio", mode, path]
+        r = traced(argv, env={"LC_ALL": "C.UTF-8"})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("%s bytes %d calls " % (mode, len(text)))
+        rets = [e["args"]["ret"] for e in r.trace.calls(kind, path=path)]
+        assert sum(rets) == size and rets[-1] == 0
+        assert all(buf - 4 <= n <= buf for n in rets[:-2]), rets
+
+
+def test_gnu_sort_reads_its_input(traced, tmp_path):
+    """GNU sort reads its input by fread_unlocked (gnulib's unlocked-io):
+    its refills are in the trace, of the file's path, adding up to its
+    size, the last one meeting the end; with a small buffer (-S 64K) the
+    same, in many calls. Output as untraced."""
+    sort = "/usr/bin/sort"
+    if not os.path.exists(sort):
+        pytest.skip("no GNU sort")
+    path = os.path.join(str(tmp_path), "words.txt")
+    with open(path, "w") as f:
+        f.write("".join("%08d,%s\n" % ((i * 7919) % 100003, "x" * (i % 40))
+                        for i in range(20000)))
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    for extra in ([], ["-S", "64K", "--parallel=1", "-T", str(tmp_path)]):
+        argv = [sort] + extra + [path]
+        r = traced(argv)
+        same_output(r, argv)
+        recs = r.trace.calls("fread_unlocked", path=path)
+        assert recs, r.trace.events
+        assert sum(e["args"]["ret"] for e in recs) == size
+        assert recs[-1]["args"]["ret"] in (0, size)
+        assert all(e["args"]["req"] == buf for e in recs)
+        if extra:
+            full, rest = divmod(size, buf)
+            assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+
+
+@pytest.mark.parametrize("mode,kind", [("fread_unlocked", "fread_unlocked"),
+                                       ("fgetws", "fgetws")])
+def test_fortified_stdio_readers(traced, tmp_path, mode, kind):
+    """Built with _FORTIFY_SOURCE=2 (tests/progs/stdio_fortify.c), a read
+    into a buffer of known size calls __fread_unlocked_chk and
+    __fgetws_chk: recorded as their plain forms, the same refills."""
+    exe = built_prog("stdio_fortify")
+    chk = "__%s_chk" % mode
+    nm = subprocess.run(["nm", "-D", exe], capture_output=True, text=True).stdout
+    assert chk in nm
+    path = make_lines(tmp_path)
+    size, buf = os.path.getsize(path), stdio_buffer(path)
+    argv = [exe, mode, path, "300"]
+    r = traced(argv)
+    same_output(r, argv)
+    assert r.stdout.startswith("%s bytes %d calls " % (mode, size))
+    recs = r.trace.calls(kind)
+    full, rest = divmod(size, buf)
+    assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
+    assert all(e["args"]["path"] == path and e["args"]["req"] == buf for e in recs)

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 import ftgen
-from conftest import PYTHON, TOOL, preload, clean_env
+from conftest import PYTHON, TOOL, built_prog, preload, clean_env
 
 MS = 1_000_000
 START = 1_000_000_000_000
@@ -44,7 +44,8 @@ def new(d, pid, ppid=1):
     return w
 
 
-def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA):
+def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA,
+               thread_too=False):
     """Main process 100 maps `data` (if mapped) at start, then per 10 ms
     step waits 8 ms on a pipe for a batch and launches; workers 101, 102
     (forked) make a lock call now and then and each take `faults` major
@@ -78,6 +79,9 @@ def loader_run(tmp_path, mapped=True, faults=24_000, delayacct=False, data=DATA)
         # the process's count only, as the recorder writes it
         x.fault(0, T0, 0, delayacct=delayacct)
         x.fault(0, T0 + 100 * MS, faults, blkio_ns=ns, delayacct=delayacct)
+        if thread_too:          # its main thread's own count: half
+            x.fault(pid, T0, 0)
+            x.fault(pid, T0 + 100 * MS, faults // 2)
         x.close()
     return str(d)
 
@@ -109,6 +113,19 @@ def test_workers_faulting_on_mapped_data(tmp_path):
     assert "page cache" in block
 
 
+def test_workers_counted_as_processes(tmp_path):
+    """Workers whose threads have counts of their own (the recorder's
+    samples of each thread): a worker producer's faults are still its
+    process's, all its threads', and no worker thread is named."""
+    rep = report(loader_run(tmp_path, thread_too=True))
+    m = rep["mapped_data"]
+    assert m["major_faults"] == 48_000 and m["threads"] == [] and m["more_threads"] == 0
+    assert m["finding"].startswith("The 2 workers took 48,000 major page faults on mapped "
+                                   "data (/data/train.arrow): the data set")
+    assert sorted((p["pid"], p["major_faults"]) for p in rep["verdict"]["producers"]) == \
+        [(101, 24_000), (102, 24_000)]
+
+
 def test_fault_time_from_delay_accounting(tmp_path):
     """A trace whose samples carry the kernel's delay accounting (the
     format allows it; this recorder writes counts only): the block I/O
@@ -118,6 +135,46 @@ def test_fault_time_from_delay_accounting(tmp_path):
     assert m["block_io_wait_ns"] == 600 * MS
     assert "waiting 600" in m["finding"]
     assert sorted(p["fault_wait_ns"] for p in rep["verdict"]["producers"]) == [300 * MS] * 2
+
+
+def test_finding_names_the_faulting_threads(tmp_path):
+    """A main process whose threads took the faults (the recorder's samples
+    of each thread): the finding names the threads with the most, and how
+    many more; the workers' threads are not named (workers are named as
+    processes); a process where one thread took them all is not split."""
+    d = tmp_path / "threads"
+    d.mkdir()
+    w = new(d, 100)
+    w.event(100, "MMAP", START + 1 * MS, 20_000, fd=3, path=DATA, prot=1, flags=1,
+            len=1 << 30, off=0, addr=0x7f0000000000)
+    w.fault(0, START + 1 * MS, 10, base=True)
+    w.fault(100, START + 1 * MS, 10, base=True)
+    counts = {101: 9_000, 102: 7_000, 103: 5_000, 104: 3_000, 105: 2_000, 106: 1_000}
+    for tid in counts:
+        w.thread(tid, "loader-%d" % (tid - 100))
+        w.fault(tid, START + 2 * MS, 0)
+    w.fault(100, T0 + 200 * MS, 10 + 500)
+    for tid, n in counts.items():
+        w.fault(tid, T0 + 200 * MS, n)
+    w.fault(0, T0 + 200 * MS, 10 + 500 + sum(counts.values()))
+    w.close()
+    x = new(d, 200, ppid=100)
+    x.thread(201, "helper")
+    x.fault(0, T0, 0)
+    x.fault(200, T0, 0)
+    x.fault(0, T0 + 100 * MS, 4_000)
+    x.fault(200, T0 + 100 * MS, 4_000)
+    x.close()
+    m = report(str(d))["mapped_data"]
+    assert m["major_faults"] == 27_500 + 4_000 and m["processes"] == 2
+    assert [(t["pid"], t["tid"], t["name"], t["major_faults"]) for t in m["threads"]] == [
+        (100, 101, "loader-1", 9_000), (100, 102, "loader-2", 7_000),
+        (100, 103, "loader-3", 5_000), (100, 104, "loader-4", 3_000)]
+    assert m["more_threads"] == 3
+    assert m["finding"].startswith(
+        "2 processes took 31,500 major page faults on mapped data (/data/train.arrow), in "
+        "threads loader-1 (9,000), loader-2 (7,000), loader-3 (5,000), loader-4 (3,000) "
+        "and 3 more: the data set is read")
 
 
 def test_no_data_file_mapped_no_finding(tmp_path):
@@ -238,3 +295,100 @@ def test_numpy_memmap_loader(tmp_path, how):
     else:
         assert m["processes"] == 1 and m["workers"] == 0
         assert m["finding"].startswith("The main process took ")
+
+
+def drop_cached_file(path, pages):
+    """a file of zero bytes, written to disk and dropped from the page cache"""
+    with open(path, "wb") as f:
+        f.write(bytes(4096 * pages))
+        f.flush()
+        os.fsync(f.fileno())
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+
+
+@pytest.mark.parametrize("how", ["threads", "quiet", "procs"])
+def test_c_loader_faults_per_thread(tmp_path, how):
+    """A C loader (tests/progs/mapped_faults.c) maps a 2,000-page file not in
+    the page cache and reads a byte of each page (MADV_RANDOM), shared by
+    two loaders and its main thread. Each thread's recorded faults equal
+    its own count: the loader threads' from their start (the flusher reads
+    each thread's stat; a thread's last count is its own as it leaves),
+    the main thread's from its mapping (the mmap's baseline, the exit
+    drain's own count last). Quiet loader threads, which make no traced
+    call (no ring: sampled as the CPU sampler's threads are), the same.
+    Forked loaders: each process's and its thread's equal the child's own
+    count; no threads are named then."""
+    exe = built_prog("mapped_faults")
+    path = str(tmp_path / "zeros.bin")
+    drop_cached_file(path, 2000)
+    out = str(tmp_path / "trace")
+    env = clean_env()
+    env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out)
+    r = subprocess.run([exe, how, "2", path], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [l.split() for l in r.stdout.splitlines()]
+    assert lines[-1] == ["sum", "0"]
+    counted = {(k, int(a)): int(b) for k, a, b in lines[:-1]}
+    assert len(counted) == 3 and sum(counted.values()) >= 8, counted
+    print("faults counted by the loaders", counted)
+    dump = subprocess.run([TOOL, "dump", "--json", "--summary", out], capture_output=True,
+                          text=True, timeout=120)
+    assert dump.returncode == 0, dump.stderr
+    procs = {p["pid"]: p for p in (json.loads(l)["process"] for l in dump.stdout.splitlines()
+                                   if l.startswith('{"process"'))}
+    main_tid = [tid for (k, tid) in counted if k == "main"][0]
+    faults = procs[main_tid]["faults"]
+    assert faults[str(main_tid)]["majflt"] == counted[("main", main_tid)]
+    rep = report(out)
+    m = rep["mapped_data"]
+    assert m["files"] == [path] and m["major_faults"] == sum(counted.values())
+    if how in ("threads", "quiet"):
+        for (k, tid), n in counted.items():
+            assert faults[str(tid)]["majflt"] == n, (k, tid)
+        assert set(faults) == {"0"} | {str(tid) for _, tid in counted}
+        assert m["processes"] == 1
+        names = {tid: ("mapped_faults" if k == "main" else None) for k, tid in counted}
+        got = {t["tid"]: t for t in m["threads"]}
+        assert set(got) == set(names)
+        for tid, t in got.items():
+            assert t["major_faults"] == counted[("main" if names[tid] else "thread", tid)]
+            assert t["name"] == names[tid] or t["name"].startswith(
+                "loader-" if how == "threads" else "thread ")
+        assert m["finding"].startswith("The main process took %s major page faults"
+                                       % format(m["major_faults"], ","))
+        assert ", in threads " in m["finding"]
+    else:
+        for (k, pid), n in counted.items():
+            if k == "proc":
+                assert procs[pid]["faults"]["0"]["majflt"] == n
+                assert procs[pid]["faults"][str(pid)]["majflt"] == n
+        assert m["processes"] == 3 and m["threads"] == []
+        assert m["finding"].startswith("3 processes took ")
+
+
+def test_thread_fault_reads_take_no_program_descriptor(tmp_path):
+    """The flusher reads each thread's /proc/self/task/TID/stat once a file
+    is mapped (here every 10 ms, three threads), in its own table of
+    descriptors: the program, opening and closing /dev/null 200,000 times
+    by raw system calls meanwhile, always gets the same lowest free
+    number, as untraced."""
+    exe = built_prog("mapped_faults")
+    path = str(tmp_path / "zeros.bin")
+    drop_cached_file(path, 256)
+    argv = [exe, "fds", "2", path]
+    u = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (u.returncode, u.stdout) == (0, "fds LOW\n")
+    out = str(tmp_path / "trace")
+    env = clean_env()
+    env.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out, FEEDTRACE_FLUSH_MS="10")
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (0, "fds LOW\n"), r.stderr
+    dump = subprocess.run([TOOL, "dump", "--json", "--summary", out], capture_output=True,
+                          text=True, timeout=120)
+    [p] = [json.loads(l)["process"] for l in dump.stdout.splitlines()
+           if l.startswith('{"process"')]
+    # the threads were sampled: a series for each (the main one and two)
+    assert len([k for k in p["faults"] if k != "0"]) == 3, p["faults"]

@@ -3,8 +3,16 @@
  * copies in the kernel and POSIX aio (tests/test_io_paths.py).
  *   io_paths stdio MODE FILE   read FILE whole by one stdio reader:
  *                              fgets, getline, getdelim (','), fgetc, getc,
- *                              getc_unlocked (inlined: __uflow refills);
- *                              prints the bytes and the calls made
+ *                              getc_unlocked (inlined: __uflow refills),
+ *                              fread_unlocked (100 bytes a call), fscanf
+ *                              ("%511s": a line a call; __isoc99_fscanf),
+ *                              gnu_fscanf (the symbol fscanf, by dlsym),
+ *                              fgetwc, getwc, fgetws (characters of the
+ *                              locale LC_CTYPE says), getchar (of stdin,
+ *                              which the caller opens on FILE; inlined as
+ *                              getc), getchar_call (getchar not inlined);
+ *                              prints the bytes (the wide readers: the
+ *                              characters) and the calls made
  *   io_paths threads MODE F1 F2 F1 and F2 read at once by two threads, each
  *                              whole by the stdio reader MODE (as stdio)
  *   io_paths copy CHUNK IN OUT copy IN to OUT.N by copy_file_range
@@ -14,18 +22,25 @@
  *                              waited for by one aio_suspend, then
  *                              aio_return),
  *                              N more listed by lio_listio (LIO_WAIT, each
- *                              then aio_return), one aio_write of FILE.w
+ *                              then aio_return), N more by lio_listio
+ *                              (LIO_NOWAIT, each then aio_suspend and
+ *                              aio_return), one by each of lio_listio's
+ *                              versions GLIBC_2.4 and GLIBC_2.2.5 (dlvsym;
+ *                              LIO_WAIT), one aio_write of FILE.w
  * Built -g -O2 as users build: getline is then glibc's inline __getdelim.
  */
 #include <aio.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
+#include <wchar.h>
 
 static int stdio_read(const char *mode, const char *path)
 {
@@ -55,6 +70,33 @@ static int stdio_read(const char *mode, const char *path)
 			bytes++;
 	} else if (!strcmp(mode, "getc_unlocked")) {
 		while (calls++, (c = getc_unlocked(f)) != EOF)
+			bytes++;
+	} else if (!strcmp(mode, "fread_unlocked")) {
+		size_t got;
+		while (calls++, (got = fread_unlocked(buf, 1, 100, f)) > 0)
+			bytes += got;
+	} else if (!strcmp(mode, "fscanf") || !strcmp(mode, "gnu_fscanf")) {
+		int (*scan)(FILE *, const char *, ...) = fscanf;
+		if (mode[0] == 'g')
+			scan = (int (*)(FILE *, const char *, ...))dlsym(RTLD_DEFAULT, "fscanf");
+		while (calls++, scan(f, "%511s", buf) == 1)
+			bytes += strlen(buf) + 1;       /* and its newline */
+	} else if (!strcmp(mode, "fgetwc") || !strcmp(mode, "getwc")) {
+		wint_t w;
+		setlocale(LC_CTYPE, "");        /* characters as the caller's locale says */
+		while (calls++, (w = mode[0] == 'f' ? fgetwc(f) : getwc(f)) != WEOF)
+			bytes++;
+	} else if (!strcmp(mode, "fgetws")) {
+		wchar_t wbuf[512];
+		setlocale(LC_CTYPE, "");
+		while (calls++, fgetws(wbuf, 512, f))
+			bytes += wcslen(wbuf);
+	} else if (!strcmp(mode, "getchar")) {
+		while (calls++, (c = getchar()) != EOF)   /* at -O2: getc(stdin) inline */
+			bytes++;
+	} else if (!strcmp(mode, "getchar_call")) {
+		int (*volatile call)(void) = getchar;     /* the function itself */
+		while (calls++, (c = call()) != EOF)
 			bytes++;
 	} else {
 		return 2;
@@ -163,6 +205,30 @@ static int aio(size_t block, int n, const char *path)
 		return 9;
 	for (int i = 0; i < n; i++)
 		total += aio_return(&cbs[i]);
+	for (int i = 0; i < n; i++)
+		cbs[i].aio_offset = (off_t)((size_t)(2 * n + i) * block);
+	if (lio_listio(LIO_NOWAIT, list, n, NULL))
+		return 13;
+	for (int i = 0; i < n; i++) {
+		const struct aiocb *one[1] = { &cbs[i] };
+		while (aio_error(&cbs[i]) == EINPROGRESS)
+			if (aio_suspend(one, 1, NULL) && errno != EINTR)
+				return 14;
+		total += aio_return(&cbs[i]);
+	}
+	static const char *const versions[] = { "GLIBC_2.4", "GLIBC_2.2.5" };
+	for (int v = 0; v < 2; v++) {
+		int (*lio)(int, struct aiocb *const[], int, struct sigevent *) =
+			(int (*)(int, struct aiocb *const[], int, struct sigevent *))
+			dlvsym(RTLD_DEFAULT, "lio_listio", versions[v]);
+		cbs[0].aio_offset = (off_t)((size_t)(3 * n + v) * block);
+		if (!lio || lio(LIO_WAIT, list, 1, NULL))
+			return 15;
+		/* GLIBC_2.2.5's may return before the read is done */
+		while (aio_error(&cbs[0]) == EINPROGRESS)
+			usleep(100);
+		total += aio_return(&cbs[0]);
+	}
 	char name[4096];
 	snprintf(name, sizeof name, "%s.w", path);
 	int wfd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
