@@ -22,6 +22,8 @@
 #include "gpu_measured.h"
 #include "util.h"
 
+/* sync: the sample followed no submission of its own (before a sync or a
+ * wait): n counts only the submissions before it */
 struct smp { uint64_t key, s, d, n; int sync; int32_t tid; };
 
 
@@ -48,7 +50,8 @@ static struct smp *samples(const struct ft_process *p)
 		const struct ft_gpu_sample *g = &p->gpu[i];
 		int64_t d = (int64_t)ft_ticks_to_ns(p, g->ref_ticks) + g->gpu_ns;
 		v[i] = (struct smp){ key_of(g->stream, g->tid), ft_ticks_to_ns(p, g->submit_ticks),
-				     d > 0 ? (uint64_t)d : 0, g->submits, g->why == FT_GPU_WHY_SYNC, g->tid };
+				     d > 0 ? (uint64_t)d : 0, g->submits,
+				     g->why == FT_GPU_WHY_SYNC || g->why == FT_GPU_WHY_WAIT, g->tid };
 	}
 	qsort(v, (size_t)p->ngpu, sizeof *v, smp_cmp);
 	return v;
