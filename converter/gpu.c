@@ -466,6 +466,9 @@ static void gpu_finish(void *s, struct ft_an_ctx *c)
 		uint64_t w0 = c->o.win_end ? c->o.win_start : g->first_launch;
 		uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;
 		out->model_busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
+		uint64_t mlast = ft_gpu_measured_last(c->p);
+		if (mlast > out->last_gpu_end)
+			out->last_gpu_end = mlast;
 		out->model_idle_ns = w1 > w0 + out->model_busy_ns ? w1 - w0 - out->model_busy_ns : 0;
 		out->mbusy_ns = ft_gpu_measured_busy(c->p, w0, w1, NULL, 0, &out->mcover_ns);
 		uint64_t cover;

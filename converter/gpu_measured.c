@@ -83,6 +83,17 @@ int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out)
 	return n;
 }
 
+uint64_t ft_gpu_measured_last(const struct ft_process *p)
+{
+	uint64_t last = 0;
+	for (int i = 0; i < p->ngpu; i++) {
+		int64_t d = (int64_t)ft_ticks_to_ns(p, p->gpu[i].ref_ticks) + p->gpu[i].gpu_ns;
+		if (d > 0 && (uint64_t)d > last)
+			last = (uint64_t)d;
+	}
+	return last;
+}
+
 static int gap_cmp(const void *x, const void *y)
 {
 	const struct ft_gpu_gap *a = x, *b = y;

@@ -20,6 +20,10 @@ struct ft_gpu_span {
  * returns how many. */
 int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out);
 
+/* The latest completion any sample saw, in trace ns (0: no samples): the
+ * end of the GPU's last known work, where the model knows less. */
+uint64_t ft_gpu_measured_last(const struct ft_process *p);
+
 /* A stream's known idle gap, in trace ns: from the completion of one
  * sample to the next one's submission, no submission between (exact). */
 struct ft_gpu_gap {
