@@ -26,6 +26,7 @@ struct stream {
 	int busy, idle_hidden;       /* idle_hidden: drained by a hidden sync, its
 	                                group in hid + 1 (0: by another wait) */
 	uint64_t busy_since, idle_from, first_sub;
+	uint64_t drain_start;        /* the wait that drained it last began */
 };
 
 struct busy { uint64_t start, end; };
@@ -130,10 +131,10 @@ static void measured_idle(struct gpu *g, uint64_t upto)
 		long i = ft_map_get(&g->stmap, x->stream);
 		const struct stream *m = i >= 0 && !g->st[i].busy ? &g->st[i] : NULL;
 		uint64_t g0 = x->g0;
-		/* the stream finished while a wait that drained it was still on:
+		/* the stream finished while the wait that drained it was on:
 		 * until that wait returned, the idle is its return's latency (the
 		 * driver waking the thread), as in the model, not the feed's */
-		if (m && m->idle_from > g0 && m->idle_from <= x->g1) {
+		if (m && m->drain_start <= g0 && m->idle_from > g0 && m->idle_from <= x->g1) {
 			if (g->nlat == g->caplat)
 				g->lat = ft_grow(g->lat, &g->caplat, sizeof *g->lat);
 			g->lat[g->nlat++] = (struct ft_gpu_gap){ x->stream, g0, m->idle_from, x->tid };
@@ -180,9 +181,11 @@ static void busy_compact(struct gpu *g, uint64_t before)
 	g->nbusy = k;
 }
 
-/* stream s's queued work is known complete at end; hidden: the hidden
+/* stream s's queued work is known complete at end, by a wait that began
+ * at start; hidden: the hidden
  * sync's group + 1 when one drained it, else 0 */
-static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
+static void gpu_drained(struct gpu *g, struct stream *s, uint64_t start, uint64_t end,
+			int hidden)
 {
 	if (!s->busy)
 		return;
@@ -200,6 +203,7 @@ static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidde
 	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end };
 	s->busy = 0;
 	s->idle_from = end;
+	s->drain_start = start;
 	s->idle_hidden = hidden;
 }
 
@@ -282,7 +286,7 @@ static void on_submit(struct gpu *g, struct ft_thacc *t, const struct ft_event *
 }
 
 /* a wait that leaves stream s (all streams for s == NULL) drained */
-static void drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
+static void drained(struct gpu *g, struct stream *s, uint64_t start, uint64_t end, int hidden)
 {
 	for (int i = 0; i < g->nst; i++) {
 		struct stream *x = &g->st[i];
@@ -291,7 +295,7 @@ static void drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
 		if (end > x->last_sync_end)
 			x->last_sync_end = end;
 		outstanding_set(g, x, x->seq);
-		gpu_drained(g, x, end, hidden);
+		gpu_drained(g, x, start, end, hidden);
 	}
 }
 
@@ -352,13 +356,13 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 				if (g->ev[e].seq >= s->seq) {
 					if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
 						s->last_sync_end = end;
-					gpu_drained(g, s, end, hidden);
+					gpu_drained(g, s, ev->ts_ns, end, hidden);
 				}
 			}
 		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0 || in->stream == 1) {
-			drained(g, NULL, end, hidden);
+			drained(g, NULL, ev->ts_ns, end, hidden);
 		} else if (r->kind != FT_EV_CU_STREAM_WAIT_EVENT) {
-			drained(g, stream_of(g, stream_key(in->stream, ev->tid)), end, hidden);
+			drained(g, stream_of(g, stream_key(in->stream, ev->tid)), ev->ts_ns, end, hidden);
 		}
 		if (in->sync == FT_SYNC_POLL) {
 			/* a query: no sync */
