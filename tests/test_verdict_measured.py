@@ -262,3 +262,28 @@ def test_per_thread_default_streams(tmp_path):
     assert g["measured"]["busy_ns"] == 40 * MS
     assert g["streams_idle_by_feed"]["data_wait"] == 2 * 9 * 8 * MS
     assert v["limit"] == "data delivery"
+
+
+def test_sync_after_the_stream_finished_is_no_latency(tmp_path):
+    """Per 10 ms step: a pipe read for the batch (8 ms), then a sync on the
+    previous kernel (long finished: it returns at once), then the launch
+    of a 2 ms kernel. Only a wait that began before the stream finished
+    makes the idle up to its return its latency: here none does, and the
+    stream idles 8 ms of every 10, waiting for data."""
+    d, w = new(tmp_path, "latesync")
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        w.event(100, "PIPE_READ", t, 8 * MS, fd=5, req=1024, ret=1024)
+        w.event(100, "CU_STREAM_SYNC", t + 8 * MS, 10 * US, sym="cuStreamSynchronize", sync=1,
+                stream=0x10)
+        launch(w, 100, t + 8020 * US, 0x10)
+        w.gpu(100, 0x10, t + 8020 * US, t + 10020 * US, i + 1)
+    w.event(100, "CU_STREAM_SYNC", T0 + 100 * MS, 30 * US, sym="cuStreamSynchronize", sync=1,
+            stream=0x10)
+    w.close()
+    v = verdict(d)
+    g = v["gpu"]
+    assert g["idle_basis"] == "measured" and g["measured"]["drain_wait_ns"] == 0
+    assert g["measured"]["busy_ns"] == 20 * MS
+    assert g["streams_idle_by_feed"]["data_wait"] == 9 * 7980 * US
+    assert v["limit"] == "data delivery"
