@@ -224,6 +224,9 @@ struct ft_an_sink {
 	void (*finding)(void *arg, const struct ft_finding *f);
 	void (*counter)(void *arg, int which, uint64_t ts, int64_t value);
 	void *arg;
+	/* the GPU model's busy interval of one stream (its key: gpu.c's), each
+	 * stream's in time order (NULL: not wanted) */
+	void (*gpu_busy)(void *arg, uint64_t stream, uint64_t start, uint64_t end);
 };
 enum { FT_CTR_LAUNCHES, FT_CTR_READ_BYTES, FT_CTR_READS, FT_CTR_OUTSTANDING, FT_CTR_N };
 extern const char *const ft_ctr_name[FT_CTR_N];

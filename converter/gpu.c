@@ -201,6 +201,8 @@ static void gpu_drained(struct gpu *g, struct stream *s, uint64_t start, uint64_
 	if (end > g->busy_last)
 		g->busy_last = end;
 	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end };
+	if (g->c->sink.gpu_busy)
+		g->c->sink.gpu_busy(g->c->sink.arg, s->id, s->busy_since, end);
 	s->busy = 0;
 	s->idle_from = end;
 	s->drain_start = start;
@@ -404,6 +406,8 @@ static uint64_t gpu_busy(struct gpu *g, uint64_t w0, uint64_t w1, uint64_t *last
 			if (g->nbusy == g->capbusy)
 				g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
 			g->busy[g->nbusy++] = (struct busy){ s->busy_since, e };
+			if (g->c->sink.gpu_busy)
+				g->c->sink.gpu_busy(g->c->sink.arg, s->id, s->busy_since, e);
 			if (e > g->busy_last)
 				g->busy_last = e;
 			s->busy = 0;

@@ -566,7 +566,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_process *p = r->tr.procs[i];
 		struct ft_rep_proc *rp = &r->procs[i];
-		struct ft_an_sink sink = { keep, NULL, r };
+		struct ft_an_sink sink = { keep, NULL, r, NULL };
 		rep_i = i, rep_n = r->nprocs;
 		analyse(p, o, mg, &sink, err, &rp->m, &rp->v);
 		rp->pid = p->hdr.pid;

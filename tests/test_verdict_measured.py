@@ -287,3 +287,34 @@ def test_sync_after_the_stream_finished_is_no_latency(tmp_path):
     assert g["measured"]["busy_ns"] == 20 * MS
     assert g["streams_idle_by_feed"]["data_wait"] == 9 * 7980 * US
     assert v["limit"] == "data delivery"
+
+
+def test_timeline_modelled_beside_measured(tmp_path):
+    """convert draws each stream's modelled busy time on a track of its own
+    beside the measured one: the data-starved loop synced after steps 4
+    and 9 is busy in the model from a launch to the sync (two slices),
+    while its samples show ten 2 ms kernels."""
+    import os
+    import sys
+    d, w = new(tmp_path, "timeline")
+    for i in range(10):
+        t = T0 + i * 10 * MS
+        poll(w, 100, t, 8 * MS)
+        launch(w, 100, t + 8 * MS, 0x10)
+        w.gpu(100, 0x10, t + 8 * MS, t + 10 * MS, i + 1)
+        if i in (4, 9):
+            w.event(100, "CU_STREAM_SYNC", t + 8020 * US, 1990 * US, sym="cuStreamSynchronize",
+                    sync=1, stream=0x10)
+    w.close()
+    out = str(tmp_path / "t.pftrace")
+    subprocess.run([TOOL, "convert", str(d), "-o", out], check=True, capture_output=True)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    c = subprocess.run([sys.executable, os.path.join(root, "tests", "check_pftrace.py"), out,
+                        "--json", "--count-name", "busy (modelled)",
+                        "--count-name", "busy (measured)"], capture_output=True, text=True)
+    assert c.returncode == 0, c.stdout + c.stderr
+    j = json.loads(c.stdout)
+    assert j["names"] == {"busy (modelled)": 2, "busy (measured)": 10}
+    tracks = {t["name"]: t["slices"] for t in j["per_track"]}
+    assert tracks["GPU stream 0x10 (modelled)"] == 2
+    assert tracks["GPU stream 0x10 (measured)"] == 10
