@@ -130,15 +130,24 @@ static void measured_idle(struct gpu *g, uint64_t upto)
 			continue;
 		long i = ft_map_get(&g->stmap, x->stream);
 		const struct stream *m = i >= 0 && !g->st[i].busy ? &g->st[i] : NULL;
-		uint64_t g0 = x->g0;
-		/* the stream finished while the wait that drained it was on:
-		 * until that wait returned, the idle is its return's latency (the
-		 * driver waking the thread), as in the model, not the feed's */
-		if (m && m->drain_start <= g0 && m->idle_from > g0 && m->idle_from <= x->g1) {
+		uint64_t g0 = x->g0, upto = 0;
+		/* the stream finished while a wait for the GPU was on (the one
+		 * that drained it, or the ending thread's own: an event sync on
+		 * earlier work): until that wait returned, the idle is its
+		 * return's latency (the driver waking the thread), as in the
+		 * model, not the feed's */
+		if (m && m->drain_start <= g0 && m->idle_from > g0)
+			upto = m->idle_from;
+		uint64_t w = ft_thread_gpu_wait_over(t, g0);
+		if (w > upto)
+			upto = w;
+		if (upto > x->g1)
+			upto = x->g1;
+		if (upto > g0) {
 			if (g->nlat == g->caplat)
 				g->lat = ft_grow(g->lat, &g->caplat, sizeof *g->lat);
-			g->lat[g->nlat++] = (struct ft_gpu_gap){ x->stream, g0, m->idle_from, x->tid };
-			g0 = m->idle_from;
+			g->lat[g->nlat++] = (struct ft_gpu_gap){ x->stream, g0, upto, x->tid };
+			g0 = upto;
 		}
 		stream_idle(g, m ? m->idle_hidden : 0, t, g0, x->g1, 1);
 	}

@@ -318,3 +318,29 @@ def test_timeline_modelled_beside_measured(tmp_path):
     tracks = {t["name"]: t["slices"] for t in j["per_track"]}
     assert tracks["GPU stream 0x10 (modelled)"] == 2
     assert tracks["GPU stream 0x10 (measured)"] == 10
+
+
+def test_wait_on_earlier_work_returning_late_is_no_idle(tmp_path):
+    """A loop two steps ahead of the GPU: per 2 ms step, a 2 ms kernel
+    queued behind the last, then an event sync on the step two back (an
+    event the model does not know: it drains nothing) that returns 300 us
+    after the GPU ran dry, then the next launch. The GPU idles only while
+    the thread is still inside that wait (the driver waking it): its
+    return's latency, counted busy: GPU-bound, not 'work submission'."""
+    d, w = new(tmp_path, "ahead")
+    done = T0
+    for i in range(20):
+        t = T0 + i * 2300 * US
+        launch(w, 100, t, 0x10)
+        start = max(t, done)
+        done = start + 2 * MS
+        w.gpu(100, 0x10, t, done, i + 1)
+        w.event(100, "CU_EVENT_SYNC", t + 20 * US, done + 300 * US - t - 20 * US,
+                sym="cuEventSynchronize", sync=1, stream=0, handle=0x99)
+    w.close()
+    v = verdict(d)
+    g = v["gpu"]
+    assert g["idle_basis"] == "measured"
+    assert g["measured"]["idle_ns"] == g["measured"]["drain_wait_ns"] == 19 * 300 * US
+    assert g["idle_ns"] == 0
+    assert v["limit"] == "GPU-bound"
