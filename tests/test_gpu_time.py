@@ -145,8 +145,8 @@ def test_diff_compares_measured_idle(traced):
 
     def share(v):
         m, w = v["gpu"]["measured"], v["window"]["end_ns"] - v["window"]["start_ns"]
-        if v["gpu"]["idle_basis"] == "measured":
-            return m["idle_ns"] / m["covered_ns"]
+        if v["gpu"]["idle_basis"] == "measured":     # less the waits' return latency
+            return (m["idle_ns"] - m["drain_wait_ns"]) / m["covered_ns"]
         return v["gpu"]["idle_ns"] / w
 
     r = subprocess.run([TOOL, "diff", "--json", a.dir, b.dir], capture_output=True, text=True,
