@@ -101,11 +101,17 @@ struct ft_an_out {
 	uint64_t loop_launch, launches_before;  /* the loop's first launch after an
 	                                     initialisation's few launches and a long
 	                                     pause (0: none such), and those few */
-	uint64_t busy_ns, idle_ns, last_gpu_end;
+	uint64_t busy_ns, idle_ns, last_gpu_end;  /* the verdict's: measured or modelled */
 	uint64_t sidle[FT_CAT_N], sidle_den;   /* streams' idle by cause; streams' time */
+	uint64_t model_busy_ns, model_idle_ns; /* the model's (docs/ANALYSES.md) */
 	/* gpu_measured.c: the device's busy time by the tracer's timing events,
-	 * within the part of the window the samples cover (0: no samples) */
+	 * within the part of the window the samples cover (0: no samples);
+	 * measured: they cover enough of it (FT_GPU_MEASURED), and the three
+	 * above stand on them */
 	uint64_t mbusy_ns, mcover_ns;
+	uint64_t mdrain_ns;               /* of the measured idle, inside the waits that
+	                                     drained the stream (counted busy) */
+	int measured;
 	/* locks.c */
 	uint64_t lock_union;              /* some launching thread waits for a lock */
 	int lock_shared;                  /* a lock two launching threads waited for */

@@ -199,9 +199,17 @@ struct ft_verdict {
 	uint64_t warmup_steps, warmup_end;     /* leading warm-up steps (steps.h), the last one's end */
 	int32_t batch_tid;                     /* steps from batches: the thread receiving them */
 	uint64_t first_batch, last_batch, batches; /* data waits that returned data */
-	uint64_t busy_ns, idle_ns;             /* the device, in the window (the model) */
+	uint64_t busy_ns, idle_ns;             /* the device, in the window: measured when
+	                                          gpu_measured, else the model's */
+	uint64_t model_busy_ns, model_idle_ns; /* the model's */
 	uint64_t mbusy_ns, mcover_ns;          /* measured busy, in the part of the window
 	                                          the timing samples cover (0: none) */
+	uint64_t mdrain_ns;                    /* measured idle inside the waits that
+	                                          drained the streams (counted busy) */
+	int gpu_measured;                      /* the samples cover enough of the window
+	                                          (FT_GPU_MEASURED): the GPU idle, its
+	                                          split and the hidden syncs' cost stand
+	                                          on them */
 	uint64_t lock_union;                   /* some launching thread waits for a lock */
 	uint64_t gil_ns;                       /* of t[FT_CAT_LOCK]: the GIL's waits */
 	uint64_t idle_by_feed[FT_CAT_N];       /* idle_ns split by what the feeders did */
@@ -222,6 +230,9 @@ struct ft_an_sink {
 	void (*finding)(void *arg, const struct ft_finding *f);
 	void (*counter)(void *arg, int which, uint64_t ts, int64_t value);
 	void *arg;
+	/* the GPU model's busy interval of one stream (its key: gpu.c's), each
+	 * stream's in time order (NULL: not wanted) */
+	void (*gpu_busy)(void *arg, uint64_t stream, uint64_t start, uint64_t end);
 };
 enum { FT_CTR_LAUNCHES, FT_CTR_READ_BYTES, FT_CTR_READS, FT_CTR_OUTSTANDING, FT_CTR_N };
 extern const char *const ft_ctr_name[FT_CTR_N];

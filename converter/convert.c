@@ -64,6 +64,7 @@ struct conv {
 	struct cthread *th; int nth, capth, last_th;
 	struct cstream *sm; int nsm, capsm;
 	struct ft_ranges *ranges;       /* user ranges and marks (ranges.c) */
+	uint64_t gm_key[256]; int ngm;  /* streams whose modelled track is declared */
 	/* progress */
 	int iproc, nproc;
 	uint64_t next_check;
@@ -438,6 +439,42 @@ static void cpu_tracks(struct conv *c, const struct ft_process *p)
 	}
 }
 
+/* "GPU stream 0x... (what)", or the per-thread default's name */
+static void stream_name(char *name, size_t cap, uint64_t key, const char *what)
+{
+	if (key >> 63)
+		snprintf(name, cap, "GPU stream: thread %u's default (%s)", (unsigned)(uint32_t)key,
+			 what);
+	else
+		snprintf(name, cap, "GPU stream 0x%llx (%s)", (unsigned long long)key, what);
+}
+
+/* The GPU model's busy interval of a stream (gpu.c): "busy (modelled)" on
+ * the stream's modelled track, beside its measured one, where a user sees
+ * where the two disagree (the model keeps a stream busy until a wait
+ * drains it). */
+static void on_gpu_busy(void *arg, uint64_t key, uint64_t start, uint64_t end)
+{
+	struct conv *c = arg;
+	if (end <= start)
+		return;
+	int k = 0;
+	while (k < c->ngm && c->gm_key[k] != key)
+		k++;
+	if (k == c->ngm) {
+		if (c->ngm == (int)(sizeof c->gm_key / sizeof c->gm_key[0]))
+			return;
+		char name[64];
+		c->gm_key[c->ngm++] = key;
+		stream_name(name, sizeof name, key, "modelled");
+		ft_pipe_child_track(c->pl, pf_id(FT_ID_GPU_MODEL, c->proc_id, key), c->proc_id, name);
+	}
+	struct pf_arg a[1] = { PF_ARG_PTR("stream", key) };
+	ft_pipe_slice(c->pl, pf_id(FT_ID_GPU_MODEL, c->proc_id, key), shifted(c, start),
+		      end - start, "busy (modelled)", a, 1);
+	c->st->slices++;
+}
+
 /* The GPU's measured busy spans (gpu_measured.c): a track per stream,
  * "GPU stream 0x... (measured)", one "busy (measured)" slice per span. */
 static void gpu_tracks(struct conv *c, const struct ft_process *p)
@@ -450,12 +487,7 @@ static void gpu_tracks(struct conv *c, const struct ft_process *p)
 		if (!track || sp[i].stream != cur) {
 			cur = sp[i].stream;
 			track = pf_id(FT_ID_GPU_STREAM, c->proc_id, cur);
-			if (cur >> 63)
-				snprintf(name, sizeof name, "GPU stream: thread %u's default (measured)",
-					 (unsigned)(uint32_t)cur);
-			else
-				snprintf(name, sizeof name, "GPU stream 0x%llx (measured)",
-					 (unsigned long long)cur);
+			stream_name(name, sizeof name, cur, "measured");
 			ft_pipe_child_track(c->pl, track, c->proc_id, name);
 		}
 		struct pf_arg a[1] = { PF_ARG_PTR("stream", cur) };
@@ -628,7 +660,8 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	c->ranges = ft_ranges_new(c->pl, p, c->proc_id, c->o->ts_shift, &c->st->slices);
 	for (int k = 0; k < FT_FK_N; k++)
 		c->fl[k].name = ft_fkind_track[k];
-	struct ft_an_sink sink = { on_finding, on_counter, c };
+	struct ft_an_sink sink = { on_finding, on_counter, c, on_gpu_busy };
+	c->ngm = 0;
 	c->an = ft_an_new(p, &c->o->an, &sink);
 	if (ft_may_block_in_collectives(p)) {   /* its blocking collectives first */
 		struct ft_span *sp;

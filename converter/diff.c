@@ -531,8 +531,8 @@ static int gpu_idle_pair(const struct side *a, const struct side *b, double *x, 
 		const struct ft_verdict *va = &a->r[0].procs[a->r[0].main].v;
 		const struct ft_verdict *vb = &b->r[0].procs[b->r[0].main].v;
 		uint64_t wa = va->win_end - va->win_start, wb = vb->win_end - vb->win_start;
-		*x = wa ? (double)va->idle_ns / (double)wa : 0;
-		*y = wb ? (double)vb->idle_ns / (double)wb : 0;
+		*x = wa ? (double)va->model_idle_ns / (double)wa : 0;
+		*y = wb ? (double)vb->model_idle_ns / (double)wb : 0;
 		return 0;
 	}
 	return ka;

@@ -159,12 +159,13 @@ static void dump_gpu_json(struct ft_json *j, const struct ft_process *p, uint64_
 	ft_json_obj(j, "gpu");
 	ft_json_u64(j, "origin_ns", t0);    /* the spans' 0, in trace ns */
 	ft_json_int(j, "samples", p->ngpu);
-	int why[4] = { 0 };
+	int why[5] = { 0 };
 	for (int i = 0; i < p->ngpu; i++)
-		why[p->gpu[i].why < 4 ? p->gpu[i].why : 0]++;
+		why[p->gpu[i].why < 5 ? p->gpu[i].why : 0]++;
 	ft_json_int(j, "after_idle", why[FT_GPU_WHY_IDLE]);
 	ft_json_int(j, "interval", why[FT_GPU_WHY_INTERVAL]);
 	ft_json_int(j, "before_sync", why[FT_GPU_WHY_SYNC]);
+	ft_json_int(j, "before_wait", why[FT_GPU_WHY_WAIT]);
 	ft_json_obj(j, "lost");
 	ft_json_u64(j, "exhausted", p->gpu_lost.exhausted);
 	ft_json_u64(j, "capture", p->gpu_lost.capture);

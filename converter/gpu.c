@@ -26,6 +26,7 @@ struct stream {
 	int busy, idle_hidden;       /* idle_hidden: drained by a hidden sync, its
 	                                group in hid + 1 (0: by another wait) */
 	uint64_t busy_since, idle_from, first_sub;
+	uint64_t drain_start;        /* the wait that drained it last began */
 };
 
 struct busy { uint64_t start, end; };
@@ -42,6 +43,12 @@ struct gpu {
 	struct busy *busy; int nbusy, capbusy;
 	uint64_t busy_done, busy_last; /* busy time merged and dropped; the latest end */
 	uint64_t sidle[FT_CAT_N];      /* streams' idle time in the window, by cause */
+	/* the measured side: the streams' known idle gaps (gpu_measured.c),
+	 * charged in time order as the events pass them, by cause */
+	struct ft_gpu_gap *gaps; int ngaps, gi, gaps_read;
+	uint64_t msidle[FT_CAT_N];
+	/* of those gaps, the starts that the drain's waits covered */
+	struct ft_gpu_gap *lat; int nlat, caplat;
 	uint64_t first_launch;
 	/* the longest pause between two launches: its end, the launches before */
 	uint64_t last_launch_end, pause, pause_end, pause_after;
@@ -80,12 +87,13 @@ static uint64_t stream_key(uint64_t stream, int32_t tid)
 	return stream == 1 ? 0 : stream;
 }
 
-/* Stream s idled in [g0, g1) until thread t submitted to it: what t did
- * meanwhile, within the window; after a hidden sync, the time t spent on
- * the CPU or submitting is the sync's cost (without it the GPU would have
- * had queued work). */
-static void stream_idle(struct gpu *g, const struct stream *s, const struct ft_thacc *t,
-			uint64_t g0, uint64_t g1)
+/* A stream idled in [g0, g1) until thread t submitted to it: what t did
+ * meanwhile, within the window, into the model's account (measured 0) or
+ * the measured one; after a hidden sync (hidden: its group + 1), the time
+ * t spent on the CPU or submitting is the sync's cost (without it the GPU
+ * would have had queued work). */
+static void stream_idle(struct gpu *g, int hidden, const struct ft_thacc *t,
+			uint64_t g0, uint64_t g1, int measured)
 {
 	if (g->c->o.win_end) {
 		if (g0 < g->c->o.win_start)
@@ -97,13 +105,52 @@ static void stream_idle(struct gpu *g, const struct stream *s, const struct ft_t
 		return;
 	uint64_t attr[FT_CAT_N];
 	ft_thread_attribute(t, g0, g1, attr);
-	if (s->idle_hidden) {
+	if (hidden) {
 		attr[FT_CAT_HIDDEN] += attr[FT_CAT_SUBMIT] + attr[FT_CAT_CPU] + attr[FT_CAT_GPU_WAIT];
 		attr[FT_CAT_SUBMIT] = attr[FT_CAT_CPU] = attr[FT_CAT_GPU_WAIT] = 0;
-		g->hid.g[s->idle_hidden - 1].idle += attr[FT_CAT_HIDDEN];
+		if (measured)
+			g->hid.g[hidden - 1].midle += attr[FT_CAT_HIDDEN];
+		else
+			g->hid.g[hidden - 1].idle += attr[FT_CAT_HIDDEN];
 	}
 	for (int c = 0; c < FT_CAT_N; c++)
-		g->sidle[c] += attr[c];
+		(measured ? g->msidle : g->sidle)[c] += attr[c];
+}
+
+/* The measured idle gaps that ended by `upto` (their sample's submission
+ * or sync), charged as the model's are: to what the thread that ended
+ * each did in it, to a hidden sync when the model's stream was last
+ * drained by one and has had no submission since. */
+static void measured_idle(struct gpu *g, uint64_t upto)
+{
+	for (; g->gi < g->ngaps && g->gaps[g->gi].g1 <= upto; g->gi++) {
+		const struct ft_gpu_gap *x = &g->gaps[g->gi];
+		const struct ft_thacc *t = ft_thread_find(g->c->th, x->tid);
+		if (!t)
+			continue;
+		long i = ft_map_get(&g->stmap, x->stream);
+		const struct stream *m = i >= 0 && !g->st[i].busy ? &g->st[i] : NULL;
+		uint64_t g0 = x->g0, upto = 0;
+		/* the stream finished while a wait for the GPU was on (the one
+		 * that drained it, or the ending thread's own: an event sync on
+		 * earlier work): until that wait returned, the idle is its
+		 * return's latency (the driver waking the thread), as in the
+		 * model, not the feed's */
+		if (m && m->drain_start <= g0 && m->idle_from > g0)
+			upto = m->idle_from;
+		uint64_t w = ft_thread_gpu_wait_over(t, g0);
+		if (w > upto)
+			upto = w;
+		if (upto > x->g1)
+			upto = x->g1;
+		if (upto > g0) {
+			if (g->nlat == g->caplat)
+				g->lat = ft_grow(g->lat, &g->caplat, sizeof *g->lat);
+			g->lat[g->nlat++] = (struct ft_gpu_gap){ x->stream, g0, upto, x->tid };
+			g0 = upto;
+		}
+		stream_idle(g, m ? m->idle_hidden : 0, t, g0, x->g1, 1);
+	}
 }
 
 static int busy_cmp(const void *x, const void *y)
@@ -143,9 +190,11 @@ static void busy_compact(struct gpu *g, uint64_t before)
 	g->nbusy = k;
 }
 
-/* stream s's queued work is known complete at end; hidden: the hidden
+/* stream s's queued work is known complete at end, by a wait that began
+ * at start; hidden: the hidden
  * sync's group + 1 when one drained it, else 0 */
-static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
+static void gpu_drained(struct gpu *g, struct stream *s, uint64_t start, uint64_t end,
+			int hidden)
 {
 	if (!s->busy)
 		return;
@@ -161,8 +210,11 @@ static void gpu_drained(struct gpu *g, struct stream *s, uint64_t end, int hidde
 	if (end > g->busy_last)
 		g->busy_last = end;
 	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end };
+	if (g->c->sink.gpu_busy)
+		g->c->sink.gpu_busy(g->c->sink.arg, s->id, s->busy_since, end);
 	s->busy = 0;
 	s->idle_from = end;
+	s->drain_start = start;
 	s->idle_hidden = hidden;
 }
 
@@ -213,7 +265,7 @@ static void on_submit(struct gpu *g, struct ft_thacc *t, const struct ft_event *
 	 * last one arrives (ranks.c says which): it makes no stream busy */
 	if (!s->busy && !ft_kfacts(ev->rec->kind)->coll) {
 		if (s->submitted && ev->ts_ns > s->idle_from)
-			stream_idle(g, s, t, s->idle_from, ev->ts_ns);
+			stream_idle(g, s->idle_hidden, t, s->idle_from, ev->ts_ns, 0);
 		s->busy = 1;
 		s->busy_since = ev->ts_ns;
 	}
@@ -245,7 +297,7 @@ static void on_submit(struct gpu *g, struct ft_thacc *t, const struct ft_event *
 }
 
 /* a wait that leaves stream s (all streams for s == NULL) drained */
-static void drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
+static void drained(struct gpu *g, struct stream *s, uint64_t start, uint64_t end, int hidden)
 {
 	for (int i = 0; i < g->nst; i++) {
 		struct stream *x = &g->st[i];
@@ -254,7 +306,7 @@ static void drained(struct gpu *g, struct stream *s, uint64_t end, int hidden)
 		if (end > x->last_sync_end)
 			x->last_sync_end = end;
 		outstanding_set(g, x, x->seq);
-		gpu_drained(g, x, end, hidden);
+		gpu_drained(g, x, start, end, hidden);
 	}
 }
 
@@ -315,13 +367,13 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 				if (g->ev[e].seq >= s->seq) {
 					if (end > s->last_sync_end && in->sync != FT_SYNC_POLL)
 						s->last_sync_end = end;
-					gpu_drained(g, s, end, hidden);
+					gpu_drained(g, s, ev->ts_ns, end, hidden);
 				}
 			}
 		} else if (r->kind == FT_EV_CU_CTX_SYNC || in->stream == 0 || in->stream == 1) {
-			drained(g, NULL, end, hidden);
+			drained(g, NULL, ev->ts_ns, end, hidden);
 		} else if (r->kind != FT_EV_CU_STREAM_WAIT_EVENT) {
-			drained(g, stream_of(g, stream_key(in->stream, ev->tid)), end, hidden);
+			drained(g, stream_of(g, stream_key(in->stream, ev->tid)), ev->ts_ns, end, hidden);
 		}
 		if (in->sync == FT_SYNC_POLL) {
 			/* a query: no sync */
@@ -363,6 +415,8 @@ static uint64_t gpu_busy(struct gpu *g, uint64_t w0, uint64_t w1, uint64_t *last
 			if (g->nbusy == g->capbusy)
 				g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
 			g->busy[g->nbusy++] = (struct busy){ s->busy_since, e };
+			if (g->c->sink.gpu_busy)
+				g->c->sink.gpu_busy(g->c->sink.arg, s->id, s->busy_since, e);
 			if (e > g->busy_last)
 				g->busy_last = e;
 			s->busy = 0;
@@ -392,7 +446,13 @@ static void *gpu_new(struct ft_an_ctx *c)
 
 static void gpu_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 {
-	(void)c;
+	struct gpu *g = s;
+	if (!g->gaps_read) {
+		g->ngaps = ft_gpu_measured_gaps(c->p, &g->gaps);
+		g->gaps_read = 1;
+	}
+	if (g->gi < g->ngaps)           /* before the submission that ends one */
+		measured_idle(g, e->ev->ts_ns);
 	if (e->in.cuda)
 		on_cuda(s, e->t, e->ev, &e->in);
 }
@@ -416,24 +476,51 @@ static void gpu_finish(void *s, struct ft_an_ctx *c)
 		out->loop_launch = g->pause_end;
 		out->launches_before = g->pause_after;
 	}
+	if (!g->gaps_read)
+		g->ngaps = ft_gpu_measured_gaps(c->p, &g->gaps);
+	measured_idle(g, UINT64_MAX);
 	if (g->first_launch) {
 		uint64_t w0 = c->o.win_end ? c->o.win_start : g->first_launch;
 		uint64_t w1 = c->o.win_end ? c->o.win_end : c->last_end;
-		out->busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
-		out->idle_ns = w1 > w0 + out->busy_ns ? w1 - w0 - out->busy_ns : 0;
-		out->mbusy_ns = ft_gpu_measured_busy(c->p, w0, w1, &out->mcover_ns);
-		memcpy(out->sidle, g->sidle, sizeof out->sidle);
+		out->model_busy_ns = gpu_busy(g, w0, w1, &out->last_gpu_end);
+		uint64_t mlast = ft_gpu_measured_last(c->p);
+		if (mlast > out->last_gpu_end)
+			out->last_gpu_end = mlast;
+		out->model_idle_ns = w1 > w0 + out->model_busy_ns ? w1 - w0 - out->model_busy_ns : 0;
+		out->mbusy_ns = ft_gpu_measured_busy(c->p, w0, w1, NULL, 0, &out->mcover_ns);
+		uint64_t cover;
+		out->mdrain_ns = ft_gpu_measured_busy(c->p, w0, w1, g->lat, g->nlat, &cover) -
+				 out->mbusy_ns;
+		if (out->mbusy_ns + out->mdrain_ns > out->mcover_ns)
+			out->mdrain_ns = out->mcover_ns > out->mbusy_ns ? out->mcover_ns - out->mbusy_ns : 0;
+		/* the samples cover the window well enough: the verdict's device
+		 * idle is the measured share of the covered part, over the window,
+		 * and its split the measured gaps' */
+		out->measured = FT_GPU_MEASURED(out->mcover_ns, w1 - w0) &&
+				out->mbusy_ns <= out->mcover_ns;
+		const uint64_t *sidle = out->measured ? g->msidle : g->sidle;
+		if (out->measured) {
+			double share = (double)(out->mcover_ns - out->mbusy_ns - out->mdrain_ns) /
+				       (double)out->mcover_ns;
+			out->idle_ns = (uint64_t)(share * (double)(w1 - w0) + 0.5);
+			out->busy_ns = w1 - w0 - out->idle_ns;
+		} else {
+			out->busy_ns = out->model_busy_ns;
+			out->idle_ns = out->model_idle_ns;
+		}
+		memcpy(out->sidle, sidle, sizeof out->sidle);
 		for (int i = 0; i < g->nst; i++)
 			if (g->st[i].first_sub)
 				out->sidle_den += ft_an_clip(&c->o, g->st[i].first_sub > w0 ?
 							     g->st[i].first_sub : w0, w1);
 		uint64_t sum = 0;
 		for (int k = 0; k < FT_CAT_N; k++)
-			sum += g->sidle[k];
+			sum += sidle[k];
 		for (int i = 0; i < g->hid.n; i++) {
 			struct ft_group *x = &g->hid.g[i];
-			double share = sum ? (double)out->idle_ns * (double)x->idle / (double)sum : 0;
-			x->gpu_idle = share < (double)x->idle ? (uint64_t)(share + 0.5) : x->idle;
+			uint64_t mine = out->measured ? x->midle : x->idle;
+			double share = sum ? (double)out->idle_ns * (double)mine / (double)sum : 0;
+			x->gpu_idle = share < (double)mine ? (uint64_t)(share + 0.5) : mine;
 		}
 		g->hid.gpu_idle_known = 1;
 	}
@@ -449,6 +536,8 @@ static void gpu_free(void *s)
 	free(g->ev);
 	ft_map_free(&g->evmap);
 	free(g->busy);
+	free(g->gaps);
+	free(g->lat);
 	free(g);
 }
 

@@ -22,7 +22,9 @@
 #include "gpu_measured.h"
 #include "util.h"
 
-struct smp { uint64_t key, s, d, n; int sync; };
+/* sync: the sample followed no submission of its own (before a sync or a
+ * wait): n counts only the submissions before it */
+struct smp { uint64_t key, s, d, n; int sync; int32_t tid; };
 
 
 static int smp_cmp(const void *x, const void *y)
@@ -48,7 +50,8 @@ static struct smp *samples(const struct ft_process *p)
 		const struct ft_gpu_sample *g = &p->gpu[i];
 		int64_t d = (int64_t)ft_ticks_to_ns(p, g->ref_ticks) + g->gpu_ns;
 		v[i] = (struct smp){ key_of(g->stream, g->tid), ft_ticks_to_ns(p, g->submit_ticks),
-				     d > 0 ? (uint64_t)d : 0, g->submits, g->why == FT_GPU_WHY_SYNC };
+				     d > 0 ? (uint64_t)d : 0, g->submits,
+				     g->why == FT_GPU_WHY_SYNC || g->why == FT_GPU_WHY_WAIT, g->tid };
 	}
 	qsort(v, (size_t)p->ngpu, sizeof *v, smp_cmp);
 	return v;
@@ -80,6 +83,44 @@ int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out)
 	return n;
 }
 
+uint64_t ft_gpu_measured_last(const struct ft_process *p)
+{
+	uint64_t last = 0;
+	for (int i = 0; i < p->ngpu; i++) {
+		int64_t d = (int64_t)ft_ticks_to_ns(p, p->gpu[i].ref_ticks) + p->gpu[i].gpu_ns;
+		if (d > 0 && (uint64_t)d > last)
+			last = (uint64_t)d;
+	}
+	return last;
+}
+
+static int gap_cmp(const void *x, const void *y)
+{
+	const struct ft_gpu_gap *a = x, *b = y;
+	return a->g1 < b->g1 ? -1 : a->g1 > b->g1;
+}
+
+int ft_gpu_measured_gaps(const struct ft_process *p, struct ft_gpu_gap **out)
+{
+	*out = NULL;
+	if (!p->ngpu)
+		return 0;
+	struct smp *v = samples(p);
+	struct ft_gpu_gap *gp = ft_xrealloc(NULL, (size_t)p->ngpu * sizeof *gp);
+	int n = 0;
+	for (int i = 1; i < p->ngpu; i++) {
+		if (v[i].key != v[i - 1].key || v[i - 1].d >= v[i].s)
+			continue;
+		/* no unsampled submission between the two: known idle */
+		if ((int64_t)(v[i].n - v[i - 1].n) - (v[i].sync ? 0 : 1) == 0)
+			gp[n++] = (struct ft_gpu_gap){ v[i].key, v[i - 1].d, v[i].s, v[i].tid };
+	}
+	free(v);
+	qsort(gp, (size_t)n, sizeof *gp, gap_cmp);
+	*out = gp;
+	return n;
+}
+
 /* boundaries of the sweep: +1/-1 of a stream's active range (R), of an
  * unknown gap (U), of a busy span (B) */
 struct edge { uint64_t t; int r, u, b; };
@@ -103,7 +144,7 @@ static void add(struct edge **e, int *n, int *cap, uint64_t t0, uint64_t t1, int
 }
 
 uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t w1,
-			      uint64_t *covered)
+			      const struct ft_gpu_gap *also, int nalso, uint64_t *covered)
 {
 	*covered = 0;
 	if (!p->ngpu)
@@ -134,6 +175,8 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
 		}
 		add(&e, &n, &cap, start, v[i].d, 0, 0, 1);
 	}
+	for (int i = 0; i < nalso; i++)
+		add(&e, &n, &cap, also[i].g0, also[i].g1, 0, 0, 1);
 	free(v);
 	qsort(e, (size_t)n, sizeof *e, edge_cmp);
 	uint64_t busy = 0, cover = 0;
@@ -157,20 +200,21 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
 	return busy;
 }
 
-void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
-		       char *out, size_t cap)
+void ft_gpu_idle_words(const struct ft_verdict *v, uint64_t win, char *out, size_t cap)
 {
 	double w = win ? (double)win : 1.0;
-	if (FT_GPU_MEASURED(mcover, win) && mbusy <= mcover)
+	if (v->gpu_measured)
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (measured; samples cover %.0f%% of "
-			 "it; the model said %.0f%%)", 100.0 * (double)(mcover - mbusy) / (double)mcover,
-			 100.0 * (double)mcover / w, 100.0 * (double)model_idle / w);
-	else if (mcover)
+			 "it; the model said %.0f%%)",
+			 100.0 * (double)(v->mcover_ns - v->mbusy_ns - v->mdrain_ns) /
+			 (double)v->mcover_ns,
+			 100.0 * (double)v->mcover_ns / w, 100.0 * (double)v->model_idle_ns / w);
+	else if (v->mcover_ns)
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: samples cover only %.0f%% "
-			 "of it)", 100.0 * (double)model_idle / w, 100.0 * (double)mcover / w);
+			 "of it)", 100.0 * (double)v->model_idle_ns / w, 100.0 * (double)v->mcover_ns / w);
 	else
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
-			 100.0 * (double)model_idle / w);
+			 100.0 * (double)v->model_idle_ns / w);
 }
 
 int ft_gpu_idle_share(const struct ft_verdict *v, double *share)
@@ -178,11 +222,11 @@ int ft_gpu_idle_share(const struct ft_verdict *v, double *share)
 	*share = 0;
 	if (!v->by_launch)
 		return -1;
-	uint64_t w = v->win_end > v->win_start ? v->win_end - v->win_start : 0;
-	if (FT_GPU_MEASURED(v->mcover_ns, w) && v->mbusy_ns <= v->mcover_ns) {
-		*share = (double)(v->mcover_ns - v->mbusy_ns) / (double)v->mcover_ns;
+	if (v->gpu_measured) {
+		*share = (double)(v->mcover_ns - v->mbusy_ns - v->mdrain_ns) / (double)v->mcover_ns;
 		return 1;
 	}
-	*share = w ? (double)v->idle_ns / (double)w : 0;
+	uint64_t w = v->win_end > v->win_start ? v->win_end - v->win_start : 0;
+	*share = w ? (double)v->model_idle_ns / (double)w : 0;
 	return 0;
 }

@@ -20,28 +20,45 @@ struct ft_gpu_span {
  * returns how many. */
 int ft_gpu_measured_spans(const struct ft_process *p, struct ft_gpu_span **out);
 
-/* The union of every stream's measured spans within [w0, w1): busy ns;
- * *covered: the part of [w0, w1) that samples cover (first sample's
- * submission to last completion), 0 when p has no samples. */
+/* The latest completion any sample saw, in trace ns (0: no samples): the
+ * end of the GPU's last known work, where the model knows less. */
+uint64_t ft_gpu_measured_last(const struct ft_process *p);
+
+/* A stream's known idle gap, in trace ns: from the completion of one
+ * sample to the next one's submission, no submission between (exact). */
+struct ft_gpu_gap {
+	uint64_t stream;         /* its key, as ft_gpu_span's */
+	uint64_t g0, g1;
+	int32_t tid;             /* the thread whose submission (or sync) ended it */
+};
+
+/* p's known idle gaps, sorted by their ends (caller frees); returns how
+ * many. */
+int ft_gpu_measured_gaps(const struct ft_process *p, struct ft_gpu_gap **out);
+
+/* The union of every stream's measured spans, and of the nalso intervals
+ * [g0, g1) of also (NULL: none), within [w0, w1): busy ns; *covered: the
+ * part of [w0, w1) that samples cover (first sample's submission to last
+ * completion), 0 when p has no samples. */
 uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t w1,
-			      uint64_t *covered);
+			      const struct ft_gpu_gap *also, int nalso, uint64_t *covered);
 
 /* The measured idle stands for the window when the samples cover half of
- * it or more; else the model's does, and the report says how little the
- * samples cover. */
+ * it or more (docs/ANALYSES.md, "Measured GPU time": the verdict's limit,
+ * its idle split and the hidden syncs' cost then stand on it); else the
+ * model's does, and the report says how little the samples cover. */
 #define FT_GPU_MEASURED(cover, win) ((cover) > 0 && 2 * (cover) >= (win))
 
-/* "GPU idle 31% of the loop (measured; samples cover 98% of it)", or
- * "GPU idle 53% of the loop (modelled: no samples)" (or "...: samples cover
- * only 4% of it"): the report's line
- * from the window's modelled idle, measured busy and cover (verdict). */
-void ft_gpu_idle_words(uint64_t model_idle, uint64_t mbusy, uint64_t mcover, uint64_t win,
-		       char *out, size_t cap);
+/* "GPU idle 31% of the loop (measured; samples cover 98% of it; the model
+ * said 40%)", or "GPU idle 53% of the loop (modelled: no samples)" (or
+ * "...: samples cover only 4% of it"): the report's line for a verdict
+ * over a window of win ns. */
+struct ft_verdict;
+void ft_gpu_idle_words(const struct ft_verdict *v, uint64_t win, char *out, size_t cap);
 
 /* The device's idle share of a verdict's window: measured where the
  * samples cover it (returns 1; share over the covered part), else the
  * model's (returns 0); -1 when no kernel was launched. */
-struct ft_verdict;
 int ft_gpu_idle_share(const struct ft_verdict *v, double *share);
 
 #endif

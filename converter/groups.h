@@ -25,6 +25,7 @@ struct ft_group {                   /* hidden sync (site or sym+tid) or lock (ad
 	int nsites;
 	struct ft_burst *bu; int nbu, capbu;   /* its occurrences in bursts */
 	uint64_t idle;                      /* hidden sync: its streams' idle charged to it */
+	uint64_t midle;                     /* hidden sync: the same of the measured idle */
 	uint64_t gpu_idle;                  /* hidden sync: the device's idle after it (gpu.c) */
 	uint64_t covered, cov_end;          /* the wall time its waits covered (their union
 	                                       over threads; waits come in start order) */

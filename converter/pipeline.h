@@ -55,6 +55,7 @@ enum {
 	FT_ID_RANGES,       /* pf_id(., process, lane) */
 	FT_ID_FLOW,         /* pf_id(., process, flow number in the run) */
 	FT_ID_GPU_STREAM,   /* pf_id(., process, stream key): measured busy (gpu_measured.c) */
+	FT_ID_GPU_MODEL,    /* pf_id(., process, stream key): the model's busy (gpu.c) */
 };
 void ft_pipe_process_track(struct ft_pipe *pl, uint64_t id, int32_t pid, const char *name);
 void ft_pipe_thread_track(struct ft_pipe *pl, uint64_t id, int32_t pid, int64_t tid,

@@ -617,7 +617,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 	for (int i = 0; i < r->nprocs; i++) {
 		struct ft_process *p = r->tr.procs[i];
 		struct ft_rep_proc *rp = &r->procs[i];
-		struct ft_an_sink sink = { keep, NULL, r };
+		struct ft_an_sink sink = { keep, NULL, r, NULL };
 		rep_i = i, rep_n = r->nprocs;
 		analyse(p, o, mg, &sink, err, &rp->m, &rp->v);
 		rp->pid = p->hdr.pid;
@@ -1028,7 +1028,8 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (v->by_launch && !strcmp(v->basis, "gpu_idle")) {
 		ft_fmt_ns(a, sizeof a, v->idle_ns);
 		ft_fmt_ns(b, sizeof b, rv->w1 - rv->w0);
-		int n = snprintf(line, sizeof line, "evidence: GPU idle %s of the %s loop", a, b);
+		int n = snprintf(line, sizeof line, "evidence: GPU idle %s of the %s loop%s", a, b,
+				 v->gpu_measured ? " (measured)" : "");
 		int k1 = -1, k2 = -1;
 		for (int k = 0; k < FT_CAT_N; k++)
 			if (v->idle_by_feed[k] && (k1 < 0 || v->idle_by_feed[k] > v->idle_by_feed[k1]))
@@ -1069,8 +1070,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fputc('\n', out);
 	}
 	if (v->by_launch) {             /* the device's idle: measured, or the model's */
-		ft_gpu_idle_words(v->idle_ns, v->mbusy_ns, v->mcover_ns, rv->w1 - rv->w0,
-				  line, sizeof line);
+		ft_gpu_idle_words(v, rv->w1 - rv->w0, line, sizeof line);
 		ft_wrap(out, line, 2);
 	}
 	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
@@ -1323,13 +1323,17 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
 			ft_json_u64(j, "streams_ns", v->sidle_den);
 			json_by_cat(j, "streams_idle_by_feed", v->sidle);
-			ft_json_str(j, "idle_basis", FT_GPU_MEASURED(v->mcover_ns, v->win_end - v->win_start)
-						     ? "measured" : "modelled");
+			ft_json_str(j, "idle_basis", v->gpu_measured ? "measured" : "modelled");
+			ft_json_obj(j, "modelled");
+			ft_json_u64(j, "busy_ns", v->model_busy_ns);
+			ft_json_u64(j, "idle_ns", v->model_idle_ns);
+			ft_json_end(j);
 			if (v->mcover_ns) {
 				ft_json_obj(j, "measured");
 				ft_json_u64(j, "covered_ns", v->mcover_ns);
 				ft_json_u64(j, "busy_ns", v->mbusy_ns);
 				ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
+				ft_json_u64(j, "drain_wait_ns", v->mdrain_ns);
 				ft_json_end(j);
 			} else {
 				ft_json_null(j, "measured");

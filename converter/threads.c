@@ -122,6 +122,18 @@ void ft_thread_attribute(const struct ft_thacc *t, uint64_t g0, uint64_t g1,
 	out[FT_CAT_DATA] += moved;
 }
 
+uint64_t ft_thread_gpu_wait_over(const struct ft_thacc *t, uint64_t at)
+{
+	for (uint32_t k = 0; k < t->nring; k++) {
+		const struct ft_recent *r = &t->ring[(t->ring_head + FT_RECENT - 1 - k) % FT_RECENT];
+		if (r->end <= at)
+			break;
+		if (r->start <= at && (r->cat == FT_CAT_GPU_WAIT || r->cat == FT_CAT_HIDDEN))
+			return r->end;
+	}
+	return 0;
+}
+
 void ft_thread_next_push(struct ft_thacc *t, uint64_t ts, int32_t level)
 {
 	if (t->nx_level < 0 || level < t->nx_level) {

@@ -128,6 +128,9 @@ static inline void ft_thread_recent(struct ft_thacc *t, uint64_t ts, uint64_t en
  * or a range pop of level closes the levels from it up. */
 void ft_thread_next_push(struct ft_thacc *t, uint64_t ts, int32_t level);
 void ft_thread_next_pop(struct ft_thacc *t, uint64_t ts, int32_t level);
+/* The end of t's recent wait for the GPU (a sync or query, a hidden sync)
+ * that was on at `at`, begun at or before it; 0: none. */
+uint64_t ft_thread_gpu_wait_over(const struct ft_thacc *t, uint64_t at);
 /* What t did in [g0, g1): overlap of its recent calls, the rest CPU; of
  * the rest, what lies inside its __next__ ranges is waiting for data (the
  * loop loading it itself: num_workers=0's decoding and transforms). */

@@ -137,8 +137,12 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	if (v->by_launch) {                  /* the device's evidence (gpu.c) */
 		v->busy_ns = out->busy_ns;
 		v->idle_ns = out->idle_ns;
+		v->model_busy_ns = out->model_busy_ns;
+		v->model_idle_ns = out->model_idle_ns;
 		v->mbusy_ns = out->mbusy_ns;
 		v->mcover_ns = out->mcover_ns;
+		v->mdrain_ns = out->mdrain_ns;
+		v->gpu_measured = out->measured;
 		v->last_gpu_end = out->last_gpu_end;
 		uint64_t sum = 0;
 		for (int c = 0; c < FT_CAT_N; c++)
@@ -219,8 +223,10 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	}
 	/* The model's busy time is an upper bound (a stream counts busy until a
 	 * wait drains it): it is evidence only when it shows idle time, or when
-	 * the feeding threads did wait for the GPU. */
-	if (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1)) {
+	 * the feeding threads did wait for the GPU. The measured one is evidence
+	 * either way (gpu_measured.h). */
+	const char *how = v->gpu_measured ? " (measured)" : "";
+	if (v->gpu_measured || (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1))) {
 		v->basis = "gpu_idle";
 		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
 		for (int c = 0; c < FT_CAT_N; c++)
@@ -246,18 +252,18 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU feed is limited by synchronization: each feeding thread's "
 				 "stream idles %.0f%% of its time behind its syncs, though the device, "
-				 "all streams together, is busy %.0f%% of the loop (kernels of different "
-				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle));
+				 "all streams together, is busy %.0f%% of the loop%s (kernels of different "
+				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle), how);
 		else if (!strcmp(v->limit, "GPU-bound"))
 			snprintf(v->sentence, sizeof v->sentence,
-				 "The GPU is the limit: it is busy %.0f%% of the loop and the feed keeps "
-				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), who,
-				 100 * (gpu + sync));
+				 "The GPU is the limit: it is busy %.0f%% of the loop%s and the feed keeps "
+				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), how,
+				 who, 100 * (gpu + sync));
 		else
 			snprintf(v->sentence, sizeof v->sentence,
-				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop, and "
+				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop%s, and "
 				 "the streams idle %.0f%% of their time because of it.", v->limit,
-				 100 * idle, 100 * g[best]);
+				 100 * idle, how, 100 * g[best]);
 		return;
 	}
 	double best = data;

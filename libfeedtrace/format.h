@@ -169,7 +169,8 @@ struct ft_sched_sample {                 /* 24 bytes */
 enum { FT_GPU_SAMPLE = 1, FT_GPU_LOSSES = 2 };
 enum { FT_GPU_WHY_IDLE = 1,      /* first submission after the stream was seen idle */
        FT_GPU_WHY_INTERVAL = 2,  /* first past FEEDTRACE_GPU_MS since the last */
-       FT_GPU_WHY_SYNC = 3 };    /* just before a stream sync, work unsampled */
+       FT_GPU_WHY_SYNC = 3,      /* just before a stream sync, work unsampled */
+       FT_GPU_WHY_WAIT = 4 };    /* before the thread blocks in a wait, work unsampled */
 struct ft_gpu_sample {                   /* 56 bytes */
 	uint16_t kind;                   /* FT_GPU_SAMPLE */
 	uint16_t why;                    /* FT_GPU_WHY_* */

@@ -82,12 +82,14 @@ try:
     gpu = v.get("gpu") or {}
     w = v.get("window") or {}
     win = (w.get("end_ns", 0) - w.get("start_ns", 0)) or 1
-    s = "verdict: %s; modelled idle %.0f%%" % (v.get("limit"), 100.0 * gpu.get("idle_ns", 0) / win)
+    s = "verdict: %s; modelled idle %.0f%%" % (
+        v.get("limit"), 100.0 * (gpu.get("modelled") or gpu).get("idle_ns", 0) / win)
     m = gpu.get("measured")
     if m:
-        s += "; measured idle %.0f%% over the %.0f%% the samples cover (report stands on: %s)" % (
+        s += ("; measured idle %.0f%% over the %.0f%% the samples cover (%.0f%% of it in waits "
+              "returning; verdict stands on: %s)") % (
             100.0 * m["idle_ns"] / max(m["covered_ns"], 1), 100.0 * m["covered_ns"] / win,
-            gpu.get("idle_basis"))
+            100.0 * m.get("drain_wait_ns", 0) / max(m["covered_ns"], 1), gpu.get("idle_basis"))
     else:
         s += "; measured: no samples"
     out.append(s)

@@ -2,7 +2,8 @@
  * gpu_time.c: the GPU's own time, measured without CUPTI. After selected
  * submissions (the first after the stream was seen idle, then at most one
  * per stream per FEEDTRACE_GPU_MS; before a stream sync that has unsampled
- * work) the submitting thread records a timing event of ours on the
+ * work; before the thread blocks in a wait with its default stream's work
+ * unsampled, at most one per interval) the submitting thread records a timing event of ours on the
  * submission's stream; a poller thread of ours polls those events and
  * turns each completed one into host time against a reference event of
  * ours; the flusher writes them as FT_CHUNK_GPU samples
@@ -37,6 +38,7 @@
  * events died with it) after the poller is out of it, the same way.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -277,6 +279,28 @@ void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream)
 	if (st && atomic_load_explicit(&st->submits, memory_order_relaxed) !=
 		  atomic_load_explicit(&st->sampled, memory_order_relaxed))
 		take_sample(t, st, stream, FT_GPU_WHY_SYNC, 0);
+}
+
+/* Called from the condition and semaphore waits only: those are not
+ * async-signal-safe, so no signal handler makes them while the thread it
+ * interrupted is inside the driver (the multiplexed waits and reads are,
+ * and take no sample). Only on the default streams (legacy, per-thread): their handles never
+ * dangle, while a stream the program made may have been destroyed since
+ * the thread's last submission to it (cuStreamDestroy is not wrapped).
+ * At most one such sample per stream per interval. */
+void ft_gpu_before_wait_slow(struct ft_thread *t)
+{
+	uint64_t stream = ft_gpu_last.stream;
+	struct ft_gpu_stream *st = ft_gpu_last.st;
+	if (stream > 2 || st == &never_due)
+		return;
+	uint64_t now = ft_now();
+	if (now < atomic_load_explicit(&st->wait_due, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&st->wait_due, now + interval_ticks(), memory_order_relaxed);
+	int e = errno;                  /* the driver's calls may set it */
+	take_sample(t, st, stream, FT_GPU_WHY_WAIT, now);
+	errno = e;
 }
 
 void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r)

@@ -17,11 +17,13 @@
  * stream 0 as 1; the per-thread default stream 2 with its thread's tid).
  * due: the tick from which its next submission takes a sample (0: now, the
  * stream was seen idle); submits: submissions so far; sampled: submits at
- * its latest sample (unsampled work exists while they differ). */
+ * its latest sample (unsampled work exists while they differ); wait_due:
+ * as due, for the samples before a wait (ft_gpu_before_wait). */
 struct ft_gpu_stream {
 	_Atomic uint64_t key;
 	_Atomic uint64_t due;
 	_Atomic uint64_t submits, sampled;
+	_Atomic uint64_t wait_due;   /* the tick from which a wait may take a sample */
 };
 #define FT_GPU_STREAMS 1024
 extern struct ft_gpu_stream ft_gpu_streams[FT_GPU_STREAMS];
@@ -71,6 +73,20 @@ ft_gpu_submitted(struct ft_thread *t, uint64_t stream, uint64_t t0)
 	ft_gpu_submitted_slow(t, stream, t0);
 }
 
+/* The thread is about to block in a wait (a condition, a semaphore, a
+ * multiplexed wait that found nothing ready): when its last stream has
+ * unsampled work, a sample now says when that work ended, so that the
+ * stream's idle while the thread waits (for data, mostly) is measured.
+ * Inline: the usual case (nothing unsampled) costs three loads. */
+void ft_gpu_before_wait_slow(struct ft_thread *t);
+static inline __attribute__((always_inline)) void ft_gpu_before_wait(struct ft_thread *t)
+{
+	struct ft_gpu_stream *st = ft_gpu_last.st;
+	if (ft_likely(!st || atomic_load_explicit(&st->submits, memory_order_relaxed) ==
+			     atomic_load_explicit(&st->sampled, memory_order_relaxed)))
+		return;
+	ft_gpu_before_wait_slow(t);
+}
 /* a stream sync: a sample first if the stream has unsampled work; after it */
 void ft_gpu_before_sync(struct ft_thread *t, uint64_t stream);
 void ft_gpu_synced(struct ft_thread *t, uint64_t stream, CUresult r);

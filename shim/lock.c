@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../libfeedtrace/callsite.h"
+#include "gpu_time.h"
 #include "real.h"
 #include "../libfeedtrace/internal.h"
 
@@ -108,6 +109,7 @@ TRY_FIRST(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, FT_EV_RWLOCK_TIM
 		struct ft_thread *t = ft_enter(FT_G_LOCK);              \
 		if (!t)                                                 \
 			return REAL(name) args;                         \
+		ft_gpu_before_wait(t);                                  \
 		uint64_t t0 = ft_now();                                 \
 		int r = REAL(name) args;                                \
 		ft_record_p(t, kind, t0, ft_now(), c, (uint32_t)(uintptr_t)m, (uint32_t)r); \
@@ -145,6 +147,7 @@ static inline void record_sem(struct ft_thread *t, unsigned kind, uint64_t t0,
 			return 0;                                       \
 		if (errno != EAGAIN)                                    \
 			return -1;                                      \
+		ft_gpu_before_wait(t);                                  \
 		errno = saved;                                          \
 		uint64_t t0 = ft_now();                                 \
 		int r = REAL(name) args;                                \

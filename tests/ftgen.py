@@ -50,6 +50,7 @@ class TraceFile:
         self.strings, self.threads, self.events, self.cpus = {}, [], [], []
         self.faults = []
         self.runqs = []
+        self.gpus = []
         self.cmdline = list(cmdline)
         # run_id: 0 as in files written before run ids (docs/FORMAT.md);
         # rank: the launcher's identity (world 0: none; launcher 1: torchrun)
@@ -82,6 +83,17 @@ class TraceFile:
         baseline sweep; delayacct: blkio_ns is meaningful."""
         self.faults.append((ts, tid, (1 if base else 0) | (2 if delayacct else 0), majflt,
                             blkio_ns))
+
+    def gpu(self, tid, stream, submit, done, submits, why=2, ctx=0xC0, ref=None):
+        """A GPU timing sample (FT_CHUNK_GPU, docs/FORMAT.md): stream (as the
+        CUDA records name it) had finished everything submitted before host
+        time submit at host time done, its submits-th submission being the
+        sampled one (why 3 before a sync, 4 before a wait: the submissions
+        before it). ref: the reference event's host time (ticks = ns here;
+        default the trace's start)."""
+        ref = self.start if ref is None else ref
+        self.gpus.append((submit, struct.pack("<HHiQQQQqQ", 1, why, tid, stream, ctx, submit,
+                                              ref, done - ref, submits)))
 
     def event(self, tid, kind, ts, dur, /, slots=None, **fields):
         """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text
@@ -144,6 +156,8 @@ class TraceFile:
         if self.faults:
             out.append((10, b"".join(struct.pack("<iIQQQ", tid, fl, ts, n, ns)
                                      for ts, tid, fl, n, ns in sorted(self.faults))))
+        if self.gpus:
+            out.append((12, b"".join(r for _, r in sorted(self.gpus))))
         out.append((4, struct.pack("<QQQQ", last + 1000, last + 1000, 0, 0)))
         nrec = len(self.events)
         out.append((6, struct.pack("<IiQQQQQ", 1, 0, nrec, sum((lost or {}).values()),

@@ -13,8 +13,13 @@
  *   ctxgone  a context of its own: a 5 ms kernel, then cuCtxDestroy
  *   dense    500 x (a 1 us kernel, host away 50 us): most launches between
  *            two samples are not sampled
+ *   starved  on the legacy stream, never synced in the loop: 5 x (a tiny
+ *            kernel, a 2 ms one at once, then a semaphore wait for the next
+ *            batch, which a feeder thread posts 8 ms after the launches)
  */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +44,20 @@ static void away_ms(int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0)
 		;
+}
+
+static sem_t launched, fed;
+
+static void *feeder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 5; i++) {
+		while (sem_wait(&launched) != 0)
+			;
+		away_ms(8);
+		sem_post(&fed);
+	}
+	return NULL;
 }
 
 static void *fn(const char *name)
@@ -144,6 +163,20 @@ int main(int argc, char **argv)
 			away_us(50);
 		}
 		ssync(a);
+	} else if (strcmp(shape, "starved") == 0) {
+		pthread_t th;
+		sem_init(&launched, 0, 0);
+		sem_init(&fed, 0, 0);
+		pthread_create(&th, NULL, feeder, NULL);
+		for (int i = 0; i < 5; i++) {
+			run("tiny", NULL);      /* sampled: first after idle, or past the interval */
+			run("k2", NULL);        /* within the interval: not sampled */
+			sem_post(&launched);
+			while (sem_wait(&fed) != 0)
+				;
+		}
+		pthread_join(th, NULL);
+		away_ms(30);
 	} else if (strcmp(shape, "ctxgone") == 0) {
 		run("k5", a);
 		ctx_destroy(ctx);
