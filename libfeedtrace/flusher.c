@@ -476,6 +476,25 @@ static void faults_made(struct ft_fault_batch *fb, int flusher)
 	}
 }
 
+/* The start samples of the threads the program made since the last
+ * cycle: CPU time 0 and run-queue delay 0 (schedstat counts from the
+ * thread's creation), so a thread that lived through one sample only
+ * still has the growth up to it. Before the cycle's other samples: the
+ * reader keeps a thread's samples in time order. */
+static void made_starts(struct cpu_batch *b, struct ft_sched_batch *sb)
+{
+	int32_t self = atomic_load(&flusher_tid);
+	for (int i = 0; i < FT_CPU_TIDS; i++) {
+		struct cpu_made *m = &made[i];
+		int32_t tid = atomic_load_explicit(&m->tid, memory_order_acquire);
+		if (tid <= 0 || tid == self || m->start_written)
+			continue;
+		cpu_put(b, tid, m->start_ticks, 0);
+		ft_sched_add(sb, tid, m->start_ticks, 0);
+		m->start_written = 1;
+	}
+}
+
 static void cpu_sample_made(struct cpu_batch *b)
 {
 	unsigned hw = atomic_load(&ft_threads_hw);
@@ -483,12 +502,8 @@ static void cpu_sample_made(struct cpu_batch *b)
 	for (int i = 0; i < FT_CPU_TIDS; i++) {
 		struct cpu_made *m = &made[i];
 		int32_t tid = atomic_load_explicit(&m->tid, memory_order_acquire);
-		if (tid <= 0 || tid == self)
-			continue;
-		if (!m->start_written) {
-			cpu_put(b, tid, m->start_ticks, 0);
-			m->start_written = 1;
-		}
+		if (tid <= 0 || tid == self || !m->start_written)
+			continue;               /* made since made_starts: the next cycle */
 		uint64_t end = atomic_load_explicit(&m->end_ticks, memory_order_acquire);
 		if (end) {
 			cpu_put(b, tid, end, m->end_cpu_ns);
@@ -545,6 +560,7 @@ static void sample_only(unsigned hw)
 	sched.n = 0;
 	struct ft_fault_batch flt;
 	int faults = ft_faults_begin(&flt);
+	made_starts(&cpu, &sched);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		if (atomic_load_explicit(&t->state, memory_order_acquire) == FT_SLOT_LIVE) {
@@ -597,6 +613,7 @@ static unsigned flush_cycle(int let_go)
 	/* a thread's faults are read in the flusher's own table only (let_go:
 	 * the flusher thread); the exit's cycle has the leavers' own counts */
 	int faults = ft_faults_begin(&flt);
+	made_starts(&cpu, &sched);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -866,11 +883,15 @@ void ft_flush_all_raw(void)
 	size_t sn;
 	struct cpu_batch cpu;
 	cpu.n = 0;
-	/* no run-queue samples here, nor live threads' faults: this drain
+	/* no run-queue reads here, nor live threads' faults: this drain
 	 * runs on a program thread, where their files would take the
-	 * program's descriptors (the leavers' own fault counts are written) */
+	 * program's descriptors (the leavers' own fault counts are written;
+	 * the made threads' start points, which read nothing, are) */
+	struct ft_sched_batch sched;
+	sched.n = 0;
 	struct ft_fault_batch flt;
 	int faults = ft_faults_begin(&flt);
+	made_starts(&cpu, &sched);
 	for (unsigned i = 0; i < hw; i++) {
 		struct ft_thread *t = &ft_threads[i];
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -921,6 +942,7 @@ void ft_flush_all_raw(void)
 	cpu_sample_made(&cpu);
 	cpu_batch_write(&cpu);
 	ft_faults_write(&flt);
+	ft_sched_write(&sched);
 	while ((sn = ft_strtab_pending(&strings_pos, &sdata)) > 0) {
 		struct iovec v = { (void *)sdata, sn };
 		ft_output_write_chunk(FT_CHUNK_STRINGS, FT_CODEC_RAW, (uint32_t)sn, &v, 1);
