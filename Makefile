@@ -39,7 +39,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
            libfeedtrace/faults.c libfeedtrace/pyinject.c \
-           libfeedtrace/schedstat.c libfeedtrace/runq.c \
+           libfeedtrace/schedstat.c libfeedtrace/runq.c libfeedtrace/capture.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/gpu_time.c shim/init.c
