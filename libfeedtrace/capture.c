@@ -69,6 +69,12 @@ static _Atomic uint64_t nstep[4];       /* steps begun, per unit */
 static __thread int step_level FT_TLS = -1;   /* the open step range's push level */
 static uint64_t first_step_ns;          /* when the first step began (flusher: step length) */
 
+/* DataLoader workers fetch ahead of the step that uses their batch (two
+ * batches each, PyTorch's prefetch_factor, and one for the follower's
+ * look): the leader opens its followers' window that many steps before
+ * its own */
+static _Atomic uint64_t lead_steps;
+
 /* flusher's */
 static uint64_t stop_at_ns;             /* a timed window's end */
 static int time_done;
@@ -182,6 +188,18 @@ static int in_window(uint64_t n, uint64_t *last)
 	return 1;
 }
 
+static int opens_within(uint64_t n, uint64_t lead)
+{
+	uint64_t target = atomic_load(&armed_target);
+	if (target && target > n && target <= n + lead)
+		return 1;
+	if (spec.mode != MODE_STEPS || n + lead < spec.a)
+		return 0;
+	if (n < spec.a)
+		return 1;
+	return spec.every && (n + lead - spec.a) / spec.every > (n - spec.a) / spec.every;
+}
+
 static void step_begin(unsigned u, uint64_t n)
 {
 	uint64_t last;
@@ -189,8 +207,11 @@ static void step_begin(unsigned u, uint64_t n)
 		int32_t none = 0;
 		atomic_compare_exchange_strong(&board->leader, &none, ft_pid);
 	}
-	if (leading())
+	if (leading()) {
 		atomic_store_explicit(&board->step, n, memory_order_relaxed);
+		if (atomic_load(&capturing) == 0 && opens_within(n, atomic_load(&lead_steps)))
+			atomic_store(&board->on, 1);
+	}
 	if (!first_step_ns)
 		first_step_ns = ft_mono_ns();
 	if (atomic_load(&capturing) != 0)
@@ -226,6 +247,11 @@ void ft_capture_push(const char *name, int level)
 	if (!on_mask || !name)
 		return;
 	if (prefix(name, "feedtrace:next")) {
+		const char *w = strstr(name, " workers=");
+		uint64_t workers = 0;
+		for (w = w ? w + 9 : ""; *w >= '0' && *w <= '9' && workers < 100000; w++)
+			workers = workers * 10 + (uint64_t)(*w - '0');
+		atomic_store(&lead_steps, workers ? 2 * workers + 2 : 0);
 		uint64_t n = atomic_fetch_add(&nstep[FT_WIN_UNIT_BATCH], 1) + 1;
 		int u = atomic_load(&unit);
 		if (u != FT_WIN_UNIT_NONE && u != FT_WIN_UNIT_BATCH)
@@ -425,7 +451,7 @@ static uint64_t agreed_start(uint32_t id, uint64_t cur)
 {
 	char path[4200], buf[32];
 	snprintf(path, sizeof path, "%s/capture.%u.at", ft_cfg.out_dir, id);
-	uint64_t want = cur + margin(cur);
+	uint64_t want = cur + margin(cur) + atomic_load(&lead_steps);   /* the workers' too */
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		int n = snprintf(buf, sizeof buf, "%llu\n", (unsigned long long)want);
@@ -545,12 +571,18 @@ void ft_capture_tick(void)
 	poll_request();
 }
 
+/* how often a follower (a forked worker) looks at its leader's window */
+#define FOLLOW_MS 10
+
 /* ms until the tick has something to do at a known time; -1 none */
 long ft_capture_wait_ms(void)
 {
 	if (!on_mask)
 		return -1;
 	uint64_t at = 0, now = ft_mono_ns();
+	int32_t leader = atomic_load(&board->leader);
+	if (atomic_load(&unit) == FT_WIN_UNIT_NONE && leader && leader != ft_pid)
+		return FOLLOW_MS;               /* a follower: its leader's window, soon */
 	if (spec.mode == MODE_TIME && !time_done)
 		at = board->t0_ns + spec.delay_ns;
 	else if (stop_at_ns)
