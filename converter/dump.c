@@ -338,9 +338,10 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_u64(j, "demand", w->demand);
 			ft_json_u64(j, "first_step", w->first_step);
 			ft_json_u64(j, "last_step", w->last_step);
-			ft_json_u64(j, "start_ns", ft_ticks_to_ns(p, w->start_ticks));
+			/* on the events' clock: ns since the trace's start */
+			ft_json_int(j, "start_ns", (int64_t)(ft_ticks_to_ns(p, w->start_ticks) - c->t0));
 			if (w->end_ticks)
-				ft_json_u64(j, "end_ns", ft_ticks_to_ns(p, w->end_ticks));
+				ft_json_int(j, "end_ns", (int64_t)(ft_ticks_to_ns(p, w->end_ticks) - c->t0));
 			else
 				ft_json_null(j, "end_ns");
 			ft_json_end(j);

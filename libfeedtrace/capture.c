@@ -402,6 +402,17 @@ unsigned ft_capture_init(void)
 	board = p == MAP_FAILED ? &board_local : p;
 	board->t0_ns = ft_mono_ns();
 	req_stat(&req_seen.ino, &req_seen.mtime, &req_seen.size);  /* older requests are not ours */
+	if (spec.mode == MODE_TIME && !spec.delay_ns) {   /* time:0+S: from the first call */
+		time_done = 1;
+		win_seq = 1;
+		win_reason = FT_WIN_TIME;
+		atomic_store(&ever, 1);
+		atomic_store(&capturing, 1);
+		push_mark(FT_WIN_START, 0, ft_now());
+		if (spec.dur_ns)
+			stop_at_ns = board->t0_ns + spec.dur_ns;
+		return on_mask;
+	}
 	return idle_mask;
 }
 
