@@ -421,7 +421,7 @@ const char *ft_window_reason_name(uint32_t reason)
 const char *ft_window_unit_name(uint32_t unit)
 {
 	switch (unit) {
-	case FT_WIN_UNIT_RANGE: return "steps";
+	case FT_WIN_UNIT_RANGE: return "step ranges";
 	case FT_WIN_UNIT_OPT: return "optimizer steps";
 	case FT_WIN_UNIT_BATCH: return "batches";
 	default: return "";

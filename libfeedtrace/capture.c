@@ -78,7 +78,7 @@ static _Atomic uint64_t lead_steps;
 /* flusher's */
 static uint64_t stop_at_ns;             /* a timed window's end */
 static int time_done;
-static int following;                   /* the window is the leader's */
+static _Atomic int following;           /* the window is the leader's */
 static struct { uint64_t ino, mtime, size; } req_seen;
 static uint32_t done_id;                /* a stepped request whose window ended: .done to write */
 static uint32_t wait_done_id;           /* a request this process (no steps) records until .done */
@@ -288,6 +288,22 @@ void ft_capture_mark(const char *name)
 	step_begin(FT_WIN_UNIT_OPT, n + 1);
 }
 
+/* A follower's descriptor hook, outside a window (shim/io.c): its leader's
+ * window is open, so this open (a DataLoader worker's __getitem__ reading
+ * a batch the leader asked for after it opened the window) starts its
+ * own, before the flusher's next look. 1 if capturing now. */
+int ft_capture_follow_now(void)
+{
+	if (!on_mask || atomic_load_explicit(&unit, memory_order_relaxed) != FT_WIN_UNIT_NONE)
+		return 0;
+	int32_t leader = atomic_load_explicit(&board->leader, memory_order_relaxed);
+	if (!leader || leader == ft_pid || !atomic_load(&board->on) ||
+	    atomic_load(&capturing) != 0)
+		return 0;
+	following = start(FT_WIN_FOLLOW, FT_WIN_UNIT_NONE, 0, 0, 0);
+	return following;
+}
+
 /* ---- the setting ---- */
 
 /* "12" or "1.5" seconds, in ns; -1 if not */
@@ -397,9 +413,9 @@ unsigned ft_capture_init(void)
 		on_mask = 0;                    /* no gate: the step entry points do nothing */
 		return ft_cfg.hooks | idle_mask;
 	}
-	void *p = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	board = p == MAP_FAILED ? &board_local : p;
+	void *p = (void *)syscall(SYS_mmap, NULL, sizeof *board, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	board = (long)p < 0 && (long)p > -4096 ? &board_local : p;
 	board->t0_ns = ft_mono_ns();
 	req_stat(&req_seen.ino, &req_seen.mtime, &req_seen.size);  /* older requests are not ours */
 	if (spec.mode == MODE_TIME && !spec.delay_ns) {   /* time:0+S: from the first call */

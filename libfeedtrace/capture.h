@@ -23,6 +23,8 @@ int ft_capture_ever(void);               /* this process's file has records to h
 void ft_capture_push(const char *name, int level);
 void ft_capture_pop(int level);
 void ft_capture_mark(const char *name);
+/* a follower's open outside a window: start following now? 1 if so */
+int ft_capture_follow_now(void);
 
 /* the flusher: every cycle, before draining; how long it may sleep (-1:
  * no limit); the window marks not yet written */

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "../libfeedtrace/callsite.h"
+#include "../libfeedtrace/capture.h"
 #include "real.h"
 #include "shape.h"
 #include "solo.h"
@@ -71,7 +72,8 @@ record_open(struct ft_thread *t, unsigned kind, uint64_t t0, int fd, const char 
 	    int flags, int extra, int site)
 {
 	uint64_t t1 = ft_now();
-	int rec = ft_recording(FT_G_IO);        /* else outside a capture window */
+	/* else outside a capture window, unless a worker's leader opened one */
+	int rec = ft_recording(FT_G_IO) || ft_capture_follow_now();
 	if (site)
 		extra = rec && fd >= 0 && t1 - t->py_open_at >= PY_OPEN_EVERY ?
 			(int)open_site(t, t1, path) : 0;
