@@ -49,6 +49,7 @@ one() {
 	fi
 	case $mode in
 	untraced) "${cmd[@]}" ;;
+	disabled) FEEDTRACE_DISABLE=1 LD_PRELOAD=$LIB "${cmd[@]}" ;;
 	idle) FEEDTRACE_OUT=$out FEEDTRACE_CAPTURE=off LD_PRELOAD=$LIB "${cmd[@]}" ;;
 	on) FEEDTRACE_OUT=$out LD_PRELOAD=$LIB "${cmd[@]}" ;;
 	esac | awk -v w="$what" '$1 == w { print $2, $3 }'
@@ -57,7 +58,7 @@ one() {
 
 for round in $(seq "$ROUNDS"); do
 	for what in pread1 read4k mutex launch; do
-		for mode in untraced idle on; do
+		for mode in untraced disabled idle on; do
 			read -r byname direct < <(one "$what" "$mode")
 			echo "$what $mode $byname $direct" >> "$SCRATCH/ns"
 		done
@@ -89,6 +90,39 @@ mapfile -t R_UN < <(rss untraced)
 mapfile -t R_IDLE < <(rss idle)
 mapfile -t R_ON < <(rss on)
 
+# instructions per call the wrapper adds (callgrind, load-independent):
+# the whole run's instructions at 2N and at N calls a block, the
+# difference per extra call, minus the same untraced
+ir_total() {   # what mode n
+	local what=$1 mode=$2 n=$3 out=$SCRATCH/cg.$RANDOM
+	local cmd env=()
+	if [ "$what" = launch ]; then
+		cmd=("$BUILD/bench/cudabench" launch "$DRV" "$n" 1)
+	else
+		cmd=("$BUILD/bench/micro" "$what" "$n" "$FILE" 1)
+	fi
+	case $mode in
+	disabled) env=(FEEDTRACE_DISABLE=1 LD_PRELOAD=$LIB) ;;
+	idle) env=(FEEDTRACE_OUT=$out FEEDTRACE_CAPTURE=off LD_PRELOAD=$LIB) ;;
+	on) env=(FEEDTRACE_OUT=$out LD_PRELOAD=$LIB) ;;
+	esac
+	# the program's thread only (the flusher's cycles depend on time)
+	env "${env[@]}" valgrind --tool=callgrind --separate-threads=yes \
+		--callgrind-out-file="$SCRATCH/cg.out" "${cmd[@]}" >/dev/null 2>&1
+	awk '/^totals:/ { print $2 }' "$SCRATCH/cg.out-01"
+	rm -rf "$out" "$SCRATCH"/cg.out*
+}
+declare -A IR
+if command -v valgrind >/dev/null; then
+	IRN=${BENCH_CAPTURE_IR_N:-20000}
+	for what in pread1 mutex launch; do
+		for mode in untraced disabled idle on; do
+			a=$(ir_total "$what" "$mode" "$IRN"); b=$(ir_total "$what" "$mode" $((2 * IRN)))
+			IR[$what.$mode]=$(awk -v a="$a" -v b="$b" -v n="$IRN" 'BEGIN { printf "%.1f", (b - a) / n }')
+		done
+	done
+fi
+
 med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 wrap() {  # median wrapper cost (by_name - direct) of what under mode
 	awk -v w="$1" -v m="$2" '$1 == w && $2 == m { print $3 - $4 }' "$SCRATCH/ns" | med
@@ -100,7 +134,9 @@ cat <<EOF
 \`scripts/bench_capture.sh\`: a process started with \`FEEDTRACE_CAPTURE=off\`
 (the library loaded, keeping its descriptor table, thread names and step
 count, recording nothing: docs/ARCHITECTURE.md, "Capture windows") against
-the same program untraced and recording, interleaved, $ROUNDS rounds of
+the same program untraced, with the library loaded but disabled
+(\`FEEDTRACE_DISABLE=1\`: every wrapper passes straight through, no
+flusher thread) and recording, interleaved, $ROUNDS rounds of
 5 blocks of $N calls; each figure is the median over rounds of the
 wrapper's cost in its process (the calls by name minus the same calls made
 directly, tests/bench/micro.c and cudabench.c), so the machine's load
@@ -108,15 +144,31 @@ cancels within a run. The launch is on the simulated driver (0 ns kernel).
 Goal: idle within 5 ns of untraced for reads and lock pairs, 10 ns for a
 launch.
 
-| call | untraced (ns) | idle (ns) | idle - untraced | recording (ns) |
-|---|---|---|---|---|
+| call | untraced (ns) | loaded, disabled (ns) | idle (ns) | idle - untraced | recording (ns) |
+|---|---|---|---|---|---|
 EOF
 for what in pread1 read4k mutex launch; do
-	u=$(wrap "$what" untraced); i=$(wrap "$what" idle); o=$(wrap "$what" on)
-	awk -v w="$what" -v u="$u" -v i="$i" -v o="$o" 'BEGIN {
+	u=$(wrap "$what" untraced); d=$(wrap "$what" disabled); i=$(wrap "$what" idle); o=$(wrap "$what" on)
+	awk -v w="$what" -v u="$u" -v d="$d" -v i="$i" -v o="$o" 'BEGIN {
 		name = w == "pread1" ? "pread, 1 byte" : w == "read4k" ? "read, 4 KiB" : w == "mutex" ? "mutex lock + unlock" : "cuLaunchKernel"
-		printf "| %s | %.1f | %.1f | %.1f | %.1f |\n", name, u, i, i - u, o }'
+		printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", name, u, d, i, i - u, o }'
 done
+if [ -n "${IR[pread1.idle]:-}" ]; then
+	cat <<EOF
+
+Instructions per call on the program's thread (callgrind; the run at
+$IRN and at $((2 * IRN)) calls a block, the difference per call: the call
+by name and the same call direct; the machine's load does not enter):
+
+| call | untraced | loaded, disabled | idle | idle - disabled | idle - untraced | recording |
+|---|---|---|---|---|---|---|
+EOF
+	for what in pread1 mutex launch; do
+		awk -v w="$what" -v u="${IR[$what.untraced]}" -v d="${IR[$what.disabled]}" -v i="${IR[$what.idle]}" -v o="${IR[$what.on]}" 'BEGIN {
+			name = w == "pread1" ? "pread, 1 byte" : w == "mutex" ? "mutex lock + unlock" : "cuLaunchKernel"
+			printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", name, u, d, i, i - d, i - u, o }'
+	done
+fi
 cat <<EOF
 
 Memory (\`micro pread1\`, largest RSS): untraced ${R_UN[0]} KiB, idle
