@@ -169,6 +169,42 @@ def test_capture_command_refuses_what_it_cannot_do(tmp_path):
                         open(str(tmp_path / "capture.req")).read())
 
 
+def test_on_demand_seconds_by_pid(tmp_path):
+    """a Python loop started with FEEDTRACE_CAPTURE=off, its file opened
+    while idle; `feedtrace capture PID --seconds 0.3`: one window on
+    demand, without steps, every record inside it, its reads naming the
+    file opened before it"""
+    out, f = str(tmp_path / "t"), tmp_path / "data.bin"
+    f.write_bytes(b"abcdefgh")
+    ready, stop = str(tmp_path / "ready"), str(tmp_path / "stop")
+    e = clean_env("LD_PRELOAD")
+    e.update(LD_PRELOAD=preload(), FEEDTRACE_OUT=out, FEEDTRACE_CAPTURE="off")
+    proc = subprocess.Popen([PYTHON, os.path.join(ROOT, "tests", "scripts", "capture_idle.py"),
+                             str(f), ready, stop], env=e, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(ready, proc)
+        c = subprocess.run([TOOL, "capture", str(proc.pid), "--seconds", "0.3"],
+                           capture_output=True, text=True, timeout=30)
+        assert c.returncode == 0, c.stderr
+        assert c.stdout.startswith("feedtrace: capture ") and out in c.stdout
+        end = time.monotonic() + 120     # until the window's first records are written
+        while not Trace.load(out).events:
+            assert time.monotonic() < end and proc.poll() is None
+            time.sleep(0.1)
+    finally:
+        open(stop, "w").close()
+    so, se = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and so == "reads 1\n", se
+    t = Trace.load(out)
+    (w,) = t.proc(proc.pid)["windows"]
+    assert (w["reason"], w["unit"], w["first_step"]) == ("on demand", "", 0)
+    assert all(w["start_ns"] <= e["ts_ns"] and (w["end_ns"] is None or e["ts_ns"] <= w["end_ns"])
+               for e in t.events)
+    preads = t.calls("pread64") + t.calls("pread")
+    assert preads and {e["args"]["path"] for e in preads} == {str(f)}
+
+
 def items_opened(t, pid):
     return {int(m.group(1)) for e in t.calls("open64", pid=pid)
             for m in [re.search(r"item(\d+)\.bin$", e["args"]["path"])] if m}
