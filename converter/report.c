@@ -1442,6 +1442,27 @@ static void json_finding(struct ft_json *j, const struct ft_report *r,
 	ft_json_end(j);
 }
 
+/* "capture": the main process's first window, or null (recorded throughout) */
+static void json_window(struct ft_json *j, const struct ft_report *r)
+{
+	const struct ft_process *p = r->tr.procs[r->main];
+	if (!p->nwin) {
+		ft_json_null(j, "capture");
+		return;
+	}
+	const struct ft_window *w = &p->win[0];
+	uint64_t from, to;
+	ft_process_windowed(p, &from, &to);
+	ft_json_obj(j, "capture");
+	ft_json_str(j, "reason", ft_window_reason_name(w->reason));
+	ft_json_str(j, "unit", ft_window_unit_name(w->unit));
+	ft_json_u64(j, "first_step", w->first_step);
+	ft_json_u64(j, "last_step", w->last_step);
+	ft_json_u64(j, "started_after_ns", from > p->base_ns ? from - p->base_ns : 0);
+	ft_json_int(j, "windows", p->nwin);
+	ft_json_end(j);
+}
+
 void ft_report_json(const struct ft_report *r, FILE *out)
 {
 	struct ft_json jw, *j = &jw;
@@ -1455,6 +1476,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_u64(j, ft_loss_info[k].key, run_loss(r, (enum ft_loss)k, NULL));
 	ft_json_end(j);
 	json_metrics(j, &r->total);
+	json_window(j, r);
 	json_verdict(j, &r->procs[r->main], &r->rv);
 	ft_ranks_json(j, &r->ranks);
 	ft_json_arr(j, "processes");

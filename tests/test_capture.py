@@ -150,6 +150,9 @@ def test_report_says_which_window(tmp_path):
     js = json.loads(subprocess.run([TOOL, "report", "--json", t.dir], capture_output=True,
                                    text=True, timeout=120).stdout)
     assert js["metrics"]["steps"] == 3
+    c = js["capture"]
+    assert (c["reason"], c["unit"], c["first_step"], c["last_step"], c["windows"]) == \
+        ("steps", "step ranges", 5, 7, 1)
 
 
 # ---- feedtrace capture ----
