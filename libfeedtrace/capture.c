@@ -55,7 +55,8 @@ struct board {
 static struct board *board;
 static struct board board_local;        /* when the shared page cannot be had */
 
-static unsigned on_mask, idle_mask;
+static _Atomic unsigned on_mask;       /* 0: capture always on, no gate */
+static unsigned idle_mask;
 static _Atomic int capturing;           /* 0 idle, 1 capturing, 2 changing */
 static _Atomic int ever;                /* a window opened (or capture always on) */
 static uint32_t win_seq;
@@ -67,7 +68,7 @@ static _Atomic uint64_t win_last;       /* the window's last step (0: not step-b
 static _Atomic int unit;                /* enum ft_window_unit of the steps counted */
 static _Atomic uint64_t nstep[4];       /* steps begun, per unit */
 static __thread int step_level FT_TLS = -1;   /* the open step range's push level */
-static uint64_t first_step_ns;          /* when the first step began (flusher: step length) */
+static _Atomic uint64_t first_step_ns;  /* when the first step began (flusher: step length) */
 
 /* DataLoader workers fetch ahead of the step that uses their batch (two
  * batches each, PyTorch's prefetch_factor, and one for the follower's
@@ -80,7 +81,7 @@ static uint64_t stop_at_ns;             /* a timed window's end */
 static int time_done;
 static _Atomic int following;           /* the window is the leader's */
 static struct { uint64_t ino, mtime, size; } req_seen;
-static uint32_t done_id;                /* a stepped request whose window ended: .done to write */
+static _Atomic uint32_t done_id;        /* a stepped request whose window ended: .done to write */
 static uint32_t wait_done_id;           /* a request this process (no steps) records until .done */
 
 /* a request to start at the first step >= target, ending at step last */
@@ -140,7 +141,7 @@ static int start(unsigned reason, unsigned u, uint64_t step, uint64_t last, uint
 	uint64_t now = ft_now();
 	unsigned idle = idle_mask;
 	/* ft_active is 0 once the process commits its end: no window then */
-	if (!atomic_compare_exchange_strong(&ft_active, &idle, on_mask)) {
+	if (!atomic_compare_exchange_strong(&ft_active, &idle, atomic_load(&on_mask))) {
 		atomic_store(&capturing, 0);
 		return 0;
 	}
@@ -164,13 +165,13 @@ static void stop(uint64_t step)
 	int expect = 1;
 	if (!atomic_compare_exchange_strong(&capturing, &expect, 2))
 		return;
-	unsigned on = on_mask;
+	unsigned on = atomic_load(&on_mask);
 	atomic_compare_exchange_strong(&ft_active, &on, idle_mask);
 	push_mark(FT_WIN_STOP, step, ft_now());
 	if (win_unit != FT_WIN_UNIT_NONE && leading())
 		atomic_store(&board->on, 0);
 	if (win_reason == FT_WIN_DEMAND && win_unit != FT_WIN_UNIT_NONE)
-		done_id = win_demand;           /* the flusher writes its .done */
+		atomic_store(&done_id, win_demand);     /* the flusher writes its .done */
 	atomic_store(&capturing, 0);
 	ft_flusher_wake();
 }
@@ -212,8 +213,8 @@ static void step_begin(unsigned u, uint64_t n)
 		if (atomic_load(&capturing) == 0 && opens_within(n, atomic_load(&lead_steps)))
 			atomic_store(&board->on, 1);
 	}
-	if (!first_step_ns)
-		first_step_ns = ft_mono_ns();
+	if (!atomic_load_explicit(&first_step_ns, memory_order_relaxed))
+		atomic_store_explicit(&first_step_ns, ft_mono_ns(), memory_order_relaxed);
 	if (atomic_load(&capturing) != 0)
 		return;
 	if (in_window(n, &last)) {
@@ -406,17 +407,17 @@ unsigned ft_capture_init(void)
 		ft_log("feedtrace: FEEDTRACE_CAPTURE=\"%.40s\" is not on, off, steps:A-B[/K] or "
 		       "time:D[+S]; capturing all", v);
 	idle_mask = FT_G_KEEP | ((ft_cfg.hooks & FT_G_IO) ? FT_G_FD : 0);
-	on_mask = ft_cfg.hooks | idle_mask;
+	unsigned on = ft_cfg.hooks | idle_mask;
 	if (spec.mode == MODE_ON) {
 		atomic_store(&capturing, 1);
 		atomic_store(&ever, 1);
-		on_mask = 0;                    /* no gate: the step entry points do nothing */
-		return ft_cfg.hooks | idle_mask;
+		return on;                      /* no gate (on_mask 0): the step entry points do nothing */
 	}
 	void *p = (void *)syscall(SYS_mmap, NULL, sizeof *board, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	board = (long)p < 0 && (long)p > -4096 ? &board_local : p;
 	board->t0_ns = ft_mono_ns();
+	atomic_store(&on_mask, on);     /* last: the flusher's tick may look already */
 	req_stat(&req_seen.ino, &req_seen.mtime, &req_seen.size);  /* older requests are not ours */
 	if (spec.mode == MODE_TIME && !spec.delay_ns) {   /* time:0+S: from the first call */
 		time_done = 1;
@@ -427,19 +428,23 @@ unsigned ft_capture_init(void)
 		push_mark(FT_WIN_START, 0, ft_now());
 		if (spec.dur_ns)
 			stop_at_ns = board->t0_ns + spec.dur_ns;
-		return on_mask;
+		return on;
 	}
 	return idle_mask;
 }
 
-void ft_capture_after_fork_child(void)
+unsigned ft_capture_after_fork_child(unsigned groups)
 {
 	atomic_store(&marks_next, 0);
 	marks_done = 0;
 	for (int i = 0; i < MARKS; i++)
 		atomic_store(&mark_stamp[i], 0);
-	if (!on_mask)
-		return;
+	if (!atomic_load(&on_mask))
+		return groups;
+	/* a start or stop under way on a thread the child has not: the groups
+	 * it had set say which */
+	if (atomic_load(&capturing) == 2)
+		atomic_store(&capturing, groups == atomic_load(&on_mask) ? 1 : 0);
 	win_seq = 0;
 	atomic_store(&ever, 0);
 	atomic_store(&unit, FT_WIN_UNIT_NONE);
@@ -458,6 +463,7 @@ void ft_capture_after_fork_child(void)
 		following = win_reason == FT_WIN_FOLLOW;
 		push_mark(FT_WIN_START, 0, ft_now());
 	}
+	return groups;
 }
 
 /* ---- the flusher's part ---- */
@@ -466,7 +472,8 @@ void ft_capture_after_fork_child(void)
  * of the run sees it first (two flusher cycles' worth of steps, at least 2) */
 static uint64_t margin(uint64_t cur)
 {
-	uint64_t el = first_step_ns ? ft_mono_ns() - first_step_ns : 0;
+	uint64_t first = atomic_load(&first_step_ns);
+	uint64_t el = first ? ft_mono_ns() - first : 0;
 	uint64_t per = cur > 1 && el ? el / (cur - 1) : 0;
 	uint64_t m = per ? (2ull * ft_cfg.flush_ms * 1000000ull + per - 1) / per + 1 : 2;
 	return m < 2 ? 2 : m > 1000 ? 1000 : m;
@@ -591,10 +598,9 @@ void ft_capture_tick(void)
 		wait_done_id = 0;
 		stop(0);
 	}
-	if (done_id) {
-		touch_done(done_id);
-		done_id = 0;
-	}
+	uint32_t done = atomic_exchange(&done_id, 0);
+	if (done)
+		touch_done(done);
 	poll_request();
 }
 

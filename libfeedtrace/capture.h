@@ -14,7 +14,7 @@
 
 unsigned ft_capture_init(void);          /* start-up: ft_active's first value */
 int ft_capture_parse(const char *v);     /* FEEDTRACE_CAPTURE's syntax; 0 if understood */
-void ft_capture_after_fork_child(void);
+unsigned ft_capture_after_fork_child(unsigned groups);  /* the child's ft_active */
 int ft_capture_on(void);                 /* a window is open (or capture is always on) */
 int ft_capture_ever(void);               /* this process's file has records to hold */
 

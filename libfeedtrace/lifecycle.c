@@ -297,7 +297,7 @@ static void fork_child(void)
 	ft_ring_after_fork_child();
 	ft_cpu_tids_after_fork_child();
 	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
-	ft_capture_after_fork_child();
+	groups = ft_capture_after_fork_child(groups);
 	ft_clock_after_fork_child();
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();

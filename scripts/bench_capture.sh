@@ -153,6 +153,12 @@ for what in pread1 read4k mutex launch; do
 		name = w == "pread1" ? "pread, 1 byte" : w == "read4k" ? "read, 4 KiB" : w == "mutex" ? "mutex lock + unlock" : "cuLaunchKernel"
 		printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", name, u, d, i, i - u, o }'
 done
+cat <<EOF
+
+A negative figure, or one that differs from the next table's, is the
+machine's load (other processes on its cores), larger than the effect
+measured: the instruction counts below are the figures to read.
+EOF
 if [ -n "${IR[pread1.idle]:-}" ]; then
 	cat <<EOF
 
@@ -177,4 +183,14 @@ ${R_IDLE[1]} bytes (its CLOCK, PROCESS and END chunks), the recording one
 ${R_ON[1]}. An idle thread that opens a file holds its ring's address
 space (FEEDTRACE_BUF_KB, untouched pages: not resident); the flusher
 thread and its buffers are there as when recording.
+
+What the gate adds is "idle - disabled": ft_enter's load and branch
+(the lock pair's two wrappers, the launch's one, test the groups against
+the bits that stay set outside a window). The rest of "idle - untraced"
+is the wrapper being there at all, as with the library disabled: a
+read's wrapper saves the registers its recording path needs before it
+tests the groups; the simulated driver makes an fcntl and a mutex pair of
+its own at every launch (callgrind: most of the launch's 268), which pass
+through the library's wrappers (fcntl's is always on: it keeps the dups'
+paths).
 EOF
