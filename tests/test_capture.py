@@ -86,6 +86,18 @@ def test_steps_window_has_exactly_its_steps(tmp_path):
     assert all(w["start_ns"] <= e["ts_ns"] <= w["end_ns"] for e in t.events)
 
 
+def test_run_capture_option(tmp_path):
+    """feedtrace run --capture steps:5-7 is FEEDTRACE_CAPTURE=steps:5-7"""
+    make(HIDDEN)
+    out = str(tmp_path / "t")
+    p = subprocess.run([TOOL, "run", "-q", "--capture", "steps:5-7", "-o", out, "--", HIDDEN],
+                       env=clean_env("LD_PRELOAD"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    t = Trace.load(out)
+    assert t.count("nvtxRangePush") == 3
+    assert [(w["first_step"], w["last_step"]) for w in windows(t)[0]] == [(5, 7)]
+
+
 def test_steps_window_repeats(tmp_path):
     """steps:2-3/10 of 20: steps 2-3 and 12-13, two windows"""
     t, _ = hidden(tmp_path, "steps:2-3/10")
