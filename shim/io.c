@@ -199,9 +199,12 @@ int close(int fd)
  * the real call (FT_SOLO_OR: the system call itself while the program has
  * one thread, shim/solo.h), recorded or not: outside a capture window too,
  * glibc's wrapper would take its multi-threaded path for the flusher's
- * sake, a hundred instructions more than the untraced program's read */
+ * sake, a hundred instructions more than the untraced program's read.
+ * With the group off (outside a capture window) the wrapper is the load,
+ * the branch and the call: the recording path, which needs registers
+ * saved, is NAME_rec, reached by a tail jump. */
 #define READ_N(name, kind, params, args, call)                          \
-	ssize_t name params                                             \
+	static __attribute__((noinline)) ssize_t name##_rec params      \
 	{                                                               \
 		struct ft_thread *t = ft_enter(FT_G_IO);                \
 		if (!t)                                                 \
@@ -210,6 +213,12 @@ int close(int fd)
 		ssize_t r = call;                                       \
 		record_read(t, kind, t0, fd, n, r);                     \
 		return r;                                               \
+	}                                                               \
+	ssize_t name params                                             \
+	{                                                               \
+		if (!ft_recording(FT_G_IO))                             \
+			return call;                                    \
+		return name##_rec args;                                 \
 	}
 
 READ_N(read, FT_EV_READ, (int fd, void *buf, size_t n), (fd, buf, n),
