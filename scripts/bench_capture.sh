@@ -188,8 +188,8 @@ What the gate adds is "idle - disabled": ft_enter's load and branch
 (the lock pair's two wrappers, the launch's one, test the groups against
 the bits that stay set outside a window). The rest of "idle - untraced"
 is the wrapper being there at all, as with the library disabled: a
-read's wrapper saves the registers its recording path needs before it
-tests the groups; the simulated driver makes an fcntl and a mutex pair of
+read's wrapper saves a register and makes the system call itself while
+the program has one thread of its own; the simulated driver makes an fcntl and a mutex pair of
 its own at every launch (callgrind: most of the launch's 268), which pass
 through the library's wrappers (fcntl's is always on: it keeps the dups'
 paths).
