@@ -16,9 +16,9 @@
  * board). Each start and stop is a mark the flusher writes as a WINDOW
  * chunk (format.h). docs/ARCHITECTURE.md, "Capture windows".
  *
- * The program's threads call the step entry points: no lock, no
- * allocation, no system call there (CAS and stores only). The flusher
- * calls everything else.
+ * The program's threads call the step entry points and a follower's
+ * check: no lock, no allocation (CAS and stores; a window's stop wakes the
+ * flusher, errno kept). The flusher calls everything else.
  */
 #include <errno.h>
 #include <fcntl.h>
