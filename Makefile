@@ -39,7 +39,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/flusher.c libfeedtrace/modules.c libfeedtrace/lifecycle.c \
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
            libfeedtrace/faults.c libfeedtrace/pyinject.c \
-           libfeedtrace/schedstat.c libfeedtrace/runq.c \
+           libfeedtrace/schedstat.c libfeedtrace/runq.c libfeedtrace/capture.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/gpu_time.c shim/init.c
@@ -56,6 +56,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
+              converter/cmd_capture.c \
               converter/steps.c converter/phases.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
               converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c

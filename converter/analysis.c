@@ -324,6 +324,12 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 		start = c->first_ts;
 	if (p->last_ns > stop)
 		stop = p->last_ns;
+	uint64_t wfrom, wto;
+	if (ft_process_windowed(p, &wfrom, &wto)) {
+		/* only its capture windows: the time before and after is unrecorded */
+		start = wfrom;
+		stop = wto > c->last_end ? wto : c->last_end;
+	}
 	c->m.wall_ns = stop > start ? stop - start : 0;
 	if (m)
 		*m = c->m;

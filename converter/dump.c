@@ -329,6 +329,25 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		}
 		ft_json_end(j);
 		dump_gpu_json(j, p, c->t0);
+		ft_json_arr(j, "windows");
+		for (int i = 0; i < p->nwin; i++) {
+			const struct ft_window *w = &p->win[i];
+			ft_json_obj(j, NULL);
+			ft_json_int(j, "seq", w->seq);
+			ft_json_str(j, "reason", ft_window_reason_name(w->reason));
+			ft_json_str(j, "unit", ft_window_unit_name(w->unit));
+			ft_json_u64(j, "demand", w->demand);
+			ft_json_u64(j, "first_step", w->first_step);
+			ft_json_u64(j, "last_step", w->last_step);
+			/* on the events' clock: ns since the trace's start */
+			ft_json_int(j, "start_ns", (int64_t)(ft_ticks_to_ns(p, w->start_ticks) - c->t0));
+			if (w->end_ticks)
+				ft_json_int(j, "end_ns", (int64_t)(ft_ticks_to_ns(p, w->end_ticks) - c->t0));
+			else
+				ft_json_null(j, "end_ns");
+			ft_json_end(j);
+		}
+		ft_json_end(j);
 		ft_json_obj(j, "calls");
 		for (unsigned k = 1; k < FT_EV_COUNT; k++)
 			if (c->counts[k])

@@ -23,10 +23,12 @@ static void usage(FILE *out)
 	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
 	      "  ranks SUMMARY.json|DIR... [--json]  which rank starves a job of ranks\n"
 	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
+	      "  capture PID|RUN_DIR [--steps N|--seconds S]  record a window of a running job\n"
 	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
 	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
-	      "FEEDTRACE_STACK_DEPTH, FEEDTRACE_REDACT tune it (README.md).\n"
+	      "FEEDTRACE_STACK_DEPTH, FEEDTRACE_REDACT tune it; FEEDTRACE_CAPTURE says when\n"
+	      "it records (README.md).\n"
 	      "  --version                        the version and trace format\n",
 	      out);
 }
@@ -68,6 +70,8 @@ static int dispatch(int argc, char **argv)
 		return ft_cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "open") == 0)
 		return ft_cmd_open(argc - 2, argv + 2);
+	if (strcmp(argv[1], "capture") == 0)
+		return ft_cmd_capture(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -385,6 +385,61 @@ static void add_gpu_samples(struct ft_process *p, const unsigned char *d, size_t
 	}
 }
 
+/* WINDOW chunk: a start opens a window, a stop closes the window of its seq */
+static void add_window_marks(struct ft_process *p, const unsigned char *d, size_t n)
+{
+	for (size_t o = 0; o + sizeof(struct ft_window_mark) <= n; o += sizeof(struct ft_window_mark)) {
+		struct ft_window_mark m;
+		memcpy(&m, d + o, sizeof m);
+		if (m.what == FT_WIN_START) {
+			if (p->nwin == p->capwin)
+				p->win = ft_grow(p->win, &p->capwin, sizeof *p->win);
+			p->win[p->nwin++] = (struct ft_window){ m.seq, m.reason, m.unit, m.demand,
+							       m.step, 0, m.ticks, 0 };
+			continue;
+		}
+		for (int i = p->nwin - 1; m.what == FT_WIN_STOP && i >= 0; i--)
+			if (p->win[i].seq == m.seq && !p->win[i].end_ticks) {
+				p->win[i].end_ticks = m.ticks;
+				p->win[i].last_step = m.step;
+				break;
+			}
+	}
+}
+
+const char *ft_window_reason_name(uint32_t reason)
+{
+	switch (reason) {
+	case FT_WIN_STEPS: return "steps";
+	case FT_WIN_TIME: return "time";
+	case FT_WIN_DEMAND: return "on demand";
+	case FT_WIN_FOLLOW: return "follows its parent";
+	default: return "?";
+	}
+}
+
+const char *ft_window_unit_name(uint32_t unit)
+{
+	switch (unit) {
+	case FT_WIN_UNIT_RANGE: return "step ranges";
+	case FT_WIN_UNIT_OPT: return "optimizer steps";
+	case FT_WIN_UNIT_BATCH: return "batches";
+	default: return "";
+	}
+}
+
+int ft_process_windowed(const struct ft_process *p, uint64_t *from_ns, uint64_t *to_ns)
+{
+	if (!p->nwin)
+		return 0;
+	*from_ns = ft_ticks_to_ns(p, p->win[0].start_ticks);
+	const struct ft_window *w = &p->win[p->nwin - 1];
+	*to_ns = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
+	if (*to_ns < *from_ns)
+		*to_ns = *from_ns;
+	return 1;
+}
+
 /* FAULTS chunk: samples kept per thread (tid 0: the process), in time
  * order, as CPU samples are */
 static void add_fault_samples(struct ft_process *p, const unsigned char *d, size_t n)
@@ -820,6 +875,9 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		case FT_CHUNK_GPU:
 			add_gpu_samples(p, buf, (size_t)n);
 			break;
+		case FT_CHUNK_WINDOW:
+			add_window_marks(p, buf, (size_t)n);
+			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
 				memset(&p->end, 0, sizeof p->end);
@@ -1015,6 +1073,7 @@ static void process_free(struct ft_process *p)
 		free(p->faults[j].pt);
 	free(p->faults);
 	free(p->gpu);
+	free(p->win);
 	if (p->sym_free)
 		p->sym_free(p->sym);
 	for (int j = 0; j < p->nmods; j++)

@@ -57,6 +57,14 @@ struct ft_module {            /* a MODULES entry: a loaded ELF object */
 	char *path;
 };
 
+/* A capture window (WINDOW chunks): its marks paired by seq. end_ticks 0:
+ * open to the file's end. */
+struct ft_window {
+	uint32_t seq, reason, unit, demand;     /* enum ft_window_reason, _unit (format.h) */
+	uint64_t first_step, last_step;         /* 0: none */
+	uint64_t start_ticks, end_ticks;
+};
+
 struct ft_process {
 	char *path;              /* the file */
 	struct ft_file_header hdr;
@@ -103,6 +111,8 @@ struct ft_process {
 	struct ft_gpu_sample *gpu;
 	int ngpu, capgpu;
 	struct ft_gpu_losses gpu_lost;
+	struct ft_window *win;   /* capture windows, in file order; none: recorded throughout */
+	int nwin, capwin;
 };
 
 struct ft_trace {
@@ -146,6 +156,12 @@ const char *ft_string(const struct ft_process *p, uint32_t id);
  * them offline (ft_site_text). */
 const char *ft_site_symbols(const struct ft_process *p, uint32_t id);
 uint64_t ft_ticks_to_ns(const struct ft_process *p, uint64_t ticks);
+/* a capture window's reason and unit as words ("steps", "optimizer steps") */
+const char *ft_window_reason_name(uint32_t reason);
+const char *ft_window_unit_name(uint32_t unit);
+/* p's recorded span: its first window's start (its start when it has no
+ * window) to its last window's end (its end: last_ns); 0 when no window */
+int ft_process_windowed(const struct ft_process *p, uint64_t *from_ns, uint64_t *to_ns);
 uint64_t ft_dur_to_ns(const struct ft_process *p, const struct ft_rec *r);
 /* a thread's name: Python's (threading) where it has one, else the
  * kernel's; "" for a thread never named */

@@ -308,6 +308,9 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	/* start-up: the time before the window, and the main thread's calls in it */
 	uint64_t pstart = mp->start;
 	rv->startup_ns = rv->w0 > pstart ? rv->w0 - pstart : 0;
+	const struct ft_process *mproc = r->tr.procs[r->main];
+	if (mproc->nwin && mproc->win[0].first_step)
+		rv->startup_ns = 0;     /* a window of steps: it starts at a step, no start-up in it */
 	uint64_t traced = 0;
 	for (int i = 0; i < v->nths; i++)
 		if (v->ths[i].tid == tid0)
@@ -624,12 +627,17 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		rp->ppid = p->hdr.ppid;
 		rp->cmdline = *p->cmdline ? p->cmdline : p->exe;
 		rp->start = p->base_ns;
+		uint64_t wfrom, wto;
+		if (ft_process_windowed(p, &wfrom, &wto))
+			rp->start = wfrom;      /* the time before its window is not its start-up */
 		if ((uint64_t)ft_traced_threads(p) > rp->m.threads)
 			rp->m.threads = (uint64_t)ft_traced_threads(p);
 		if (rp->m.dropped)
 			fprintf(err, "feedtrace: %s: pid %d dropped %llu events (its trace buffers were full)\n",
 				p->path, p->hdr.pid, (unsigned long long)rp->m.dropped);
 		uint64_t b = p->base_ns, e = p->base_ns + rp->m.wall_ns;
+		if (ft_process_windowed(p, &wfrom, &wto))
+			b = wfrom, e = wto;     /* its recorded span */
 		if (!first || b < first)
 			first = b;
 		if (e > last)
@@ -772,6 +780,44 @@ static uint64_t run_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 }
 
 /* a LOST line per kind of loss the run had */
+/* "capture window: steps 2000-2100 (optimizer steps, on demand) of a run
+ * started 3 h 12 min before": the main process's first window, and how
+ * many more */
+static int window_words(const struct ft_report *r, char *out, size_t cap)
+{
+	const struct ft_process *p = r->tr.procs[r->main];
+	if (!p->nwin)
+		return 0;
+	const struct ft_window *w = &p->win[0];
+	char ago[32], len[32];
+	uint64_t from, to;
+	ft_process_windowed(p, &from, &to);
+	ft_fmt_ns(ago, sizeof ago, from > p->base_ns ? from - p->base_ns : 0);
+	uint64_t end = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
+	uint64_t start = ft_ticks_to_ns(p, w->start_ticks);
+	ft_fmt_ns(len, sizeof len, end > start ? end - start : 0);
+	int n;
+	if (w->first_step)
+		n = snprintf(out, cap, "steps %llu-%llu (%s%s%s)",
+			     (unsigned long long)w->first_step,
+			     (unsigned long long)(w->last_step ? w->last_step : w->first_step),
+			     ft_window_unit_name(w->unit), w->reason == FT_WIN_STEPS ? "" : ", ",
+			     w->reason == FT_WIN_STEPS ? "" : ft_window_reason_name(w->reason));
+	else
+		n = snprintf(out, cap, "%s (%s)", len, ft_window_reason_name(w->reason));
+	n += snprintf(out + n, cap - (size_t)n, " of a run started %s before", ago);
+	if (p->nwin > 1)
+		snprintf(out + n, cap - (size_t)n, "; %d windows in all", p->nwin);
+	return 1;
+}
+
+static void report_window(const struct ft_report *r, FILE *out)
+{
+	char w[200];
+	if (window_words(r, w, sizeof w))
+		fprintf(out, "  capture window: %s\n", w);
+}
+
 static void report_losses(const struct ft_report *r, FILE *out)
 {
 	for (int k = 0; k < FT_LOSS_N; k++) {
@@ -967,6 +1013,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (r->tr.errors)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
+	report_window(r, out);
 	report_losses(r, out);
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
@@ -1471,6 +1518,27 @@ static void json_finding(struct ft_json *j, const struct ft_report *r,
 	ft_json_end(j);
 }
 
+/* "capture": the main process's first window, or null (recorded throughout) */
+static void json_window(struct ft_json *j, const struct ft_report *r)
+{
+	const struct ft_process *p = r->tr.procs[r->main];
+	if (!p->nwin) {
+		ft_json_null(j, "capture");
+		return;
+	}
+	const struct ft_window *w = &p->win[0];
+	uint64_t from, to;
+	ft_process_windowed(p, &from, &to);
+	ft_json_obj(j, "capture");
+	ft_json_str(j, "reason", ft_window_reason_name(w->reason));
+	ft_json_str(j, "unit", ft_window_unit_name(w->unit));
+	ft_json_u64(j, "first_step", w->first_step);
+	ft_json_u64(j, "last_step", w->last_step);
+	ft_json_u64(j, "started_after_ns", from > p->base_ns ? from - p->base_ns : 0);
+	ft_json_int(j, "windows", p->nwin);
+	ft_json_end(j);
+}
+
 void ft_report_json(const struct ft_report *r, FILE *out)
 {
 	struct ft_json jw, *j = &jw;
@@ -1484,6 +1552,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_u64(j, ft_loss_info[k].key, run_loss(r, (enum ft_loss)k, NULL));
 	ft_json_end(j);
 	json_metrics(j, &r->total);
+	json_window(j, r);
 	json_verdict(j, &r->procs[r->main], &r->rv);
 	ft_ranks_json(j, &r->ranks);
 	ft_json_arr(j, "processes");

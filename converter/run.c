@@ -94,12 +94,14 @@ static int needs_asan(const char *path, char *soname, size_t cap)
 }
 
 static const char run_usage[] =
-	"usage: feedtrace run [-o DIR] [--append] [--quiet] -- CMD [ARGS...]\n"
+	"usage: feedtrace run [-o DIR] [--append] [--quiet] [--capture WHEN] -- CMD [ARGS...]\n"
 	"Runs CMD with libfeedtrace.so preloaded, then prints the report on stderr.\n"
 	"Exits as CMD did: its status, or death by the same signal.\n"
 	"  -o, --out DIR   the run directory (default: ./feedtrace-DATE-TIME-PID)\n"
 	"      --append    add to a DIR that already holds a run's trace files\n"
 	"  -q, --quiet     no report, no \"trace written\" line\n"
+	"      --capture WHEN  when CMD's processes record (FEEDTRACE_CAPTURE): on, off\n"
+	"                  (until `feedtrace capture`), steps:A-B[/K], time:D[+S]\n"
 	"  -h, --help      this text\n"
 	"Environment (read by the library in CMD's processes): FEEDTRACE_OUT (set\n"
 	"from -o), FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB,\n"
@@ -159,6 +161,7 @@ int ft_cmd_run(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "append", no_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "capture", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,10 +180,13 @@ int ft_cmd_run(int argc, char **argv)
 		case 'o': out_dir = optarg; break;
 		case 'a': append = 1; break;
 		case 'q': quiet = 1; break;
+		case 'c': setenv("FEEDTRACE_CAPTURE", optarg, 1); break;   /* the library checks it */
 		case 'h': fputs(run_usage, stdout); return 0;
 		default:
 			if (optopt == 'o')
 				fprintf(stderr, "feedtrace run: -o needs a directory\n");
+			else if (optopt == 'c')
+				fprintf(stderr, "feedtrace run: --capture needs on, off, steps:A-B or time:D\n");
 			else
 				fprintf(stderr, "feedtrace run: unknown option %s\n", args[optind - 1]);
 			fputs(run_usage, stderr);

@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 #include <zstd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "dlreal.h"
 #include "internal.h"
@@ -550,6 +551,57 @@ static int rings_moved(unsigned hw)
 	return 0;
 }
 
+/* Has any ring records or losses not yet written? */
+static int rings_hold(unsigned hw)
+{
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if ((st == FT_SLOT_LIVE || st == FT_SLOT_EXITED) &&
+		    (atomic_load_explicit(&t->head, memory_order_acquire) !=
+		     atomic_load_explicit(&t->tail, memory_order_relaxed) ||
+		     atomic_load_explicit(&t->lost, memory_order_relaxed) != t->lost_written))
+			return 1;
+	}
+	return 0;
+}
+
+/* Between capture windows (capture.c): nothing is written, not even a
+ * thread's name or a sample; the slots of threads gone come back. Returns
+ * how many threads are leaving, as flush_cycle does. */
+static unsigned uncaptured_cycle(unsigned hw)
+{
+	unsigned leaving = 0;
+	for (unsigned i = 0; i < hw; i++) {
+		struct ft_thread *t = &ft_threads[i];
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st == FT_SLOT_LIVE && ft_thread_gone(t)) {
+			st = FT_SLOT_EXITED;
+			atomic_store_explicit(&t->state, st, memory_order_release);
+		} else if (st == FT_SLOT_LIVE && atomic_load(&t->leaving)) {
+			leaving++;
+		}
+		if (st == FT_SLOT_EXITED)
+			ft_ring_recycle(t);
+	}
+	return leaving;
+}
+
+/* The capture windows' starts and stops since the last cycle (WINDOW
+ * chunks); 1 if there were any */
+static int write_window_marks(void)
+{
+	struct ft_window_mark m[64];
+	size_t n;
+	int any = 0;
+	while ((n = ft_capture_marks(m, sizeof m / sizeof m[0])) > 0) {
+		struct iovec v = { m, n * sizeof m[0] };
+		ft_output_write_chunk(FT_CHUNK_WINDOW, FT_CODEC_RAW, (uint32_t)v.iov_len, &v, 1);
+		any = 1;
+	}
+	return any;
+}
+
 /* An idle cycle's samples: the live threads' CPU time, run-queue delay
  * and page faults, the process's page faults */
 static void sample_only(unsigned hw)
@@ -594,6 +646,10 @@ static unsigned flush_cycle(int let_go)
 	struct ft_fault_batch flt;
 	flt.n = 0;
 	struct ft_clock_pair parted;
+	if (write_window_marks())
+		write_clock();                  /* a pair at each window's edge */
+	if (!ft_capture_on() && !rings_hold(hw))
+		return uncaptured_cycle(hw);
 	if (ft_clock_check(&parted)) {          /* the ticks are given up: the pair says so */
 		struct iovec v = { &parted, sizeof parted };
 		ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof parted, &v, 1);
@@ -744,6 +800,7 @@ static void *flusher_main(void *arg)
 
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
+		ft_capture_tick();
 		stage_fit();
 		ft_flush_lock(-1);
 		unsigned leaving = flush_cycle(1);
@@ -755,6 +812,9 @@ static void *flusher_main(void *arg)
 		if (atomic_load(&flusher_stop))
 			break;
 		long wait_ms = leaving ? 1 : (long)ft_cfg.flush_ms;
+		long capture_ms = ft_capture_wait_ms();
+		if (capture_ms >= 0 && capture_ms < wait_ms)
+			wait_ms = capture_ms;
 		if (early_pair_at) {
 			uint64_t now = ft_mono_ns();
 			long left = now < early_pair_at ?
@@ -858,7 +918,8 @@ void ft_flusher_stop(void)
 	}
 	ft_flush_lock(2000);
 	flush_cycle(0);
-	write_clock();
+	if (ft_capture_ever())
+		write_clock();
 }
 
 /* fork child: the flusher thread did not come along; its buffers did. */
@@ -877,6 +938,9 @@ void ft_flusher_forget(void)
  * The caller holds the flush lock. */
 void ft_flush_all_raw(void)
 {
+	if (!ft_capture_ever())
+		return;                 /* a process that never captured: its header and END */
+	write_window_marks();
 	ft_modules_write_cached();
 	unsigned hw = atomic_load(&ft_threads_hw);
 	const void *sdata;

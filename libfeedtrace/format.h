@@ -40,6 +40,10 @@ enum ft_kind {
 #define FT_G_CUDA  0x04u
 #define FT_G_PROC  0x08u
 #define FT_G_ALL   0x0fu
+/* not hook groups a user selects: set in ft_active by the capture gate
+ * (libfeedtrace/capture.c) while the library is on, capturing or not */
+#define FT_G_FD    0x10u    /* descriptor bookkeeping of opens, closes, dups (with FT_G_IO) */
+#define FT_G_KEEP  0x20u    /* threads and names kept: the library is on */
 
 /* ---- the file: header, then chunks ---- */
 #define FT_FILE_MAGIC "FEEDTRC\n"       /* 8 bytes */
@@ -97,6 +101,7 @@ enum ft_chunk_type {
 	FT_CHUNK_FAULTS  = 10,  /* struct ft_fault_sample[]: major page faults of each thread */
 	FT_CHUNK_SCHED   = 11,  /* struct ft_sched_sample[]: run-queue delay of each traced thread */
 	FT_CHUNK_GPU     = 12,  /* struct ft_gpu_sample[]: when streams reached our timing events */
+	FT_CHUNK_WINDOW  = 13,  /* struct ft_window_mark[]: where capture windows start and stop */
 };
 
 enum ft_codec {
@@ -253,6 +258,31 @@ struct ft_end_info {                     /* 80 bytes */
 	uint64_t reserved[2];
 };
 #define FT_END_INFO_V1_SIZE 48
+
+/* A capture window's start or stop (FEEDTRACE_CAPTURE, feedtrace capture):
+ * records exist only between a window's start and its stop (or the END). */
+enum ft_window_what { FT_WIN_START = 1, FT_WIN_STOP = 2 };
+enum ft_window_unit {
+	FT_WIN_UNIT_NONE = 0,   /* not at a step boundary (time, a follower) */
+	FT_WIN_UNIT_RANGE = 1,  /* user step ranges ("step..." push/pop) */
+	FT_WIN_UNIT_OPT = 2,    /* optimizer steps (Python-side instrumentation) */
+	FT_WIN_UNIT_BATCH = 3,  /* DataLoader batches (__next__) */
+};
+enum ft_window_reason {
+	FT_WIN_STEPS = 1,       /* FEEDTRACE_CAPTURE=steps:... */
+	FT_WIN_TIME = 2,        /* FEEDTRACE_CAPTURE=time:... */
+	FT_WIN_DEMAND = 3,      /* feedtrace capture (the run directory's request) */
+	FT_WIN_FOLLOW = 4,      /* the parent's window (a forked worker) */
+};
+struct ft_window_mark {                  /* 32 bytes */
+	uint32_t seq;                    /* the window's number in this file, from 1 */
+	uint16_t what;                   /* enum ft_window_what */
+	uint16_t unit;                   /* enum ft_window_unit */
+	uint32_t reason;                 /* enum ft_window_reason */
+	uint32_t demand;                 /* the request's id (FT_WIN_DEMAND), else 0 */
+	uint64_t step;                   /* start: first step; stop: last step (0: none) */
+	uint64_t ticks;                  /* when */
+};
 
 /* FNV-1a, 32 bit: chunk integrity (not security) */
 static inline uint32_t ft_hash32(const void *data, uint64_t len)

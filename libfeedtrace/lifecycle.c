@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "callsite.h"
+#include "capture.h"
 #include "config.h"
 #include "internal.h"
 #include "lifecycle.h"
@@ -268,7 +269,7 @@ static void fork_prepare(void)
 	/* objects loaded since the flusher's last look (a dlopen just before
 	 * the fork): into the list the child writes if it leaves before its
 	 * own flusher walks the loader's list (modules.c) */
-	if (fork_locked)
+	if (fork_locked && ft_capture_ever())
 		ft_modules_write(NULL);
 }
 
@@ -296,6 +297,7 @@ static void fork_child(void)
 	ft_ring_after_fork_child();
 	ft_cpu_tids_after_fork_child();
 	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
+	groups = ft_capture_after_fork_child(groups);
 	ft_clock_after_fork_child();
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();
@@ -383,7 +385,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 	ready = 1;
 	for (size_t i = 0; i < sizeof kill_signals / sizeof kill_signals[0]; i++)
 		ft_signal_take(kill_signals[i]);
-	atomic_store(&ft_active, ft_cfg.hooks);
+	atomic_store(&ft_active, ft_capture_init());
 	ft_tls_notrace = 0;
 }
 

@@ -90,6 +90,14 @@ static inline __attribute__((always_inline)) struct ft_thread *ft_enter(unsigned
 	return t;
 }
 
+/* Whether group g records now: a hook entered for its bookkeeping
+ * (FT_G_FD: opens, closes, descriptors made) records only inside a capture
+ * window (libfeedtrace/capture.c); outside, it keeps its tables only. */
+static inline int ft_recording(unsigned g)
+{
+	return (atomic_load_explicit(&ft_active, memory_order_relaxed) & g) != 0;
+}
+
 /* A hook is taking its call site (libfeedtrace/callsite.c): hooks the unwinder
  * reaches record nothing; a siglongjmp out of the walk is seen by the
  * thread's next hook at or above this frame, which clears it. */

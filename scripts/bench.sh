@@ -11,7 +11,8 @@
 # symbolising 10 000 stacks), scripts/bench_stdio.sh's (the stdio
 # readers, untraced and traced), scripts/bench_procs.sh's (the commands
 # over thousands of processes) and scripts/bench_gpu.sh's (the GPU's
-# timing events' cost per launch).
+# timing events' cost per launch) and scripts/bench_capture.sh's (the cost
+# per call outside a capture window).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -85,6 +86,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_procs.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 14, what the GPU's timing events add to a launch
 	{ echo; BUILD="$BUILD" scripts/bench_gpu.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 16, the cost per call outside a capture window
+	{ echo; BUILD="$BUILD" scripts/bench_capture.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

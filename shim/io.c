@@ -13,6 +13,7 @@
 #include <wchar.h>
 
 #include "../libfeedtrace/callsite.h"
+#include "../libfeedtrace/capture.h"
 #include "real.h"
 #include "shape.h"
 #include "solo.h"
@@ -72,15 +73,18 @@ record_open(struct ft_thread *t, unsigned kind, uint64_t t0, int fd, const char 
 	    int flags, int extra, int site)
 {
 	uint64_t t1 = ft_now();
+	/* else outside a capture window, unless a worker's leader opened one */
+	int rec = ft_recording(FT_G_IO) || ft_capture_follow_now();
 	if (site)
-		extra = fd >= 0 && t1 - t->py_open_at >= PY_OPEN_EVERY ?
+		extra = rec && fd >= 0 && t1 - t->py_open_at >= PY_OPEN_EVERY ?
 			(int)open_site(t, t1, path) : 0;
 	/* a path the kernel could not read is not read here either */
 	uint32_t id = fd < 0 && errno == EFAULT ? 0 : ft_intern_path(path);
 	if (fd >= 0)
 		ft_fd_set(fd, id, open_kind(path, flags));
-	ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
-		   (uint32_t)extra);
+	if (rec)
+		ft_record4(t, kind, t0, t1, (uint32_t)result32(fd), id, (uint32_t)flags,
+			   (uint32_t)extra);
 }
 
 static __attribute__((noinline)) uint32_t open_site(struct ft_thread *t, uint64_t t0,
@@ -144,7 +148,7 @@ static inline mode_t open_mode(int flags, va_list ap)
 		va_start(ap, flags);                                    \
 		mode_t mode = open_mode(flags, ap);                     \
 		va_end(ap);                                             \
-		struct ft_thread *t = ft_enter(FT_G_IO);                \
+		struct ft_thread *t = ft_enter(FT_G_FD);                \
 		if (!t)                                                 \
 			return REAL(name)(dirv path, flags, mode);      \
 		uint64_t t0 = ft_now();                                 \
@@ -162,13 +166,13 @@ OPEN_VA(openat64, FT_EV_OPENAT64, int dirfd COMMA, dirfd COMMA, dirfd, 0, dirfd)
 
 /* __open_2, __open64_2 (_FORTIFY_SOURCE's checked opens: no mode) */
 #define OPEN_2(name, kind)                                              \
-	TIMED(int, name, FT_G_IO, (const char *path, int flags), (path, flags), \
+	TIMED(int, name, FT_G_FD, (const char *path, int flags), (path, flags), \
 	      record_open(t, kind, t0, r, path, flags, 0, 1))
 
 OPEN_2(__open_2, FT_EV_OPEN_2)
 OPEN_2(__open64_2, FT_EV_OPEN64_2)
 
-TIMED(int, creat, FT_G_IO, (const char *path, mode_t mode), (path, mode),
+TIMED(int, creat, FT_G_FD, (const char *path, mode_t mode), (path, mode),
       record_open(t, FT_EV_CREAT, t0, r, path, (int)mode, 0, 0))
 
 int close(int fd)
@@ -177,7 +181,7 @@ int close(int fd)
 		errno = EBADF;          /* the trace file is not the program's */
 		return -1;
 	}
-	struct ft_thread *t = ft_enter(FT_G_IO);
+	struct ft_thread *t = ft_enter(FT_G_FD);
 	if (!t)
 		return REAL(close)(fd);
 	uint32_t path = ft_fd_path(fd);
@@ -187,23 +191,35 @@ int close(int fd)
 	uint64_t t0 = ft_now();
 	int r = (int)FT_SOLO_OR(REAL(close)(fd), SYS_close, fd, 0, 0, 0);
 	uint64_t t1 = ft_now();
-	ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
+	if (ft_recording(FT_G_IO))
+		ft_record4(t, FT_EV_CLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
 	return r;
 }
 
 /* read and its positioned and checked variants: n bytes asked for; call:
- * the real call as made while tracing (FT_SOLO_OR: the system call itself
- * while the program has one thread, shim/solo.h) */
+ * the real call (FT_SOLO_OR: the system call itself while the program has
+ * one thread, shim/solo.h), recorded or not: outside a capture window too,
+ * glibc's wrapper would take its multi-threaded path for the flusher's
+ * sake, a hundred instructions more than the untraced program's read.
+ * With the group off (outside a capture window) the wrapper is the load,
+ * the branch and the call: the recording path, which needs registers
+ * saved, is NAME_rec, reached by a tail jump. */
 #define READ_N(name, kind, params, args, call)                          \
-	ssize_t name params                                             \
+	static __attribute__((noinline)) ssize_t name##_rec params      \
 	{                                                               \
 		struct ft_thread *t = ft_enter(FT_G_IO);                \
 		if (!t)                                                 \
-			return REAL(name) args;                         \
+			return call;                                    \
 		uint64_t t0 = ft_now();                                 \
 		ssize_t r = call;                                       \
 		record_read(t, kind, t0, fd, n, r);                     \
 		return r;                                               \
+	}                                                               \
+	ssize_t name params                                             \
+	{                                                               \
+		if (!ft_recording(FT_G_IO))                             \
+			return call;                                    \
+		return name##_rec args;                                 \
 	}
 
 READ_N(read, FT_EV_READ, (int fd, void *buf, size_t n), (fd, buf, n),
@@ -285,7 +301,7 @@ static inline void record_fopen(struct ft_thread *t, unsigned kind, uint64_t t0,
 }
 
 #define FOPEN(name, kind)                                               \
-	TIMED(FILE *, name, FT_G_IO, (const char *path, const char *mode), (path, mode), \
+	TIMED(FILE *, name, FT_G_FD, (const char *path, const char *mode), (path, mode), \
 	      record_fopen(t, kind, t0, r, path))
 
 FOPEN(fopen, FT_EV_FOPEN)
@@ -293,7 +309,7 @@ FOPEN(fopen64, FT_EV_FOPEN64)
 
 int fclose(FILE *f)
 {
-	struct ft_thread *t = ft_enter(FT_G_IO);
+	struct ft_thread *t = ft_enter(FT_G_FD);
 	if (!t || !f)
 		return REAL(fclose)(f);
 	int fd = fileno(f);
@@ -303,7 +319,8 @@ int fclose(FILE *f)
 	int r = REAL(fclose)(f);
 	int e = errno;
 	uint64_t t1 = ft_now();
-	ft_record4(t, FT_EV_FCLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
+	if (ft_recording(FT_G_IO))
+		ft_record4(t, FT_EV_FCLOSE, t0, t1, (uint32_t)fd, path, (uint32_t)result32(r), 0);
 	errno = e;
 	return r;
 }
@@ -470,7 +487,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 static inline void dup_path(int oldfd, int newfd)
 {
 	if (newfd >= 0 && newfd != oldfd &&
-	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_IO) &&
+	    (atomic_load_explicit(&ft_active, memory_order_relaxed) & FT_G_FD) &&
 	    !ft_self_foreign())
 		ft_fd_set_word(newfd, ft_fd_word(oldfd));
 }

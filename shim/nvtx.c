@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 
 #include "nvtx_iface.h"
+#include "../libfeedtrace/capture.h"
 #include "../libfeedtrace/internal.h"
 
 enum { API_NVTX = 0, API_NVTX_DOMAIN = 1, API_FEEDTRACE = 2 };
@@ -57,12 +58,38 @@ static uint32_t attr_name(const struct ft_nvtx_attr *a)
 	}
 }
 
+static uint32_t of_ascii(const void *s);
+static uint32_t of_attr(const void *a);
+
+/* The name as ASCII text, for the capture gate's step boundaries (a wide
+ * name: NULL) */
+static const char *text_of(uint32_t (*name_of)(const void *), const void *arg)
+{
+	if (name_of == of_ascii)
+		return arg;
+	const struct ft_nvtx_attr *a = arg;
+	if (name_of != of_attr || !a ||
+	    a->size < offsetof(struct ft_nvtx_attr, message) + sizeof a->message)
+		return NULL;
+	if (a->message_type == FT_NVTX_MESSAGE_ASCII)
+		return a->message.ascii;
+	if (a->message_type == FT_NVTX_MESSAGE_REGISTERED) {
+		const struct ft_string_entry *e =
+			ft_strtab_entry((uint32_t)(uintptr_t)a->message.registered);
+		return e ? (const char *)(e + 1) : NULL;
+	}
+	return NULL;
+}
+
 /* ---- recording: each takes the name as an id, or a function making it
- * (interned only when the record is made) ---- */
+ * (interned only when the record is made). A push, pop or mark may be a
+ * step boundary: a capture window starts before the record of its first
+ * step and stops after the record of its last (libfeedtrace/capture.c). ---- */
 
 static int push(uint32_t (*name_of)(const void *), const void *arg, unsigned api)
 {
 	int level = depth++;
+	ft_capture_push(text_of(name_of, arg), level);
 	struct ft_thread *t = ft_enter(FT_G_PROC);
 	if (t) {
 		uint64_t now = ft_now();
@@ -79,6 +106,7 @@ static int pop(unsigned api)
 		uint64_t now = ft_now();
 		ft_record4(t, FT_EV_RANGE_POP, now, now, (uint32_t)level, api, 0, 0);
 	}
+	ft_capture_pop(level);
 	return level;
 }
 
@@ -110,6 +138,7 @@ static void mark(uint32_t (*name_of)(const void *), const void *arg, unsigned ap
 		uint64_t now = ft_now();
 		ft_record4(t, FT_EV_MARK, now, now, name_of(arg), api, 0, 0);
 	}
+	ft_capture_mark(text_of(name_of, arg));
 }
 
 static uint32_t of_ascii(const void *s) { return ft_intern(s); }

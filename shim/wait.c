@@ -334,13 +334,14 @@ static void made(struct ft_thread *t, uint64_t t0, int fd0, int fd1, unsigned ki
 			ft_fd_set(fd1, 0, kind);
 	}
 	uint64_t t1 = ft_now();
-	ft_record4(t, FT_EV_FD_NEW, t0, t1, (uint32_t)(r >= 0 ? fd0 : -1),
-		   (uint32_t)(r >= 0 ? fd1 : -1), kind, (uint32_t)(r < 0 ? -e : 0));
+	if (ft_recording(FT_G_IO))      /* else outside a capture window: kinds kept only */
+		ft_record4(t, FT_EV_FD_NEW, t0, t1, (uint32_t)(r >= 0 ? fd0 : -1),
+			   (uint32_t)(r >= 0 ? fd1 : -1), kind, (uint32_t)(r < 0 ? -e : 0));
 }
 
 /* two new descriptors of a known kind, in fds[0] and fds[1] */
 #define MADE_TWO(name, kind, params, args, fds)                         \
-	TIMED(int, name, FT_G_IO, params, args,                          \
+	TIMED(int, name, FT_G_FD, params, args,                          \
 	      made(t, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, kind, r, e))
 
 MADE_TWO(pipe, FT_FDK_PIPE, (int fds[2]), (fds), fds)
@@ -351,7 +352,7 @@ MADE_TWO(socketpair, FT_FDK_SOCKET, (int domain, int type, int proto, int sv[2])
 /* one new descriptor of a known kind: fd is the call's result */
 #define MADE_ONE(kind, call)                                   \
 	do {                                                   \
-		struct ft_thread *t = ft_enter(FT_G_IO);       \
+		struct ft_thread *t = ft_enter(FT_G_FD);       \
 		if (!t)                                        \
 			return call;                           \
 		uint64_t t0 = ft_now();                        \

@@ -53,13 +53,14 @@ def test_same_results_traced(tmp_path, mode):
 
 
 def libc_preads(cg_out):
-    """calls from feedtrace's pread wrapper to libc's pread"""
+    """calls from feedtrace's pread wrapper (or its recording path,
+    pread_rec) to libc's pread"""
     text = subprocess.run([ANNOTATE, "--tree=calling", str(cg_out)], capture_output=True,
                           text=True, check=True).stdout
     n = 0
     for block in text.split("\n\n"):
         lines = block.strip().splitlines()
-        if not lines or not re.search(r"\*\s+\S*:pread \[\S*libfeedtrace\.so\]", lines[0]):
+        if not lines or not re.search(r"\*\s+\S*:pread(?:_rec)? \[\S*libfeedtrace\.so\]", lines[0]):
             continue
         for line in lines[1:]:
             m = re.search(r">\s+\S*pread\S* \(([\d,]+)x\) \[\S*libc\.so\.6\]", line)
