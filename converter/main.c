@@ -23,6 +23,7 @@ static void usage(FILE *out)
 	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
 	      "  ranks SUMMARY.json|DIR... [--json]  which rank starves a job of ranks\n"
 	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
+	      "  flight PID|RUN_DIR               a flight recorder's window, now (flight --help)\n"
 	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
 	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
@@ -68,6 +69,8 @@ static int dispatch(int argc, char **argv)
 		return ft_cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "open") == 0)
 		return ft_cmd_open(argc - 2, argv + 2);
+	if (strcmp(argv[1], "flight") == 0)
+		return ft_cmd_flight(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -19,6 +19,7 @@
 
 #include "callsite.h"
 #include "config.h"
+#include "flight.h"
 #include "internal.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -137,6 +138,19 @@ static int begin_commit(uint64_t *old)
 	return 1;
 }
 
+/* The flight recorder's window at the process's end (flight.c): on a
+ * fatal signal always, at exit, _exit and exec when FEEDTRACE_FLIGHT_EXIT
+ * asks. Holding the flush lock, after the last drain; async-signal-safe. */
+static void flight_commit(int reason, int status)
+{
+	if (!ft_flight.on)
+		return;
+	int why = reason == FT_END_SIGNAL ? FT_FLIGHT_SIGNAL :
+		  !ft_flight.at_exit ? 0 : reason == FT_END_EXEC ? FT_FLIGHT_EXEC : FT_FLIGHT_EXIT;
+	if (why)
+		ft_output_flight_dump(why, status);
+}
+
 /* Commit everything now, from any context (signal handler, _exit). The
  * signals stay blocked: the caller is leaving (a handler's return puts its
  * own mask back, and the signal it re-raised then kills). */
@@ -147,6 +161,7 @@ void ft_finish_now(int reason, int status)
 		return;
 	ft_flush_lock(1000);
 	ft_flush_all_raw();
+	flight_commit(reason, status);
 	ft_write_end(reason, status);
 	atomic_store(&finished, 2);
 	/* the lock stays taken: the process is going away */
@@ -210,6 +225,7 @@ void ft_before_exec(const char *path)
 	block_all(&old);                /* the exec keeps the mask: put it back */
 	int locked = ft_flush_lock(1000) == 0;
 	ft_flush_all_raw();
+	flight_commit(FT_END_EXEC, 0);
 	ft_write_end(FT_END_EXEC, 0);
 	if (locked)                     /* never release the flusher's hold */
 		ft_flush_unlock();
@@ -297,6 +313,7 @@ static void fork_child(void)
 	ft_cpu_tids_after_fork_child();
 	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
 	ft_clock_after_fork_child();
+	ft_flight_after_fork_child();
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();
 	ft_flusher_forget();
@@ -360,6 +377,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 	ft_shim = *ops;
 	ft_tls_notrace = 1;
 	ft_config_load();
+	ft_flight_config();
 	if (ft_cfg.disabled || getauxval(AT_SECURE)) {
 		ft_tls_notrace = 0;
 		return;                 /* setuid/setgid images are never traced */
@@ -393,6 +411,7 @@ __attribute__((destructor(101))) static void ft_fini(void)
 	if (!begin_commit(&old))        /* a signal now comes after the commit */
 		return;
 	ft_flusher_stop();              /* joins; returns holding the flush lock */
+	flight_commit(FT_END_EXIT, atomic_load(&exit_status));
 	ft_write_end(FT_END_EXIT, atomic_load(&exit_status));
 	ft_flush_unlock();
 	atomic_store(&finished, 2);
