@@ -1116,6 +1116,8 @@ int ft_flight_words(const struct ft_process *p, char *buf, size_t cap)
 	}
 	if (f->keep_s)
 		snprintf(kept, sizeof kept, "%u s", f->keep_s);
+	else if (f->keep_bytes % (1u << 20))
+		snprintf(kept, sizeof kept, "%llu KiB", (unsigned long long)(f->keep_bytes >> 10));
 	else
 		snprintf(kept, sizeof kept, "%llu MiB", (unsigned long long)(f->keep_bytes >> 20));
 	int n = snprintf(buf, cap, "flight recorder: the last %s before %s (keeps %s), of a run "

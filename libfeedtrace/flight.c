@@ -59,10 +59,11 @@ static void request_token(uint64_t tok[2]);
 
 static const char *why_names[] = { "", "request", "signal", "hang", "exit", "exec" };
 
-/* "60s", "64MiB", "60s,64MiB": *secs and *mib (0: not given); -1 if bad */
-static int parse(const char *v, uint32_t *secs, uint32_t *mib)
+/* "60s", "64MiB", "512KiB", "60s,64MiB": *secs and *kib (0: not given);
+ * -1 if bad */
+static int parse(const char *v, uint32_t *secs, uint32_t *kib)
 {
-	*secs = *mib = 0;
+	*secs = *kib = 0;
 	while (*v) {
 		char *end;
 		errno = 0;
@@ -71,15 +72,16 @@ static int parse(const char *v, uint32_t *secs, uint32_t *mib)
 			return -1;
 		if (!strncmp(end, "s", 1) && (end[1] == 0 || end[1] == ','))
 			*secs = (uint32_t)n, end += 1;
-		else if (!strncmp(end, "MiB", 3) && (end[3] == 0 || end[3] == ','))
-			*mib = (uint32_t)n, end += 3;
+		else if (!strncmp(end, "MiB", 3) && (end[3] == 0 || end[3] == ',') && n <= 16384)
+			*kib = (uint32_t)n << 10, end += 3;
+		else if (!strncmp(end, "KiB", 3) && (end[3] == 0 || end[3] == ',') && n >= 64 &&
+			 n <= 16384u << 10)
+			*kib = (uint32_t)n, end += 3;
 		else
-			return -1;
-		if (*mib > 16384)
 			return -1;
 		v = *end == ',' ? end + 1 : end;
 	}
-	return *secs || *mib ? 0 : -1;
+	return *secs || *kib ? 0 : -1;
 }
 
 void ft_flight_config(void)
@@ -88,17 +90,17 @@ void ft_flight_config(void)
 	const char *v = getenv("FEEDTRACE_FLIGHT");
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
-	uint32_t secs, mib;
-	if (strlen(v) > 40 || parse(v, &secs, &mib) != 0) {
-		ft_log("feedtrace: FEEDTRACE_FLIGHT=\"%.40s\" is not N s, N MiB or both (60s, "
-		       "64MiB, 60s,64MiB); recording everything to the file", v);
+	uint32_t secs, kib;
+	if (strlen(v) > 40 || parse(v, &secs, &kib) != 0) {
+		ft_log("feedtrace: FEEDTRACE_FLIGHT=\"%.40s\" is not N s, N MiB (N KiB, 64 at "
+		       "least) or both (60s, 64MiB, 60s,64MiB); recording everything to the file", v);
 		return;
 	}
 	ft_flight.on = 1;
 	ft_flight.keep_s = secs;
 	ft_flight.hang_s = ft_cfg.flight_hang_s;
 	ft_flight.at_exit = ft_cfg.flight_exit;
-	ft_flight.keep_bytes = (uint64_t)(mib ? mib : FT_FLIGHT_DEFAULT_MIB) << 20;
+	ft_flight.keep_bytes = kib ? (uint64_t)kib << 10 : (uint64_t)FT_FLIGHT_DEFAULT_MIB << 20;
 	snprintf(request_path, sizeof request_path, "%s/" FT_FLIGHT_REQUEST_FILE, ft_cfg.out_dir);
 }
 
