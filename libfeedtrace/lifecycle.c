@@ -140,15 +140,20 @@ static int begin_commit(uint64_t *old)
 
 /* The flight recorder's window at the process's end (flight.c): on a
  * fatal signal always, at exit, _exit and exec when FEEDTRACE_FLIGHT_EXIT
- * asks. Holding the flush lock, after the last drain; async-signal-safe. */
+ * asks. Holding the flush lock, before the exit paths' raw drain, which
+ * then goes straight to the file after it: a raw chunk (up to 512 KiB)
+ * may be larger than the whole window, and it holds the last records.
+ * Async-signal-safe. */
 static void flight_commit(int reason, int status)
 {
 	if (!ft_flight.on)
 		return;
 	int why = reason == FT_END_SIGNAL ? FT_FLIGHT_SIGNAL :
 		  !ft_flight.at_exit ? 0 : reason == FT_END_EXEC ? FT_FLIGHT_EXEC : FT_FLIGHT_EXIT;
-	if (why)
+	if (why) {
 		ft_output_flight_dump(why, status);
+		ft_flight_pass(1);
+	}
 }
 
 /* Commit everything now, from any context (signal handler, _exit). The
@@ -160,8 +165,8 @@ void ft_finish_now(int reason, int status)
 	if (!begin_commit(&old))
 		return;
 	ft_flush_lock(1000);
-	ft_flush_all_raw();
 	flight_commit(reason, status);
+	ft_flush_all_raw();
 	ft_write_end(reason, status);
 	atomic_store(&finished, 2);
 	/* the lock stays taken: the process is going away */
@@ -224,9 +229,10 @@ void ft_before_exec(const char *path)
 	uint64_t old;
 	block_all(&old);                /* the exec keeps the mask: put it back */
 	int locked = ft_flush_lock(1000) == 0;
-	ft_flush_all_raw();
 	flight_commit(FT_END_EXEC, 0);
+	ft_flush_all_raw();
 	ft_write_end(FT_END_EXEC, 0);
+	ft_flight_pass(0);              /* the exec may fail: this image goes on keeping */
 	if (locked)                     /* never release the flusher's hold */
 		ft_flush_unlock();
 	unblock(&old);
