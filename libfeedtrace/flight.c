@@ -144,12 +144,18 @@ static struct kept *at(uint64_t off)
 	return (struct kept *)(atomic_load(&mem) + DEF_BYTES + off);
 }
 
-/* The oldest chunk of the window, dropped: the window starts after it. */
-static void drop_oldest(void)
+/* The oldest chunk kept (count > 0): past the end's wrap, if there. */
+static struct kept *oldest(void)
 {
 	if (ring_cap - head < sizeof(struct kept) || at(head)->len == WRAP)
 		head = 0;
-	struct kept *k = at(head);
+	return at(head);
+}
+
+/* The oldest chunk of the window, dropped: the window starts after it. */
+static void drop_oldest(void)
+{
+	struct kept *k = oldest();
 	from_ticks = k->ticks;
 	dropped_chunks++;
 	dropped_slots += k->slots;
@@ -205,7 +211,7 @@ int ft_flight_keep(const struct iovec *iov, int n, uint64_t bytes)
 	}
 	uint64_t now_ns = ft_mono_ns();
 	if (ft_flight.keep_s)
-		while (count && at(head)->ns + (uint64_t)ft_flight.keep_s * 1000000000ull < now_ns)
+		while (count && oldest()->ns + (uint64_t)ft_flight.keep_s * 1000000000ull < now_ns)
 			drop_oldest();
 	uint64_t need = (sizeof(struct kept) + bytes + 7) & ~7ull;
 	uint32_t slots = h->type == FT_CHUNK_EVENTS && h->raw_size >= sizeof(struct ft_events_prefix) ?
@@ -266,9 +272,7 @@ size_t ft_flight_next(uint64_t *cursor, const void **data)
 	}
 	if (!count)
 		return 0;
-	if (ring_cap - head < sizeof(struct kept) || at(head)->len == WRAP)
-		head = 0;
-	struct kept *k = at(head);
+	struct kept *k = oldest();
 	*data = k + 1;
 	size_t n = k->len;
 	head += (sizeof *k + k->len + 7) & ~7ull;

@@ -10,7 +10,8 @@
 # zero-filled tail), scripts/bench_symbols.sh's (the converter
 # symbolising 10 000 stacks), scripts/bench_stdio.sh's (the stdio
 # readers, untraced and traced), scripts/bench_procs.sh's (the commands
-# over thousands of processes) and scripts/bench_gpu.sh's (the GPU's
+# over thousands of processes), scripts/bench_flight.sh's (the flight
+# recorder) and scripts/bench_gpu.sh's (the GPU's
 # timing events' cost per launch).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
@@ -85,6 +86,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_procs.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 14, what the GPU's timing events add to a launch
 	{ echo; BUILD="$BUILD" scripts/bench_gpu.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 16, the flight recorder's cost and memory
+	{ echo; BUILD="$BUILD" scripts/bench_flight.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)
