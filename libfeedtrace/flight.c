@@ -49,7 +49,7 @@ static uint64_t ring_cap, head, tail, count;
 static uint64_t from_ticks;             /* where the window starts: 0, the run's start */
 static uint64_t dropped_chunks, dropped_slots, dropped_bytes, def_lost;
 static uint32_t dumps;
-static int passing;                     /* write straight to the file */
+static _Atomic int passing;             /* write straight to the file */
 static char request_path[4200];
 static uint64_t request_seen[2];        /* inode, mtime ns of the request served */
 static uint64_t last_step_ns;           /* the flusher saw a step then; 0 none yet */
@@ -108,10 +108,7 @@ void ft_flight_config(void)
  * process (a fork child keeps its parent's mapping: ft_flight_after_fork_child). */
 void ft_flight_map(void)
 {
-	if (!ft_flight.on)
-		return;
-	passing = 0;
-	if (atomic_load(&mem))
+	if (!ft_flight.on || atomic_load(&mem))
 		return;
 	snprintf(request_path, sizeof request_path, "%s/" FT_FLIGHT_REQUEST_FILE, ft_cfg.out_dir);
 	void *m = (void *)syscall(SYS_mmap, NULL, DEF_BYTES + ft_flight.keep_bytes,
@@ -134,7 +131,7 @@ void ft_flight_after_fork_child(void)
 	def_len = def_written = head = tail = count = 0;
 	from_ticks = dropped_chunks = dropped_slots = dropped_bytes = def_lost = 0;
 	dumps = 0;
-	passing = 1;                    /* the child's file's header and process: written */
+	passing = 1;                    /* until its file's start is written (lifecycle.c) */
 	last_step_ns = 0;
 	hang_dumped = 0;
 }

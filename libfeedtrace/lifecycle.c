@@ -330,6 +330,7 @@ static void fork_child(void)
 		ready = 0;
 		return;
 	}
+	ft_flight_pass(0);              /* its file says it ran; the rest is kept */
 	atomic_store(&ft_active, groups);
 }
 

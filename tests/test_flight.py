@@ -134,6 +134,27 @@ def test_sigterm_writes_the_last_steps(loop, tmp_path):
     assert conv.returncode == 0 and "flight recorder: the last" in conv.stderr, conv.stderr
 
 
+def test_fork_child_window_keeps_the_inherited_path(loop, tmp_path):
+    """a fork child (the file opened by its parent before the fork) ended by
+    SIGTERM: its window has its last steps, its reads name the inherited
+    descriptor's path; the parent, which asked for nothing, wrote none"""
+    out, data = str(tmp_path / "t"), data_file(tmp_path)
+    r = subprocess.run([loop, data, "40", "20", "100", "fork"], env=env_for(out, FLIGHT="2s"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    child = int(r.stdout.split("\n")[-2].split()[1])
+    assert r.stdout.split("\n")[-2] == "child %d signal %d" % (child, signal.SIGTERM)
+    t = Trace.load(out)
+    parent = [p for p in t.procs if p["pid"] != child][0]
+    c = t.proc(child)
+    assert c["ppid"] == parent["pid"] and c["flight"]["why"] == "signal"
+    assert_last_steps(pushed_steps(t, child), 40)
+    reads = t.calls("pread", pid=child)
+    assert reads and {e["args"]["path"] for e in reads} == {data}
+    assert "flight" not in parent and t.calls(pid=parent["pid"]) == []
+    assert parent["end"] == "exit" and c["end"] == "signal"
+
+
 def test_hang_writes_once_then_a_request_appends(loop, tmp_path):
     """60 steps, then a read that never returns: no step for 1 s writes the
     window once (the last steps, up to the 60th), however long the hang

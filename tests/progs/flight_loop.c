@@ -7,9 +7,10 @@
  *   exit   returns from main
  *   term   sends itself SIGTERM
  *   hang   blocks for ever in read() on a pipe nobody writes (no step)
- *   fork   (before the steps) forks a child that runs the same steps
+ *   fork   forks first: the child runs the steps and sends itself SIGTERM,
+ *          the parent waits for it and returns (no step of its own)
  *
- *   flight_loop DATA STEPS READS MS exit|term|hang
+ *   flight_loop DATA STEPS READS MS exit|term|hang|fork
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,18 @@ int main(int argc, char **argv)
 	int (*push)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "feedtrace_range_push");
 	int (*pop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "feedtrace_range_pop");
 	char buf[64], name[32];
+	if (!strcmp(argv[5], "fork")) {
+		pid_t child = fork();
+		if (child < 0)
+			return 7;
+		if (child > 0) {
+			int st = 0;
+			waitpid(child, &st, 0);
+			printf("child %d %s %d\n", (int)child, WIFSIGNALED(st) ? "signal" : "exit",
+			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			return 0;
+		}
+	}
 	for (int i = 1; i <= steps; i++) {
 		snprintf(name, sizeof name, "step %d", i);
 		if (push)
@@ -45,7 +59,7 @@ int main(int argc, char **argv)
 		printf("step %d\n", i);
 		fflush(stdout);
 	}
-	if (!strcmp(argv[5], "term")) {
+	if (!strcmp(argv[5], "term") || !strcmp(argv[5], "fork")) {
 		kill(getpid(), SIGTERM);
 		return 5;
 	}
