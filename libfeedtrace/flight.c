@@ -111,10 +111,8 @@ void ft_flight_map(void)
 	if (!ft_flight.on || atomic_load(&mem))
 		return;
 	snprintf(request_path, sizeof request_path, "%s/" FT_FLIGHT_REQUEST_FILE, ft_cfg.out_dir);
-	void *m = (void *)syscall(SYS_mmap, NULL, DEF_BYTES + ft_flight.keep_bytes,
-				  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-				  -1, 0);
-	if (m == MAP_FAILED) {
+	void *m = ft_map_anon(DEF_BYTES + ft_flight.keep_bytes, MAP_NORESERVE);
+	if (!m) {
 		ft_log("feedtrace: no memory for the flight recorder (%llu MiB); recording "
 		       "everything to the file",
 		       (unsigned long long)((DEF_BYTES + ft_flight.keep_bytes) >> 20));
