@@ -702,7 +702,8 @@ static void *flusher_main(void *arg)
 			early_pair_at = 0;
 		}
 		int detail, why = ft_flight_poll(&detail);
-		if (why) {
+		if (why) {              /* what was recorded before the request: in */
+			flush_cycle(1);
 			write_clock();
 			ft_output_flight_dump(why, detail);
 		}
