@@ -221,10 +221,13 @@ def test_nothing_written_until_asked(loop, tmp_path):
 def test_window_in_bytes(loop, tmp_path):
     """FEEDTRACE_FLIGHT=64KiB: the window is the last 64 KiB of chunks, the
     last steps (the run's 600,000 reads take 250 KiB to 1 MiB compressed),
-    then the last drain of the signal's exit path, whole"""
+    then the last drain of the signal's exit path, whole. Each step sleeps
+    5 ms and a ring holds 64 steps: the flusher, woken at a quarter ring,
+    drains it on a loaded machine too (a ring never drained would come
+    whole in the last drain, its first steps with it)"""
     out, data = str(tmp_path / "t"), data_file(tmp_path)
-    r = subprocess.run([loop, data, "300", "2000", "0", "term"],
-                       env=env_for(out, FLIGHT="64KiB"),
+    r = subprocess.run([loop, data, "300", "2000", "5", "term"],
+                       env=env_for(out, FLIGHT="64KiB", BUF_KB=4096),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == -signal.SIGTERM, r.stderr
     t = Trace.load(out)
