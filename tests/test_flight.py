@@ -349,7 +349,8 @@ def test_torch_request_main_and_workers(loop, tmp_path):
              e["args"]["name"].startswith("feedtrace:next ")]
     marks = [e for e in t.calls(pid=proc.pid) if e["call"].startswith("nvtxMark") and
              e["args"]["name"] == "feedtrace:optimizer.step SGD"]
-    assert len(nexts) >= len(steps) and len(marks) >= len(steps) - 1
+    # each step's batch came before its file: the window's first may lack it
+    assert len(nexts) >= len(steps) - 1 and len(marks) >= len(steps) - 1
     for pid in [proc.pid] + workers:
         f = flight_of(t, pid)
         assert f["why"] == "request" and f["windows"] == 1
