@@ -57,8 +57,6 @@ static int hang_dumped;
 
 static void request_token(uint64_t tok[2]);
 
-static const char *why_names[] = { "", "request", "signal", "hang", "exit", "exec" };
-
 /* "60s", "64MiB", "512KiB", "60s,64MiB": *secs and *kib (0: not given);
  * -1 if bad */
 static int parse(const char *v, uint32_t *secs, uint32_t *kib)
@@ -68,14 +66,13 @@ static int parse(const char *v, uint32_t *secs, uint32_t *kib)
 		char *end;
 		errno = 0;
 		unsigned long n = strtoul(v, &end, 10);
-		if (end == v || errno || n == 0 || n > 86400 * 7)
+		if (end == v || errno || n == 0 || n > 16384ul << 10)
 			return -1;
-		if (!strncmp(end, "s", 1) && (end[1] == 0 || end[1] == ','))
+		if (!strncmp(end, "s", 1) && (end[1] == 0 || end[1] == ',') && n <= 86400 * 7)
 			*secs = (uint32_t)n, end += 1;
 		else if (!strncmp(end, "MiB", 3) && (end[3] == 0 || end[3] == ',') && n <= 16384)
 			*kib = (uint32_t)n << 10, end += 3;
-		else if (!strncmp(end, "KiB", 3) && (end[3] == 0 || end[3] == ',') && n >= 64 &&
-			 n <= 16384u << 10)
+		else if (!strncmp(end, "KiB", 3) && (end[3] == 0 || end[3] == ',') && n >= 64)
 			*kib = (uint32_t)n, end += 3;
 		else
 			return -1;
@@ -101,7 +98,6 @@ void ft_flight_config(void)
 	ft_flight.hang_s = ft_cfg.flight_hang_s;
 	ft_flight.at_exit = ft_cfg.flight_exit;
 	ft_flight.keep_bytes = kib ? (uint64_t)kib << 10 : (uint64_t)FT_FLIGHT_DEFAULT_MIB << 20;
-	snprintf(request_path, sizeof request_path, "%s/" FT_FLIGHT_REQUEST_FILE, ft_cfg.out_dir);
 }
 
 /* The flusher thread, as it starts: the store and the ring, once per
@@ -276,20 +272,14 @@ size_t ft_flight_next(uint64_t *cursor, const void **data)
 	return n;
 }
 
-void ft_flight_dumped(int why)
+void ft_flight_dumped(void)
 {
-	(void)why;
 	from_ticks = ft_now();          /* the next dump's window starts here */
 }
 
 void ft_flight_pass(int on)
 {
 	passing = on;
-}
-
-int ft_flight_dumps(void)
-{
-	return (int)dumps;
 }
 
 /* ---- steps: the hang detector's clock ---- */
@@ -386,9 +376,4 @@ int ft_flight_poll(int *detail)
 		return FT_FLIGHT_HANG;
 	}
 	return 0;
-}
-
-const char *ft_flight_why_name(int why)
-{
-	return why > 0 && why < (int)(sizeof why_names / sizeof why_names[0]) ? why_names[why] : "";
 }

@@ -34,14 +34,12 @@ int ft_flight_keep(const struct iovec *iov, int n, uint64_t bytes);
  * one (*cursor 0 at first; each returned chunk leaves memory), then done */
 void ft_flight_info(struct ft_flight_info *fi, int why, int detail);
 size_t ft_flight_next(uint64_t *cursor, const void **data);
-void ft_flight_dumped(int why);
+void ft_flight_dumped(void);
 void ft_flight_pass(int on);            /* 1: every chunk goes straight to the file */
-int ft_flight_dumps(void);
 /* the flusher: a drained ring's records (steps, for the hang detector),
  * and once a cycle, whether to dump now (FT_FLIGHT_*, 0 none; *detail the
  * FLIGHT chunk's) */
 void ft_flight_scan(const struct ft_rec *recs, uint64_t n);
 int ft_flight_poll(int *detail);
-const char *ft_flight_why_name(int why);
 
 #endif

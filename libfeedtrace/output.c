@@ -424,7 +424,7 @@ void ft_output_flight_dump(int why, int detail)
 	size_t n;
 	while ((n = ft_flight_next(&cursor, &data)) > 0)
 		write_framed(data, n);
-	ft_flight_dumped(why);
+	ft_flight_dumped();
 }
 
 /* The program is about to make fd the copy of another file (dup2, dup3)
