@@ -363,6 +363,9 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	if (p->dup_slots)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
 	fputc('\n', out);
+	char fw[320];
+	if (ft_flight_words(p, fw, sizeof fw))
+		fprintf(out, "   %s\n", fw);
 	loss_lines(out, p);
 	fault_line(out, p);
 	int col = 0;

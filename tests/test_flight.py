@@ -129,6 +129,9 @@ def test_sigterm_writes_the_last_steps(loop, tmp_path):
                           timeout=120).stdout
     assert "flight recorder: the last" in text and "before SIGTERM (keeps 2 s)" in text
     assert "start-up" not in text
+    summ = subprocess.run([TOOL, "dump", "--summary", out], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "   flight recorder: the last" in summ and "before SIGTERM" in summ
     conv = subprocess.run([TOOL, "convert", out, "-o", str(tmp_path / "t.pftrace")],
                           capture_output=True, text=True, timeout=120)
     assert conv.returncode == 0 and "flight recorder: the last" in conv.stderr, conv.stderr
