@@ -232,6 +232,10 @@ int ft_flight_keep(const struct iovec *iov, int n, uint64_t bytes)
 
 void ft_flight_info(struct ft_flight_info *fi, int why, int detail)
 {
+	uint64_t now_ns = ft_mono_ns();
+	if (ft_flight.keep_s && atomic_load(&mem))      /* the window ends now */
+		while (count && oldest()->ns + (uint64_t)ft_flight.keep_s * 1000000000ull < now_ns)
+			drop_oldest();
 	memset(fi, 0, sizeof *fi);
 	fi->why = (uint32_t)why;
 	fi->detail = detail;
