@@ -40,6 +40,7 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
            libfeedtrace/dlreal.c libfeedtrace/callsite.c libfeedtrace/pywalk.c libfeedtrace/rank.c \
            libfeedtrace/faults.c libfeedtrace/pyinject.c \
            libfeedtrace/schedstat.c libfeedtrace/runq.c libfeedtrace/capture.c \
+           libfeedtrace/flight.c \
            shim/real.c shim/io.c shim/lock.c shim/process.c \
            shim/dl.c shim/cuda.c shim/nvtx.c shim/solo.c shim/thread.c shim/wait.c \
            shim/gloo.c shim/gpu_time.c shim/init.c
@@ -59,7 +60,8 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/cmd_capture.c \
               converter/steps.c converter/phases.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
-              converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c
+              converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c \
+              converter/cmd_flight.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 # the converter's sources without its main(): what scripts/fuzz.sh links
 # with its harness (one list, here)

@@ -15,5 +15,6 @@ int ft_cmd_report(int argc, char **argv);    /* cmd_report.c */
 int ft_cmd_diff(int argc, char **argv);      /* cmd_diff.c */
 int ft_cmd_ranks(int argc, char **argv);     /* cmd_ranks.c */
 int ft_cmd_capture(int argc, char **argv);   /* cmd_capture.c */
+int ft_cmd_flight(int argc, char **argv);    /* cmd_flight.c */
 
 #endif

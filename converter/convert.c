@@ -692,6 +692,9 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	if (p->has_end && p->end.threads_untraced)
 		fprintf(err, "feedtrace: %s: pid %d: %llu threads were not traced (memory bound)\n",
 			p->path, p->hdr.pid, (unsigned long long)p->end.threads_untraced);
+	char fw[320];
+	if (ft_flight_words(p, fw, sizeof fw))
+		fprintf(err, "feedtrace: %s: pid %d: %s\n", p->path, p->hdr.pid, fw);
 	if (c->o->progress)
 		progress(c, 1);
 }

@@ -279,6 +279,17 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		for (int k = 0; k < FT_LOSS_N; k++)
 			ft_json_u64(j, ft_loss_info[k].key, ft_process_loss(p, (enum ft_loss)k));
 		ft_json_u64(j, "strings", ft_string_count(p));
+		if (p->nflight) {
+			ft_json_obj(j, "flight");
+			ft_json_str(j, "why", ft_flight_why(p->flight_last.why));
+			ft_json_int(j, "detail", p->flight_last.detail);
+			ft_json_int(j, "windows", p->nflight);
+			ft_json_u64(j, "window_ns", ft_flight_window_ns(p));
+			ft_json_u64(j, "run_ns", ft_flight_run_ns(p));
+			ft_json_u64(j, "dropped_chunks", p->flight_last.dropped_chunks);
+			ft_json_u64(j, "dropped_slots", p->flight_last.dropped_slots);
+			ft_json_end(j);
+		}
 		ft_json_obj(j, "thread_names");
 		for (int i = 0; i < p->nthreads; i++) {
 			if (!ft_thread_traced(&p->threads[i]))
@@ -372,6 +383,9 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 	if (p->dup_slots)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
 	fputc('\n', out);
+	char fw[320];
+	if (ft_flight_words(p, fw, sizeof fw))
+		fprintf(out, "   %s\n", fw);
 	loss_lines(out, p);
 	fault_line(out, p);
 	int col = 0;

@@ -24,6 +24,7 @@ static void usage(FILE *out)
 	      "  ranks SUMMARY.json|DIR... [--json]  which rank starves a job of ranks\n"
 	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
 	      "  capture PID|RUN_DIR [--steps N|--seconds S]  record a window of a running job\n"
+	      "  flight PID|RUN_DIR               a flight recorder's window, now (flight --help)\n"
 	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
 	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
@@ -72,6 +73,8 @@ static int dispatch(int argc, char **argv)
 		return ft_cmd_open(argc - 2, argv + 2);
 	if (strcmp(argv[1], "capture") == 0)
 		return ft_cmd_capture(argc - 2, argv + 2);
+	if (strcmp(argv[1], "flight") == 0)
+		return ft_cmd_flight(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -658,7 +659,7 @@ uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k)
 	case FT_LOSS_HANDLER:
 		return p->has_end ? p->end.handler_lost : 0;
 	case FT_LOSS_ENDS:
-		return !p->has_end;
+		return !p->has_end && !p->nflight;   /* a window written: it ends there */
 	case FT_LOSS_CHILDREN:
 		return p->children_untraced;
 	case FT_LOSS_SHARED:
@@ -878,6 +879,13 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 		case FT_CHUNK_WINDOW:
 			add_window_marks(p, buf, (size_t)n);
 			break;
+		case FT_CHUNK_FLIGHT:
+			if ((size_t)n >= sizeof(struct ft_flight_info)) {
+				memcpy(&p->flight_last, buf, sizeof p->flight_last);
+				if (!p->nflight++)
+					p->flight = p->flight_last;
+			}
+			break;
 		case FT_CHUNK_END:
 			if ((size_t)n >= FT_END_INFO_V1_SIZE) {
 				memset(&p->end, 0, sizeof p->end);
@@ -932,6 +940,14 @@ static int open_file(const char *path, struct ft_process **out, FILE *err)
 			p->ns_per_tick;
 	}
 	p->last_ns = last.mono_ns;
+	p->run_start_ns = p->base_ns;
+	/* a flight recorder's window: the process starts where it does (the
+	 * same clock line, from another point on it) */
+	if (p->nflight && p->flight.window_ticks > p->base_ticks) {
+		uint64_t ns = ft_ticks_to_ns(p, p->flight.window_ticks);
+		p->base_ticks = p->flight.window_ticks;
+		p->base_ns = ns;
+	}
 	/* not kept open: a run of thousands of processes must not run out of
 	 * descriptors; the event pass opens it again (reopen) */
 	pass_end(p);
@@ -1109,6 +1125,65 @@ void ft_trace_close(struct ft_trace *tr)
 	free(tr->procs);
 	free(tr->pids);
 	memset(tr, 0, sizeof *tr);
+}
+
+const char *ft_flight_why(uint32_t why)
+{
+	static const char *const name[] = { "?", "request", "signal", "hang", "exit", "exec" };
+	return name[why < sizeof name / sizeof name[0] ? why : 0];
+}
+
+uint64_t ft_flight_window_ns(const struct ft_process *p)
+{
+	uint64_t end = ft_ticks_to_ns(p, p->flight_last.dump_ticks);
+	return p->nflight && end > p->base_ns ? end - p->base_ns : 0;
+}
+
+uint64_t ft_flight_run_ns(const struct ft_process *p)
+{
+	uint64_t end = ft_ticks_to_ns(p, p->flight_last.dump_ticks);
+	return p->nflight && end > p->run_start_ns ? end - p->run_start_ns : 0;
+}
+
+int ft_flight_words(const struct ft_process *p, char *buf, size_t cap)
+{
+	const struct ft_flight_info *f = &p->flight_last;
+	char win[48], run[48], why[96], kept[48];
+	if (!p->nflight)
+		return 0;
+	ft_fmt_ns(win, sizeof win, ft_flight_window_ns(p));
+	ft_fmt_ns(run, sizeof run, ft_flight_run_ns(p));
+	const char *sn = f->detail > 0 && f->detail < NSIG ? sigabbrev_np(f->detail) : NULL;
+	switch (f->why) {
+	case FT_FLIGHT_SIGNAL:
+		snprintf(why, sizeof why, "SIG%s", sn ? sn : "?");
+		break;
+	case FT_FLIGHT_HANG:
+		if (f->detail == p->hdr.pid)
+			snprintf(why, sizeof why, "a hang (no step for %u s)", f->hang_s);
+		else
+			snprintf(why, sizeof why, "a hang of pid %d", f->detail);
+		break;
+	case FT_FLIGHT_REQUEST:
+		snprintf(why, sizeof why, "a request (feedtrace flight)");
+		break;
+	case FT_FLIGHT_EXIT:
+		snprintf(why, sizeof why, "exit (status %d)", f->detail);
+		break;
+	default:
+		snprintf(why, sizeof why, "%s", ft_flight_why(f->why));
+	}
+	if (f->keep_s)
+		snprintf(kept, sizeof kept, "%u s", f->keep_s);
+	else if (f->keep_bytes % (1u << 20))
+		snprintf(kept, sizeof kept, "%llu KiB", (unsigned long long)(f->keep_bytes >> 10));
+	else
+		snprintf(kept, sizeof kept, "%llu MiB", (unsigned long long)(f->keep_bytes >> 20));
+	int n = snprintf(buf, cap, "flight recorder: the last %s before %s (keeps %s), of a run "
+			 "started %s before; the time before it was not recorded", win, why, kept, run);
+	if (p->nflight > 1 && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, " (%d windows written)", p->nflight);
+	return 1;
 }
 
 /* How many of this chunk's first slots were read already. An exit path

@@ -113,6 +113,12 @@ struct ft_process {
 	struct ft_gpu_losses gpu_lost;
 	struct ft_window *win;   /* capture windows, in file order; none: recorded throughout */
 	int nwin, capwin;
+	/* a flight recorder's windows (FLIGHT chunks): the first's and the
+	 * last's; the process's start (base_ns) is then the first window's,
+	 * run_start_ns the header's */
+	struct ft_flight_info flight, flight_last;
+	int nflight;
+	uint64_t run_start_ns;
 };
 
 struct ft_trace {
@@ -216,5 +222,12 @@ struct ft_loss_info {
 };
 extern const struct ft_loss_info ft_loss_info[FT_LOSS_N];
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k);
+/* A flight recorder's window in words ("flight recorder: the last 1.9 s
+ * before SIGTERM, of a run started 5.0 s before"), into buf; 0 when p's
+ * file holds none. ft_flight_why: "request", "signal", ... */
+int ft_flight_words(const struct ft_process *p, char *buf, size_t cap);
+const char *ft_flight_why(uint32_t why);
+uint64_t ft_flight_window_ns(const struct ft_process *p);  /* window start to last dump */
+uint64_t ft_flight_run_ns(const struct ft_process *p);     /* run start to last dump */
 
 #endif

@@ -1014,6 +1014,8 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
 	report_window(r, out);
+	if (ft_flight_words(mainp, line, sizeof line))
+		ft_wrap(out, line, 2);
 	report_losses(r, out);
 	if (t->steps) {
 		ft_fmt_ns(a, sizeof a, t->step_ns / t->steps);
@@ -1123,19 +1125,21 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;
+		/* a flight recorder's window starts mid-run: no start-up in it */
+		const char *before = r->tr.procs[r->main]->nflight ? "window's start" : "start-up";
 		if (rv->warmup_steps) {
 			ft_fmt_ns(b, sizeof b, rv->warmup_ns);
-			n = snprintf(line, sizeof line, "start-up %s before the window, with %llu "
-				     "warm-up step%s (%s, each over %dx the median step)", a,
+			n = snprintf(line, sizeof line, "%s %s before the window, with %llu "
+				     "warm-up step%s (%s, each over %dx the median step)", before, a,
 				     (unsigned long long)rv->warmup_steps,
 				     rv->warmup_steps > 1 ? "s" : "", b, FT_WARMUP_X);
 		} else if (rv->launches_before) {
-			n = snprintf(line, sizeof line, "start-up %s before the loop's first launch, "
-				     "with %llu launch%s before a pause (set-up)", a,
+			n = snprintf(line, sizeof line, "%s %s before the loop's first launch, "
+				     "with %llu launch%s before a pause (set-up)", before, a,
 				     (unsigned long long)rv->launches_before,
 				     rv->launches_before > 1 ? "es" : "");
 		} else {
-			n = snprintf(line, sizeof line, "start-up %s before the %s", a,
+			n = snprintf(line, sizeof line, "%s %s before the %s", before, a,
 				     !strcmp(rv->from, "steps") ? "first step" : rv->from);
 		}
 		int k = 0;
@@ -1554,6 +1558,20 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	json_metrics(j, &r->total);
 	json_window(j, r);
 	json_verdict(j, &r->procs[r->main], &r->rv);
+	const struct ft_process *fp = r->nprocs ? r->tr.procs[r->main] : NULL;
+	if (fp && fp->nflight) {
+		char words[320];
+		ft_flight_words(fp, words, sizeof words);
+		ft_json_obj(j, "flight");
+		ft_json_str(j, "why", ft_flight_why(fp->flight_last.why));
+		ft_json_int(j, "detail", fp->flight_last.detail);
+		ft_json_u64(j, "window_ns", ft_flight_window_ns(fp));
+		ft_json_u64(j, "run_ns", ft_flight_run_ns(fp));
+		ft_json_str(j, "text", words);
+		ft_json_end(j);
+	} else {
+		ft_json_null(j, "flight");
+	}
 	ft_ranks_json(j, &r->ranks);
 	ft_json_arr(j, "processes");
 	for (int i = 0; i < r->nprocs; i++) {

@@ -24,6 +24,7 @@
 #include "capture.h"
 #include "config.h"
 #include "dlreal.h"
+#include "flight.h"
 #include "internal.h"
 #include "lifecycle.h"
 #include "schedstat.h"
@@ -310,6 +311,7 @@ static void drain_ring(struct ft_thread *t, int let_go)
 		struct ft_events_prefix pre;
 		prefix_for(t, tail, n, &pre);
 		copy_out(t, tail, n, stage);
+		ft_flight_scan((const struct ft_rec *)stage, n);
 		write_inherited((const struct ft_rec *)stage, ~0ull, 0, n);
 		if (let_go) {
 			atomic_store(&compressing, 1);
@@ -790,6 +792,7 @@ static void *flusher_main(void *arg)
 	atomic_store(&flusher_tid, (int32_t)syscall(SYS_gettid));
 	syscall(SYS_prctl, PR_SET_NAME, "feedtrace-flush", 0, 0, 0);
 	ft_output_own_table();
+	ft_flight_map();
 	atomic_store(&flusher_settled, 1);
 
 	/* A second calibration pair 20 ms in, so short runs get a rate too.
@@ -807,6 +810,12 @@ static void *flusher_main(void *arg)
 		if (early_pair_at && ft_mono_ns() >= early_pair_at) {
 			write_clock();
 			early_pair_at = 0;
+		}
+		int detail, why = ft_flight_poll(&detail);
+		if (why) {              /* what was recorded before the request: in */
+			flush_cycle(1);
+			write_clock();
+			ft_output_flight_dump(why, detail);
 		}
 		ft_flush_unlock();
 		if (atomic_load(&flusher_stop))

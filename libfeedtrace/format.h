@@ -102,6 +102,7 @@ enum ft_chunk_type {
 	FT_CHUNK_SCHED   = 11,  /* struct ft_sched_sample[]: run-queue delay of each traced thread */
 	FT_CHUNK_GPU     = 12,  /* struct ft_gpu_sample[]: when streams reached our timing events */
 	FT_CHUNK_WINDOW  = 13,  /* struct ft_window_mark[]: where capture windows start and stop */
+	FT_CHUNK_FLIGHT  = 14,  /* struct ft_flight_info: a flight-recorder window follows */
 };
 
 enum ft_codec {
@@ -282,6 +283,31 @@ struct ft_window_mark {                  /* 32 bytes */
 	uint32_t demand;                 /* the request's id (FT_WIN_DEMAND), else 0 */
 	uint64_t step;                   /* start: first step; stop: last step (0: none) */
 	uint64_t ticks;                  /* when */
+};
+
+/* Why a flight recorder wrote its window (FEEDTRACE_FLIGHT) */
+enum ft_flight_why {
+	FT_FLIGHT_REQUEST = 1,  /* the run directory's request file (`feedtrace flight`) */
+	FT_FLIGHT_SIGNAL = 2,   /* a fatal signal; detail: its number */
+	FT_FLIGHT_HANG = 3,     /* no step for hang_s; detail: the pid that hung */
+	FT_FLIGHT_EXIT = 4,     /* exit, _exit (FEEDTRACE_FLIGHT_EXIT); detail: the status */
+	FT_FLIGHT_EXEC = 5,     /* exec (FEEDTRACE_FLIGHT_EXIT) */
+};
+
+struct ft_flight_info {                  /* 80 bytes */
+	uint32_t why;                    /* enum ft_flight_why */
+	int32_t  detail;
+	uint32_t seq;                    /* 1 for the file's first window, 2, ... */
+	uint32_t keep_s;                 /* seconds kept, 0: by bytes only */
+	uint64_t keep_bytes;             /* the window's bound in memory */
+	uint64_t window_ticks;           /* the window starts here; 0: at the file's start */
+	uint64_t dump_ticks;             /* when it was written */
+	uint64_t dropped_chunks;         /* left out of windows so far (older than the window) */
+	uint64_t dropped_slots;          /* ... their EVENTS slots */
+	uint64_t dropped_bytes;          /* ... their bytes */
+	uint64_t def_lost;               /* defining chunks not kept (their store full) */
+	uint32_t hang_s;                 /* FEEDTRACE_FLIGHT_HANG_S */
+	uint32_t reserved;
 };
 
 /* FNV-1a, 32 bit: chunk integrity (not security) */

@@ -96,6 +96,7 @@ int ft_output_write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 int ft_output_write_last(unsigned type, unsigned codec, uint32_t raw_size,
 			 const struct iovec *iov, int iovcnt);
 extern int ft_out_fd;
+void ft_output_flight_dump(int why, int detail);  /* flight.c's window, holding the flush lock */
 extern _Atomic uint64_t ft_records_written;
 extern _Atomic uint64_t ft_records_unwritten;
 int ft_flush_lock(long timeout_ms);           /* 0 when taken; -1 on timeout (taken anyway: no) */

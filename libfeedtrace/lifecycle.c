@@ -20,6 +20,7 @@
 #include "callsite.h"
 #include "capture.h"
 #include "config.h"
+#include "flight.h"
 #include "internal.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -138,6 +139,33 @@ static int begin_commit(uint64_t *old)
 	return 1;
 }
 
+/* The flight recorder's window at the process's end (flight.c): on a
+ * fatal signal always, at exit, _exit and exec when FEEDTRACE_FLIGHT_EXIT
+ * asks. Holding the flush lock, before the exit paths' raw drain, which
+ * then goes straight to the file after it: a raw chunk (up to 512 KiB)
+ * may be larger than the whole window, and it holds the last records.
+ * Async-signal-safe. */
+static void flight_commit(int reason, int status)
+{
+	if (!ft_flight.on)
+		return;
+	int why = reason == FT_END_SIGNAL ? FT_FLIGHT_SIGNAL :
+		  !ft_flight.at_exit ? 0 : reason == FT_END_EXEC ? FT_FLIGHT_EXEC : FT_FLIGHT_EXIT;
+	if (why) {
+		ft_output_flight_dump(why, status);
+		ft_flight_pass(1);
+		return;
+	}
+	/* no window: the file still gets its end's time beside END (a reader
+	 * needs two clock pairs for the clock's rate) */
+	struct ft_clock_pair c;
+	ft_clock_sample(&c);
+	struct iovec v = { &c, sizeof c };
+	ft_flight_pass(1);
+	ft_output_write_chunk(FT_CHUNK_CLOCK, FT_CODEC_RAW, sizeof c, &v, 1);
+	ft_flight_pass(0);
+}
+
 /* Commit everything now, from any context (signal handler, _exit). The
  * signals stay blocked: the caller is leaving (a handler's return puts its
  * own mask back, and the signal it re-raised then kills). */
@@ -147,6 +175,7 @@ void ft_finish_now(int reason, int status)
 	if (!begin_commit(&old))
 		return;
 	ft_flush_lock(1000);
+	flight_commit(reason, status);
 	ft_flush_all_raw();
 	ft_write_end(reason, status);
 	atomic_store(&finished, 2);
@@ -210,8 +239,10 @@ void ft_before_exec(const char *path)
 	uint64_t old;
 	block_all(&old);                /* the exec keeps the mask: put it back */
 	int locked = ft_flush_lock(1000) == 0;
+	flight_commit(FT_END_EXEC, 0);
 	ft_flush_all_raw();
 	ft_write_end(FT_END_EXEC, 0);
+	ft_flight_pass(0);              /* the exec may fail: this image goes on keeping */
 	if (locked)                     /* never release the flusher's hold */
 		ft_flush_unlock();
 	unblock(&old);
@@ -299,6 +330,7 @@ static void fork_child(void)
 	ft_strrefs_after_fork_child(ft_strtab_after_fork_child());
 	groups = ft_capture_after_fork_child(groups);
 	ft_clock_after_fork_child();
+	ft_flight_after_fork_child();
 	if (ft_shim.fork_child)
 		ft_shim.fork_child();
 	ft_flusher_forget();
@@ -309,6 +341,7 @@ static void fork_child(void)
 		ready = 0;
 		return;
 	}
+	ft_flight_pass(0);              /* its file says it ran; the rest is kept */
 	atomic_store(&ft_active, groups);
 }
 
@@ -362,6 +395,7 @@ void ft_lifecycle_start(const struct ft_shim_ops *ops)
 	ft_shim = *ops;
 	ft_tls_notrace = 1;
 	ft_config_load();
+	ft_flight_config();
 	if (ft_cfg.disabled || getauxval(AT_SECURE)) {
 		ft_tls_notrace = 0;
 		return;                 /* setuid/setgid images are never traced */
@@ -395,6 +429,7 @@ __attribute__((destructor(101))) static void ft_fini(void)
 	if (!begin_commit(&old))        /* a signal now comes after the commit */
 		return;
 	ft_flusher_stop();              /* joins; returns holding the flush lock */
+	flight_commit(FT_END_EXIT, atomic_load(&exit_status));
 	ft_write_end(FT_END_EXIT, atomic_load(&exit_status));
 	ft_flush_unlock();
 	atomic_store(&finished, 2);

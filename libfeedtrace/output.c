@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "flight.h"
 #include "internal.h"
 #include "log.h"
 
@@ -344,14 +345,8 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	uint64_t stored = 0;
 	uint32_t ph = 2166136261u;
 
-	if ((atomic_load(&out_broken) && !even_broken) || iovcnt > 7)
+	if (iovcnt > 7)
 		return -1;
-	int fd = own_fd;
-	if (fd < 0) {
-		if (ft_out_fd < 0 || still_ours() != 0)
-			return -1;
-		fd = ft_out_fd;
-	}
 	for (int i = 0; i < iovcnt; i++) {
 		const unsigned char *p = iov[i].iov_base;
 		for (size_t j = 0; j < iov[i].iov_len; j++) {
@@ -370,6 +365,16 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	h.header_hash = ft_hash32(&h, offsetof(struct ft_chunk_header, header_hash));
 	all[0].iov_base = &h;
 	all[0].iov_len = sizeof h;
+	if (ft_flight_keep(all, iovcnt + 1, sizeof h + stored))
+		return 0;               /* the flight recorder's, in memory */
+	if (atomic_load(&out_broken) && !even_broken)
+		return -1;
+	int fd = own_fd;
+	if (fd < 0) {
+		if (ft_out_fd < 0 || still_ours() != 0)
+			return -1;
+		fd = ft_out_fd;
+	}
 	int room = guarded_write_room(fd, sizeof h + stored, even_broken);
 	if (room < 0 || guarded_write(fd, all, iovcnt + 1) < 0) {
 		int e = errno;
@@ -382,6 +387,49 @@ static int write_chunk(unsigned type, unsigned codec, uint32_t raw_size,
 	}
 	good_end += sizeof h + stored;
 	return 0;
+}
+
+/* Chunks already framed (the flight recorder's), written as they are. */
+static int write_framed(const void *data, size_t n)
+{
+	if (atomic_load(&out_broken))
+		return -1;
+	int fd = own_fd;
+	if (fd < 0) {
+		if (ft_out_fd < 0 || still_ours() != 0)
+			return -1;
+		fd = ft_out_fd;
+	}
+	struct iovec v = { (void *)data, n };
+	int room = guarded_write_room(fd, n, 0);
+	if (room < 0 || guarded_write(fd, &v, 1) < 0) {
+		int e = errno;
+		if (room == 0)
+			cut_back(fd);
+		if (!atomic_exchange(&out_broken, 1))
+			ft_log("feedtrace: writing %s failed (%s); tracing goes on without output, "
+			       "losses counted", out_path, strerror(e));
+		return -1;
+	}
+	good_end += n;
+	return 0;
+}
+
+/* The flight recorder's window (flight.c) into the file: a FLIGHT chunk
+ * saying why, the defining chunks not written yet, the window's chunks,
+ * oldest first. The caller holds the flush lock; async-signal-safe. */
+void ft_output_flight_dump(int why, int detail)
+{
+	struct ft_flight_info fi;
+	ft_flight_info(&fi, why, detail);
+	struct iovec v = { &fi, sizeof fi };
+	write_chunk(FT_CHUNK_FLIGHT, FT_CODEC_RAW, sizeof fi, &v, 1, 0);
+	uint64_t cursor = 0;
+	const void *data;
+	size_t n;
+	while ((n = ft_flight_next(&cursor, &data)) > 0)
+		write_framed(data, n);
+	ft_flight_dumped();
 }
 
 /* The program is about to make fd the copy of another file (dup2, dup3)

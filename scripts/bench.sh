@@ -10,9 +10,10 @@
 # zero-filled tail), scripts/bench_symbols.sh's (the converter
 # symbolising 10 000 stacks), scripts/bench_stdio.sh's (the stdio
 # readers, untraced and traced), scripts/bench_procs.sh's (the commands
-# over thousands of processes) and scripts/bench_gpu.sh's (the GPU's
-# timing events' cost per launch) and scripts/bench_capture.sh's (the cost
-# per call outside a capture window).
+# over thousands of processes), scripts/bench_gpu.sh's (the GPU's
+# timing events' cost per launch), scripts/bench_capture.sh's (the cost
+# per call outside a capture window) and scripts/bench_flight.sh's (the
+# flight recorder).
 #
 #   BENCH_QUICK=1 scripts/bench.sh      fewer runs and calls (a smoke test;
 #                                       the report says it was quick)
@@ -88,6 +89,8 @@ if [ -z "${BENCH_ONLY:-}" ]; then
 	{ echo; BUILD="$BUILD" scripts/bench_gpu.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 	# section 16, the cost per call outside a capture window
 	{ echo; BUILD="$BUILD" scripts/bench_capture.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
+	# section 17, the flight recorder's cost and memory
+	{ echo; BUILD="$BUILD" scripts/bench_flight.sh; } >> "${BENCH_OUT:-docs/BENCHMARKS.md}"
 fi
 
 # fork latency beside compression (printed, not in the report)

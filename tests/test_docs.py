@@ -44,7 +44,7 @@ def test_config_table_matches_config_def():
         if len(cells) == 3 and cells[0].startswith("FEEDTRACE_"):
             rows[cells[0][len("FEEDTRACE_"):]] = cells[1:]
     defs = config_def()
-    assert len(defs) == 18
+    assert len(defs) == 21     # CAPTURE; FLIGHT, FLIGHT_HANG_S, FLIGHT_EXIT: the flight recorder
     assert sorted(rows) == sorted(name for name, *_ in defs)
     for name, kind, dflt, lo, hi in defs:
         default, meaning = rows[name]
