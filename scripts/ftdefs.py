@@ -1,7 +1,7 @@
 """ftdefs.py: the one Python reader of libfeedtrace/events.def, the table
 of event kinds (libfeedtrace/layout.h is its C reader). Used by the CUDA
 wrapper generator (the kind of each driver call), the documentation's
-kind table (update_format_kinds.py, tests/test_docs.py) and the synthetic
+kind table (update_format_kinds.py, tests/unit/test_docs.py) and the synthetic
 trace writer of the tests (tests/ftgen.py)."""
 import collections
 import os

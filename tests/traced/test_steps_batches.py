@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, TOOL
+from conftest import PYTHON, ROOT, TOOL
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/usr/lib/python3/dist-packages/torch"),
                                 reason="Debian python3-torch not installed")
@@ -97,7 +97,7 @@ def test_threads_and_a_queue_have_no_steps(traced, tmp_path):
     assert rep["verdict"]["window"]["from"] != "steps"
 
 
-TRAIN = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "examples", "train.py"))
+TRAIN = os.path.realpath(os.path.join(ROOT, "examples", "train.py"))
 
 
 def opening_line():

@@ -1,7 +1,7 @@
 """`feedtrace diff` on synthetic runs (tests/ftgen.py) with known per-step
 distributions: the 95% interval of the change in the time per step (the
 loop's) decides "faster", "slower", "no change" or "no change resolved"
-(tests/test_diff_throughput.py: the shapes where it and the median part);
+(tests/converter/test_diff_throughput.py: the shapes where it and the median part);
 several runs per side; findings matched by identity (a storm in one directory, 5 -> 1);
 the --fail-if gate's exit statuses, --json and the JUnit file; report
 --fail-if."""
