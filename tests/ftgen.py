@@ -48,7 +48,7 @@ class TraceFile:
                  run_id=0, host="testhost", rank=None, world=0, job=""):
         self.path, self.pid, self.start, self.flush_ns = path, pid, start_ns, flush_ns
         self.strings, self.threads, self.events, self.cpus = {}, [], [], []
-        self.faults = []
+        self.faults, self.runqs = [], []
         self.cmdline = list(cmdline)
         # run_id: 0 as in files written before run ids (docs/FORMAT.md);
         # rank: the launcher's identity (world 0: none; launcher 1: torchrun)
@@ -76,6 +76,11 @@ class TraceFile:
         baseline sweep; delayacct: blkio_ns is meaningful."""
         self.faults.append((ts, tid, (1 if base else 0) | (2 if delayacct else 0), majflt,
                             blkio_ns))
+
+    def runq(self, tid, ts, wait_ns):
+        """A SCHED sample: thread tid had spent wait_ns runnable, waiting for
+        a core, by ts."""
+        self.runqs.append((ts, tid, wait_ns))
 
     def event(self, tid, kind, ts, dur, /, slots=None, **fields):
         """ts, dur in ns (ts absolute CLOCK_MONOTONIC); str fields take text
@@ -132,6 +137,9 @@ class TraceFile:
         if self.cpus:
             out.append((8, b"".join(struct.pack("<iIQQ", tid, 0, ts, c)
                                     for ts, tid, c in sorted(self.cpus))))
+        if self.runqs:
+            out.append((11, b"".join(struct.pack("<iIQQ", tid, 0, ts, ns)
+                                     for ts, tid, ns in sorted(self.runqs))))
         if self.faults:
             out.append((10, b"".join(struct.pack("<iIQQQ", tid, fl, ts, n, ns)
                                      for ts, tid, fl, n, ns in sorted(self.faults))))
