@@ -139,7 +139,7 @@ $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyf
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
 # the library with one offset of every Python layout wrong (the code
-# object's first line, FT_PYWALK_SKEW): tests/test_pyversions.py sees its
+# object's first line, FT_PYWALK_SKEW): tests/traced/test_pyversions.py sees its
 # site test fail with it
 PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUILD)/tests/pyskew/pywalk.o
 $(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
@@ -197,12 +197,15 @@ test: deps
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
 test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q tests/unit tests/converter tests/traced
 
-# the unit tests alone: no program traced (tests/conftest.py marks the rest)
-.PHONY: test-unit
-test-unit: all $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
-	$(PYTHON) -m pytest -q -m "not integration" tests
+# one tier alone (tests/README.md): unit takes seconds (nothing traced, no
+# browser); converter runs synthetic traces through the feedtrace command
+.PHONY: test-unit test-converter
+test-unit: all $(BUILD)/tests/test_simgpu
+	$(PYTHON) -m pytest -q tests/unit
+test-converter: all $(PFTRACE_TEST)
+	$(PYTHON) -m pytest -q tests/converter
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(TEST_PROGS)
@@ -235,7 +238,7 @@ $(BUILD)/examples/%: examples/%.c examples/cudrv.h examples/nvtx_stub.h $(SIMGPU
 	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread
 
 # tests/vshapes/: programs with a planted limiting feed and their fixed twins
-# (tests/test_verdict_shapes.py), built as the examples are: -g -O2, linked
+# (tests/traced/test_verdict_shapes.py), built as the examples are: -g -O2, linked
 # against the simulated driver through the rpath.
 .PHONY: vshapes
 vshapes: $(VSHAPES)
@@ -245,7 +248,7 @@ $(BUILD)/vshapes/%: tests/vshapes/%.c tests/vshapes/vshape.h examples/cudrv.h $(
 	$(CC) $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -DCUDRV_LINKED $(SANFLAGS) -o $@ $< \
 	    -L$(SIMGPU_OUT) -lcuda -Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lpthread
 
-# ---- faults (tests/test_faults.py runs in `make test`; docs/RELIABILITY.md, "Faults")
+# ---- faults (tests/traced/test_faults.py runs in `make test`; docs/RELIABILITY.md, "Faults")
 #   make stress-faults   the long versions: 10 M reads, 200 kill -9, 100 000
 #                        threads, 1000 forks, full disks and size limits
 .PHONY: stress-faults

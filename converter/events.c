@@ -8,11 +8,11 @@
 
 static const struct {
 	const char *name;
-	unsigned group, nslots;
+	unsigned group, cls, nslots;
 	const char *fields;
 } table[FT_EV_COUNT] = {
-	[FT_EV_NONE] = { NULL, 0, 0, NULL },
-#define EV(id, nm, grp, ns, flds) [FT_EV_##id] = { nm, grp, ns, flds },
+	[FT_EV_NONE] = { NULL, 0, 0, 0, NULL },
+#define EV(id, num, nm, grp, cls, ns, flds) [FT_EV_##id] = { nm, grp, FT_K_##cls, ns, flds },
 #include "../libfeedtrace/events.def"
 #undef EV
 };
@@ -45,6 +45,7 @@ static void build(void)
 	for (unsigned i = 1; i < FT_EV_COUNT; i++) {
 		kinds[i].name = table[i].name;
 		kinds[i].group = table[i].group;
+		kinds[i].cls = table[i].cls;
 		kinds[i].nslots = table[i].nslots;
 		parse_fields(&kinds[i], table[i].fields);
 	}

@@ -1,6 +1,6 @@
 /*
  * events.h: the event table (libfeedtrace/events.def) seen from the
- * reader's side: each kind's name, group and decoded field layout.
+ * reader's side: each kind's name, group, class and decoded field layout.
  */
 #ifndef FT_EVENTS_H
 #define FT_EVENTS_H
@@ -13,6 +13,22 @@
 
 #define FT_MAX_FIELDS 12
 
+/* the classes of events.def's CLASS column (its header says what each
+ * holds); the analyses' facts of a kind follow from its class (evfacts.c) */
+#define FT_KCLASSES(X) \
+	X(FILE, "file") X(OPEN, "open") X(READ, "read") X(URING, "uring") \
+	X(LOCK, "lock") X(DATA_WAIT, "data wait") X(COND, "condition wait") \
+	X(SEM, "semaphore wait") X(HANDOVER, "handover") X(PROCESS, "process") \
+	X(RANGE, "range") X(CUDA, "cuda") X(LAUNCH, "launch") \
+	X(COLLECTIVE, "collective") X(GLOO, "gloo collective")
+enum ft_kclass {
+	FT_K_NONE,
+#define FT_KC_ENUM(c, word) FT_K_##c,
+	FT_KCLASSES(FT_KC_ENUM)
+#undef FT_KC_ENUM
+	FT_K_N
+};
+
 struct ft_field {
 	const char *name;      /* NULL for padding */
 	int type;              /* enum ft_field_type */
@@ -23,6 +39,7 @@ struct ft_field {
 struct ft_kind_info {
 	const char *name;
 	unsigned group;
+	unsigned cls;          /* enum ft_kclass */
 	unsigned nslots;
 	int nfields;
 	struct ft_field f[FT_MAX_FIELDS];

@@ -1,7 +1,7 @@
 /*
  * evfacts.c: what the analyses and the converter need to know of each
- * event kind, worked out once from events.def's field tables: its
- * category of time, whether it reads, launches, opens, waits for data,
+ * event kind, worked out once from events.def's classes and field tables:
+ * its category of time, whether it reads, launches, opens, waits for data,
  * and where its fields are. One table for every analysis (analyses.h).
  */
 #include <string.h>
@@ -33,40 +33,26 @@ void ft_kfacts_build(void)
 		FT_KF_FIELDS(FT_KF_FIND)
 #undef FT_KF_FIND
 		f->cuda = ki->group == FT_G_CUDA && f->sync;
-		switch (ki->group) {
-		case FT_G_IO: f->cat = FT_CAT_IO; break;
-		case FT_G_LOCK: f->cat = FT_CAT_LOCK; break;
-		case FT_G_CUDA: f->cat = FT_CAT_SUBMIT; break;
-		default: f->cat = FT_CAT_CPU; break;
+		/* by the kind's class (events.def): waiting for another thread or
+		 * process to deliver are semaphores, condition variables
+		 * (signalled by a producer), multiplexed waits, reads of pipes
+		 * and sockets; a producer handing over is not a lock; a gloo
+		 * collective runs on its thread: the call is the wait */
+		switch (ki->cls) {
+		case FT_K_FILE: case FT_K_URING: f->cat = FT_CAT_IO; break;
+		case FT_K_OPEN: f->cat = FT_CAT_IO; f->open = 1; break;
+		case FT_K_READ: f->cat = FT_CAT_IO; f->read = 1; break;
+		case FT_K_LOCK: f->cat = FT_CAT_LOCK; f->mutex = 1; break;
+		case FT_K_DATA_WAIT: f->cat = FT_CAT_DATA; f->got = 1; break;
+		case FT_K_COND: f->cat = FT_CAT_DATA; f->got = 2; break;
+		case FT_K_SEM: f->cat = FT_CAT_DATA; f->got = 2; f->sem = 1; break;
+		case FT_K_CUDA: f->cat = FT_CAT_SUBMIT; break;
+		case FT_K_LAUNCH: f->cat = FT_CAT_SUBMIT; f->launch = 1; break;
+		case FT_K_COLLECTIVE: f->cat = FT_CAT_SUBMIT; f->coll = 1; break;
+		case FT_K_GLOO: f->cat = FT_CAT_RANKS; f->coll = 2; break;
+		default: f->cat = FT_CAT_CPU; break;    /* HANDOVER, PROCESS, RANGE */
 		}
-		f->read = f->req && f->ret && ki->group == FT_G_IO;
-		f->mutex = f->lock != NULL;       /* mutex and rwlock records carry "lock" */
-		/* waiting for another thread or process to deliver: semaphores,
-		 * condition variables (signalled by a producer), multiplexed waits,
-		 * reads of pipes and sockets */
-		if ((k >= FT_EV_COND_WAIT && k <= FT_EV_SEM_CLOCKWAIT)) {
-			f->cat = FT_CAT_DATA;
-			f->got = 2;
-		}
-		if (k >= FT_EV_POLL && k <= FT_EV_PIPE_READ) {
-			f->cat = FT_CAT_DATA;
-			f->got = 1;
-		}
-		if (k == FT_EV_FD_NEW || k == FT_EV_PIPE_WRITE)
-			f->cat = FT_CAT_CPU;    /* a producer handing over: not a lock */
-		f->open = (k >= FT_EV_OPEN && k <= FT_EV_OPEN64_2) || k == FT_EV_CREAT ||
-			  k == FT_EV_FOPEN || k == FT_EV_FOPEN64;
-		f->sem = k >= FT_EV_SEM_WAIT && k <= FT_EV_SEM_CLOCKWAIT;
-		f->uring = k == FT_EV_IO_URING_SETUP;
-		f->coll = k == FT_EV_NCCL_ALL_REDUCE || k == FT_EV_NCCL_BROADCAST ||
-			  k == FT_EV_NCCL_ALL_GATHER || k == FT_EV_NCCL_REDUCE_SCATTER;
-		/* a gloo collective runs on its thread: the call is the wait */
-		if (k >= FT_EV_GLOO_ALLREDUCE && k <= FT_EV_GLOO_BARRIER) {
-			f->coll = 2;
-			f->cat = FT_CAT_RANKS;
-		}
-		f->launch = k == FT_EV_CU_LAUNCH_KERNEL || k == FT_EV_CU_LAUNCH_KERNEL_EX ||
-			    k == FT_EV_CU_LAUNCH_COOP || k == FT_EV_CU_GRAPH_LAUNCH;
+		f->uring = ki->cls == FT_K_URING;
 	}
 	ft_kf_built = 1;
 }

@@ -28,7 +28,7 @@ $(BUILD)/obj/pftrace.o: converter/pftrace.c converter/pftrace.h converter/util.h
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -c -o $@ $<
 
 # the writer maps the caller's track ids with converter/util.c's ft_map
-$(PFTRACE_TEST): tests/test_pftrace.c converter/pftrace.h $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o
+$(PFTRACE_TEST): tests/converter/test_pftrace.c converter/pftrace.h $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -o $@ $< $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o \
 		$(LDFLAGS) $(PFTRACE_LIBS) -lcmocka

@@ -65,7 +65,7 @@ static void *sym(void *h, const char *name)
  * used before) validates addresses by read()ing and write()ing one byte
  * through a pipe it opens once and keeps by number: after a program's
  * closefrom(3) it read and wrote the program's own files at fds 3 and 4
- * (tests/test_integrity_fds.py::test_closefrom_files_and_stacks). libgcc's
+ * (tests/traced/test_integrity_fds.py::test_closefrom_files_and_stacks). libgcc's
  * _Unwind_Backtrace follows the .eh_frame tables only (found through
  * _dl_find_object, no lock, no allocation): no descriptor, no validation
  * read, no per-thread cache; a frame without unwind info ends the walk

@@ -14,7 +14,7 @@
 struct ft_rec {
 	uint64_t ts;      /* start of the call, clock units (see clock kind) */
 	uint32_t dur;     /* duration, clock units (<<FT_DUR_SHIFT if FT_RF_DUR_COARSE) */
-	uint16_t kind;    /* enum ft_kind (events.def line order) */
+	uint16_t kind;    /* enum ft_kind (events.def's numbers) */
 	uint8_t  nslots;  /* slots in this record, >= 1 */
 	uint8_t  flags;   /* FT_RF_* */
 	union {           /* payload, laid out by the kind's field list */
@@ -28,7 +28,7 @@ struct ft_rec {
 
 enum ft_kind {
 	FT_EV_NONE = 0,
-#define EV(id, name, group, nslots, fields) FT_EV_##id,
+#define EV(id, num, name, group, cls, nslots, fields) FT_EV_##id = num,
 #include "events.def"
 #undef EV
 	FT_EV_COUNT

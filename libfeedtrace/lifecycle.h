@@ -23,7 +23,7 @@ void ft_signal_release(int sig);     /* the program installed its own */
 
 /* What the wrappers hand the runtime as the library starts (shim/init.c,
  * the library's constructor): the runtime never calls up into shim/
- * (docs/ARCHITECTURE.md, "Layers"; tests/test_layers.py). */
+ * (docs/ARCHITECTURE.md, "Layers"; tests/unit/test_layers.py). */
 struct ft_shim_ops {
 	void (*init)(void);           /* the real functions; after the configuration */
 	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);   /* libc's */

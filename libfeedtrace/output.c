@@ -296,7 +296,7 @@ void ft_output_own_table(void)
  * (fallocate, the file's size kept): the write then cannot fail for want
  * of space, and the END goes into blocks already the file's. Measured
  * before: a 256 KiB tmpfs filled by a run ended with no END in 2 of 30
- * runs (tests/test_faults.py). Where the file system cannot allocate
+ * runs (tests/traced/test_faults.py). Where the file system cannot allocate
  * ahead (EOPNOTSUPP), the write is tried as it comes. -1 (EFBIG, ENOSPC,
  * EDQUOT), nothing written, when the chunk does not fit with that room. */
 static int fallocate_works = 1;

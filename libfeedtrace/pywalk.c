@@ -32,7 +32,7 @@
 
 #define MAX_HOPS 256
 
-/* A test build (tests/test_pyversions.py) moves one offset of every
+/* A test build (tests/traced/test_pyversions.py) moves one offset of every
  * version's table, the code object's first line, to see a test fail. */
 #ifndef FT_PYWALK_SKEW
 #define FT_PYWALK_SKEW 0

@@ -5,7 +5,7 @@
  * pid the tracer set up for (ft_pid), and the services the wrappers
  * registered at start-up (ft_shim, shim/init.c). In a file of their own so
  * that the files under lifecycle.c (ring, output, flusher) read them
- * without depending on it: calls go down only (tests/test_layers.py).
+ * without depending on it: calls go down only (tests/unit/test_layers.py).
  */
 #include "internal.h"
 #include "lifecycle.h"

@@ -19,7 +19,7 @@
 #define MAX_STR_FIELDS 4
 
 static const char *const specs[FT_EV_COUNT] = {
-#define EV(id, nm, grp, ns, flds) [FT_EV_##id] = flds,
+#define EV(id, num, nm, grp, cls, ns, flds) [FT_EV_##id] = flds,
 #include "events.def"
 #undef EV
 };

@@ -73,7 +73,7 @@ void ft_strtab_init(void)
  * the rotate-multiply hash before took one step per 8 bytes plus a
  * three-multiply avalanche (6), and measured 9 ns an open. The
  * string's last 1..16 bytes are read as two words that may overlap (never
- * a byte outside the string: tests/test_io.py); its length goes in first,
+ * a byte outside the string: tests/traced/test_io.py); its length goes in first,
  * so "ab" and "abab" differ. A product alone is zero when one word is
  * its key's value: 200 000 strings sharing such a word all collided until
  * each step kept its second factor (step()). The table trusts the 64-bit value (no text

@@ -1,7 +1,7 @@
 """ftdefs.py: the one Python reader of libfeedtrace/events.def, the table
 of event kinds (libfeedtrace/layout.h is its C reader). Used by the CUDA
 wrapper generator (the kind of each driver call), the documentation's
-kind table (update_format_kinds.py, tests/test_docs.py) and the synthetic
+kind table (update_format_kinds.py, tests/unit/test_docs.py) and the synthetic
 trace writer of the tests (tests/ftgen.py)."""
 import collections
 import os
@@ -15,10 +15,11 @@ EVENTS_DEF = os.path.join(ROOT, "libfeedtrace", "events.def")
 SIZES = {"i32": 4, "u32": 4, "x32": 4, "str": 4, "u64": 8, "i64": 8, "ptr": 8}
 HEAD = 16
 
-Kind = collections.namedtuple("Kind", "id number name group nslots fields")
+Kind = collections.namedtuple("Kind", "id number name group cls nslots fields")
 Field = collections.namedtuple("Field", "name type offset")
 
-_EV = re.compile(r'\s*EV\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*\)')
+_EV = re.compile(r'\s*EV\(\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*(\w+)\s*,\s*(\w+)\s*,'
+                 r'\s*(\d+)\s*,\s*"([^"]*)"\s*\)')
 
 
 def layout(spec):
@@ -34,11 +35,11 @@ def layout(spec):
 
 
 def kinds(path=EVENTS_DEF):
-    """{ID: Kind} in events.def order; numbers from 1, as in format.h"""
+    """{ID: Kind} in events.def order, each with its own number"""
     out = {}
     for line in open(path):
         m = _EV.match(line)
         if m:
-            kid, name, group, nslots, spec = m.groups()
-            out[kid] = Kind(kid, len(out) + 1, name, group, int(nslots), layout(spec))
+            kid, number, name, group, cls, nslots, spec = m.groups()
+            out[kid] = Kind(kid, int(number), name, group, cls, int(nslots), layout(spec))
     return out

@@ -27,7 +27,7 @@ esac
 flags="$flags -fno-omit-frame-pointer"
 B=build/$san
 start=$(date +%s)
-# examples too: tests/test_examples.py makes them without SANFLAGS, which
+# examples too: tests/traced/test_examples.py makes them without SANFLAGS, which
 # only builds what is missing
 make --no-print-directory -s -j2 BUILD=$B SANFLAGS="$flags" OPT=-O1 all sanitize-progs examples >/dev/null
 rm -rf $B/reports

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """update_format_kinds.py: rewrites the table of event kinds in
-docs/FORMAT.md from libfeedtrace/events.def (tests/test_docs.py checks
+docs/FORMAT.md from libfeedtrace/events.def (tests/unit/test_docs.py checks
 that the two agree). Run it after adding a kind."""
 import os
 
 import ftdefs
 
 ROOT = ftdefs.ROOT
-START = "`tests/test_docs.py`\nchecks this table against `events.def`):\n\n"
+START = "`tests/unit/test_docs.py`\nchecks this table against `events.def`):\n\n"
 END = "\n\nNew kinds are appended"
 
 

@@ -3,7 +3,7 @@
  * wrappers know (the real libc functions, the CUDA wrappers' fork-child
  * state) through its registration point, then starts
  * it: libfeedtrace/ never calls up into shim/ (LTTng-UST's layering; see
- * docs/ARCHITECTURE.md and tests/test_layers.py).
+ * docs/ARCHITECTURE.md and tests/unit/test_layers.py).
  */
 #include "cuda_shim.h"
 #include "real.h"

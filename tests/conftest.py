@@ -1,15 +1,17 @@
-"""Shared helpers for feedtrace's integration tests.
+"""Shared helpers for feedtrace's tests, and the tiers' rule (below).
 
-Each test runs a real program (a C program from tests/progs, or python3)
+A traced test runs a real program (a C program from tests/progs, or python3)
 with libfeedtrace.so preloaded into a fresh trace directory, reads the trace
 back with `feedtrace dump --json`, and asserts exact facts about it.
 """
+import inspect
 import json
 import os
 import shutil
 import re
 import resource
 import subprocess
+import sys
 
 import pytest
 
@@ -193,30 +195,88 @@ def chromium_dom(page, tmp_path):
     return dom.stdout
 
 
-# ---- unit and integration tests ----
-# A test file that runs a program under the tracer anywhere (the `traced`
-# fixture, LD_PRELOAD set by the test itself, `feedtrace run`) holds
-# integration tests; the other files are unit tests: the documents, the
-# layers, the Perfetto writer, the converter on synthetic traces alone.
-# `make test-unit` runs those (seconds, nothing traced); `make test` runs
-# everything.
+# ---- the three tiers (tests/README.md) ----
+# A test's directory is its tier:
+#   tests/unit       nothing traced, no feedtrace command, no browser: the
+#                    documents, the layers, the library's symbols, C unit tests
+#   tests/converter  synthetic traces (tests/ftgen.py) through the feedtrace
+#                    command, the Perfetto and HTML outputs; nothing traced
+#   tests/traced     real programs under the tracer
+# `make test-unit` runs tests/unit; `make test` runs every tier. The rule
+# is enforced where programs start: a unit or converter test that starts a
+# program its tier may not start fails (TierViolation), whatever its text.
+TIERS = ("unit", "converter", "traced")
+TESTS = os.path.dirname(os.path.abspath(__file__))
+# helpers one test file imports from another (test_convert's load, ...)
+# are found whichever tiers a run collects
+for _tier in TIERS:
+    if os.path.join(TESTS, _tier) not in sys.path:
+        sys.path.insert(1, os.path.join(TESTS, _tier))
+
+
+class TierViolation(AssertionError):
+    pass
+
+
+def tier_of(path):
+    """"unit", "converter" or "traced": the tier a test file at path is in
+    (None outside them)."""
+    rel = os.path.relpath(os.path.abspath(str(path)), TESTS).split(os.sep)
+    return rel[0] if len(rel) > 1 and rel[0] in TIERS else None
+
+
+def tier_refusal(tier, argv, env):
+    """Why a test of tier may not start argv with env (None: it may)."""
+    if tier not in ("unit", "converter"):
+        return None
+    if isinstance(argv, (str, bytes)):
+        argv = [argv]
+    argv = [os.fsdecode(a) for a in argv]
+    exe = os.path.basename(argv[0]) if argv else ""
+    if "libfeedtrace" in (env if env is not None else os.environ).get("LD_PRELOAD", ""):
+        return "a program with libfeedtrace preloaded"
+    if exe == "feedtrace" and "run" in argv[1:2]:
+        return "`feedtrace run`"
+    if tier == "unit":
+        if exe == "feedtrace":
+            return "the feedtrace command (converter tier)"
+        if exe.startswith("chromium") or exe == "perfetto_load.sh":
+            return "a browser or Perfetto's trace processor (converter tier)"
+    return None
+
+
+_POPEN_INIT = subprocess.Popen.__init__
+_POPEN_SIG = inspect.signature(_POPEN_INIT)
+_current_tier = [None]
+
+
+def _tier_checked_init(self, *a, **kw):
+    bound = _POPEN_SIG.bind(self, *a, **kw)
+    why = tier_refusal(_current_tier[0], bound.arguments["args"], bound.arguments.get("env"))
+    if why:
+        raise TierViolation("a %s-tier test started %s: it belongs in a higher tier "
+                            "(tests/README.md)" % (_current_tier[0], why))
+    _POPEN_INIT(self, *a, **kw)
+
+
+subprocess.Popen.__init__ = _tier_checked_init
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """the test's tier holds through its fixtures' set-up and tear-down too"""
+    _current_tier[0] = tier_of(item.fspath)
+    yield
+    _current_tier[0] = None
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "integration: runs a program under the tracer")
-
-
-def _traces_programs(module):
-    src = getattr(module, "__file__", None)
-    if not src:
-        return False
-    text = open(src).read()
-    return "preload(" in text or "LD_PRELOAD" in text or '"run"' in text
+    for tier in TIERS:
+        config.addinivalue_line("markers", tier + ": a test in tests/" + tier)
 
 
 def pytest_collection_modifyitems(config, items):
-    seen = {}
     for item in items:
-        mod = item.module
-        if mod not in seen:
-            seen[mod] = _traces_programs(mod)
-        if seen[mod] or "traced" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.integration)
+        tier = tier_of(item.fspath)
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))

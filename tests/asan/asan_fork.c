@@ -1,5 +1,5 @@
 /*
- * asan_fork: built with -fsanitize=address by tests/test_asan_program.py
+ * asan_fork: built with -fsanitize=address by tests/traced/test_asan_program.py
  * (not by the Makefile). Forks N children at once after start, each
  * reading FILE R times with pread; waits for each; prints "done".
  *   asan_fork FILE N R

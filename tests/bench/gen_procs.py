@@ -4,7 +4,7 @@ loop.sh`) forks N children; each child is a `sh -c` image that exec'd
 into `cat /data/I.txt` (two files of one pid: HOST.PID.ft, HOST.PID.1.ft),
 which reads its file once. With workers, the main process is `python3
 train.py` and its N children are its workers (the same command line, one
-image each), each reading its file. For tests/test_report_scale.py and
+image each), each reading its file. For tests/converter/test_report_scale.py and
 `make bench` (scripts/bench_procs.sh).
 
     python3 tests/bench/gen_procs.py DIR N [workers]

@@ -2,7 +2,7 @@
  * capture_steps: a loop of user "step" ranges (feedtrace_range_push/pop,
  * found at run time: the program runs untraced too) whose descriptors are
  * all made before the first step, for the capture gate's tests
- * (tests/test_capture.py).
+ * (tests/traced/test_capture.py).
  *
  *   capture_steps FILE N    opens FILE and a pipe, then N steps, each:
  *                           push "step"; pread 8 bytes of FILE; a byte

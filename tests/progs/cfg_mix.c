@@ -1,5 +1,5 @@
 /*
- * cfg_mix.c: test program for tests/test_config.py: a bit of every hook
+ * cfg_mix.c: test program for tests/traced/test_config.py: a bit of every hook
  * group the settings switch. Usage: cfg_mix FILE READS ROUNDS STATUS
  * opens FILE and read()s it READS times (64 bytes), forces ROUNDS blocked
  * pthread_mutex_lock calls (20 ms each), prints a summary and exits with

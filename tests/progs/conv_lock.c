@@ -1,5 +1,5 @@
 /*
- * conv_lock.c: test program for tests/test_report.py: exactly L blocked
+ * conv_lock.c: test program for tests/traced/test_report.py: exactly L blocked
  * pthread_mutex_lock calls on one mutex (contended L), or L uncontended
  * lock/unlock pairs (free L). Handshakes use atomics and nanosleep only, so
  * the only lock records are the blocked waits.

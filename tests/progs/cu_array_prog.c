@@ -1,5 +1,5 @@
 /*
- * cu_array_prog.c: test program for tests/test_cuda_arrays.py. CUDA-array,
+ * cu_array_prog.c: test program for tests/traced/test_cuda_arrays.py. CUDA-array,
  * 3-D peer and batch copies on the simulated driver, every function reached
  * one way, chosen by argv[1]:
  *
@@ -10,7 +10,7 @@
  *           asked for by API name, version and flags (2: per-thread
  *           default stream), which select the same exports
  *
- * The copies, in order (tests/test_cuda_arrays.py lists what each must
+ * The copies, in order (tests/traced/test_cuda_arrays.py lists what each must
  * record): HtoA, AtoA, AtoD, DtoA (per-thread), AtoH, AtoHAsync (pinned),
  * HtoAAsync (per-thread, pageable), HtoAAsync (pinned), AtoH (the pre-3.2
  * ABI), 3DPeer device to device, 3DPeerAsync from pageable memory,

@@ -1,5 +1,5 @@
 /*
- * cuda_next_lib.c: built by tests/test_cuda.py as a shared library (cc
+ * cuda_next_lib.c: built by tests/traced/test_cuda.py as a shared library (cc
  * -shared -fPIC) and preloaded beside libfeedtrace.so. Another library's
  * read() wrapper, the usual way: the next read is found with
  * dlsym(RTLD_NEXT, "read"), which glibc answers from the caller's address,

@@ -1,5 +1,5 @@
 /*
- * cuda_replay.c: test program for tests/test_cuda.py. Reaches the CUDA
+ * cuda_replay.c: test program for tests/traced/test_cuda.py. Reaches the CUDA
  * driver as libcudart does: dlopen("libcuda.so.1") (not linked with it) and
  * dlsym of cuGetProcAddress_v2. Run traced and untraced; the test compares.
  *
@@ -16,7 +16,7 @@
  *                            resolved through itself, as libcudart) and
  *                            calls them; prints each call's result. The
  *                            sequence of wrapped calls is listed in
- *                            tests/test_cuda.py (CALLS).
+ *                            tests/traced/test_cuda.py (CALLS).
  *   cuda_replay dlsym        dlsym/dlvsym of non-CUDA names (and unwrapped
  *                            CUDA names) in several handles, each compared
  *                            with libc's own dlsym called directly; prints

@@ -1,7 +1,7 @@
 /*
  * exit_cpu.c: one thread spins for a given CPU time, one sleeps; each
  * prints its tid and the CPU time it measured itself (its own
- * CLOCK_THREAD_CPUTIME_ID), for tests/test_cpu_samples.py.
+ * CLOCK_THREAD_CPUTIME_ID), for tests/traced/test_cpu_samples.py.
  * usage: exit_cpu SPIN_MS SLEEP_MS [main_exit|untouched]  (main_exit: the
  * main thread spins alone, then leaves by _exit; untouched: the two threads
  * make no traced call, so they have no ring)

@@ -1,6 +1,6 @@
 /*
  * exit_paths.c: opens N distinct paths that do not exist, spread over D
- * directories (DIR/dK/NAME), for tests/test_strings_scale.py. NAME is the
+ * directories (DIR/dK/NAME), for tests/traced/test_strings_scale.py. NAME is the
  * file number, or with PAD > 0 that many 'x' then the number (long paths
  * fill the string table sooner). usage: exit_paths DIR N D PAD
  */

@@ -1,7 +1,7 @@
 /*
  * exit_prog.c: ends a process each way libc offers (quick_exit, err*,
  * verr*, error, error_at_line) and execs that fail, after reading a file
- * N times; tests/test_exits.py runs it traced and untraced. main_leaves
+ * N times; tests/traced/test_exits.py runs it traced and untraced. main_leaves
  * and main_cancelled: the main thread ends (pthread_exit; cancelled by a
  * second thread while it waits in pause) and the second thread reads the
  * file, prints unflushed stdio, and returns: glibc then ends the process

@@ -1,5 +1,5 @@
 /*
- * fault_prog.c: the C side of tests/test_faults.py and tests/stress/.
+ * fault_prog.c: the C side of tests/traced/test_faults.py and tests/stress/.
  * One program, many modes. Every "data read" is open()+read(fd, buf, 100)
  * +close() of a 100-byte file, so the test counts "read of PATH, ret=100"
  * exactly. Modes that report memory print their own peak RSS (maxrss_kb=,

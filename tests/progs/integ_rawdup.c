@@ -2,7 +2,7 @@
  * integ_rawdup.c: a program that puts a file of its own at every
  * descriptor from FIRST up to its RLIMIT_NOFILE (at most 1024) through the
  * raw dup2 system call, as a Go or seccomp-wrapped runtime may, then reads
- * and writes that file for a while (tests/test_integrity_fds.py).
+ * and writes that file for a while (tests/traced/test_integrity_fds.py).
  *   integ_rawdup FILE FIRST ROUNDS [again]
  * With "again" the sweep is made anew every round, while the tracer's
  * flusher writes (a check then a write would leave it a moment to win).

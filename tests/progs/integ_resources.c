@@ -1,7 +1,7 @@
 /*
  * integ_resources.c: what a process has of its own, printed so that an
  * untraced and a traced run can be compared byte for byte
- * (tests/test_integrity_resources.py).
+ * (tests/traced/test_integrity_resources.py).
  *   integ_resources first     the descriptor of its first open
  *   integ_resources nofile    how many opens succeed before EMFILE
  *   integ_resources keys      how many pthread keys it can create

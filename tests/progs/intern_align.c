@@ -1,7 +1,7 @@
 /*
  * intern_align.c: opens (and fails to open) paths of many lengths, each
  * from 8 addresses: the last ending just before an unmapped page, the
- * others 1..7 bytes earlier (tests/test_io.py). The string table hashes a
+ * others 1..7 bytes earlier (tests/traced/test_io.py). The string table hashes a
  * path 8 bytes at a time: it must never read into the unmapped page, and
  * must give the same string one id wherever it lies.
  * Paths are "/nonexistent-intern/" and then 'a's, LENGTHS in all.

@@ -1,5 +1,5 @@
 /*
- * io_dup.c: test program for tests/test_io_dup.py. Reads through fds made
+ * io_dup.c: test program for tests/traced/test_io_dup.py. Reads through fds made
  * by dup, dup2, dup3, fcntl(F_DUPFD) and fcntl(F_DUPFD_CLOEXEC).
  *
  *   io_dup A B K   opens A, then, for each way of copying the fd, reads 3 x K

@@ -1,5 +1,5 @@
 /*
- * io_fdsteal.c: test program for tests/test_io_dup.py. A program that
+ * io_fdsteal.c: test program for tests/traced/test_io_dup.py. A program that
  * takes over every descriptor number, as daemons and fork-exec helpers do,
  * must neither lose the tracer its file nor get trace bytes in its own.
  *

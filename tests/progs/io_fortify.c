@@ -1,7 +1,7 @@
 /*
  * io_fortify.c: built -O2 with _FORTIFY_SOURCE=2, so that open() with a
  * non-constant flag word becomes __open_2 and read() into a buffer of known
- * size with a non-constant length becomes __read_chk (tests/test_io.py
+ * size with a non-constant length becomes __read_chk (tests/traced/test_io.py
  * checks both with nm). Usage: io_fortify FILE NREADS LEN
  */
 #undef _FORTIFY_SOURCE

@@ -1,6 +1,6 @@
 /*
  * io_paths.c: file reads that do not go through read(): the stdio readers,
- * copies in the kernel and POSIX aio (tests/test_io_paths.py).
+ * copies in the kernel and POSIX aio (tests/traced/test_io_paths.py).
  *   io_paths stdio MODE FILE   read FILE whole by one stdio reader:
  *                              fgets, getline, getdelim (','), fgetc, getc,
  *                              getc_unlocked (inlined: __uflow refills),

@@ -1,5 +1,5 @@
 /*
- * io_read.c: test program for tests/test_io.py and test_format.py.
+ * io_read.c: test program for tests/traced/test_io.py and test_format.py.
  *
  *   io_read reads M K FILE...   open() each FILE, M read()s of K bytes, close
  *   io_read apis DIR            one call of each I/O API on DIR/<api> files

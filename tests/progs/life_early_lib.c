@@ -1,5 +1,5 @@
 /*
- * life_early_lib.c: built by tests/test_lifecycle.py as a shared library
+ * life_early_lib.c: built by tests/traced/test_lifecycle.py as a shared library
  * (cc -shared -fPIC) and preloaded beside libfeedtrace.so. Its constructor
  * opens and reads LIFE_EARLY_FILE with hooked libc calls, which may run
  * before feedtrace's own constructor. The Makefile also builds this file as

@@ -1,5 +1,5 @@
 /*
- * life_prog.c: the C side of tests/test_lifecycle.py. One program, many
+ * life_prog.c: the C side of tests/traced/test_lifecycle.py. One program, many
  * modes; every mode reads its data file with open()+read(100)+close() so the
  * test can count "read of PATH with ret=100" exactly.
  *

@@ -1,5 +1,5 @@
 /*
- * lock_prog.c: test program for tests/test_locks.py. Contention is forced
+ * lock_prog.c: test program for tests/traced/test_locks.py. Contention is forced
  * deterministically: the holder waits (on an atomic flag, never on a
  * traced lock) until the other thread announced it is about to block, then
  * sleeps HOLD_MS and releases. Handshakes use atomics and nanosleep only,

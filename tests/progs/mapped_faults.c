@@ -1,5 +1,5 @@
 /*
- * mapped_faults.c: test program for tests/test_mapped.py. Maps FILE
+ * mapped_faults.c: test program for tests/traced/test_mapped.py. Maps FILE
  * (read-only, MADV_RANDOM: a page per fault) and reads one byte of every
  * page, shared out among N loaders and the main thread: page i goes to
  * loader i % (N + 1), the main thread's share last. Loaders are threads

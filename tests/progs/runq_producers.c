@@ -1,5 +1,5 @@
 /*
- * runq_producers.c: test program for tests/test_runq.py. Three CPU-bound
+ * runq_producers.c: test program for tests/traced/test_runq.py. Three CPU-bound
  * producer threads feed the main thread through a pipe, the whole process
  * pinned to one core (sched_setaffinity): three busy threads on one core,
  * each runnable but waiting for it most of the time. Per batch a producer

@@ -1,6 +1,6 @@
 /*
  * solo_next.c: a library preloaded after feedtrace that wraps pread and
- * counts the calls it passes on (tests/test_solo.py): feedtrace's wrapper
+ * counts the calls it passes on (tests/traced/test_solo.py): feedtrace's wrapper
  * must call it, never the system call in its place. The Makefile also
  * builds this file as a program (it builds every C file in tests/progs),
  * hence the main() below.

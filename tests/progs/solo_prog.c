@@ -1,5 +1,5 @@
 /*
- * solo_prog.c: test program for shim/solo.c (tests/test_solo.py).
+ * solo_prog.c: test program for shim/solo.c (tests/traced/test_solo.py).
  *
  *   solo_prog MODE FILE
  *

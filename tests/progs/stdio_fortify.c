@@ -2,7 +2,7 @@
  * stdio_fortify.c: built -O2 with _FORTIFY_SOURCE=2, so that
  * fread_unlocked and fgetws into buffers of known size with a length not
  * known at compile time become __fread_unlocked_chk and __fgetws_chk
- * (tests/test_io_paths.py checks both with nm).
+ * (tests/traced/test_io_paths.py checks both with nm).
  *   stdio_fortify fread_unlocked|fgetws FILE LEN
  * reads FILE whole, LEN bytes (characters) a call at most; prints
  * "MODE bytes B calls C" (fgetws: characters).

@@ -1,5 +1,5 @@
 /*
- * thread_names.c: test program for tests/test_thread_names.py. Threads
+ * thread_names.c: test program for tests/traced/test_thread_names.py. Threads
  * named every way a program names them; each prints "TID NAME" (the name
  * the kernel has at the end) and makes one data read (open + read 100 +
  * close of FILE), so the test can match the trace's thread names.

@@ -3,7 +3,7 @@
  * of the shape Debian's liburing 2.3 has: it makes its system calls
  * itself, mmap included (no libc call a wrapper could see), and
  * io_uring_queue_init calls io_uring_queue_init_params through its PLT.
- * Enough of it for tests/test_io_uring.py: a real ring, mapped; nothing
+ * Enough of it for tests/traced/test_io_uring.py: a real ring, mapped; nothing
  * submitted. The main() lets it build as a program too (TEST_PROGS).
  */
 #include <linux/io_uring.h>

@@ -1,5 +1,5 @@
 /*
- * uring_prog.c: file reads through io_uring (tests/test_io_uring.py).
+ * uring_prog.c: file reads through io_uring (tests/traced/test_io_uring.py).
  *   uring_prog raw FILE N      a ring made by the io_uring_setup system
  *                              call (as glibc has no wrapper), mapped by
  *                              mmap; N reads of 4 KiB of FILE submitted

@@ -1,6 +1,6 @@
 /*
  * wait_prog.c: a process that waits for another one, N times, through one
- * mechanism; tests/test_waits.py checks what the tracer recorded.
+ * mechanism; tests/traced/test_waits.py checks what the tracer recorded.
  *
  *   wait_prog MODE N
  *     poll ppoll select pselect epoll   the parent waits on a pipe, then reads

@@ -4,7 +4,7 @@
  * CPython's own executable exports them), with a _PyRuntime whose
  * _Py_DebugOffsets a -D define spoils: COOKIE, VERSION, FREE_THREADED,
  * OB_TYPE (the PyObject's type offset, which tells a table that does not
- * hold together). tests/test_pyversions.py builds one per case and reads
+ * hold together). tests/traced/test_pyversions.py builds one per case and reads
  * the tracer's line on stderr. Byte positions are 3.13's (pyframe.h).
  */
 #include <stdint.h>

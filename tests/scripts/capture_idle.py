@@ -1,5 +1,5 @@
 """A loop that reads one file over and over until STOP exists, for the
-capture gate's tests (tests/test_capture.py): argv FILE READY STOP. It
+capture gate's tests (tests/traced/test_capture.py): argv FILE READY STOP. It
 opens FILE once, creates READY, then reads it from the start every 2 ms,
 and prints how many reads it made."""
 import os

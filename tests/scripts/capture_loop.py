@@ -1,5 +1,5 @@
 """A PyTorch training loop for the capture gate's tests
-(tests/test_capture.py), nothing of feedtrace in it. argv: workers, steps,
+(tests/traced/test_capture.py), nothing of feedtrace in it. argv: workers, steps,
 DIR, step_ms [, READY, ready_step [, gloo]].
 
 Each item i of the data set is read from its own file DIR/item<i>.bin in

@@ -1,6 +1,6 @@
 """Two threads open a missing file named by the time (CLOCK_MONOTONIC, ns)
 every 2 ms for argv[1] ms: each open's record can be set against the
-moment the program took just before it (tests/test_clock.py). With
+moment the program took just before it (tests/traced/test_clock.py). With
 argv[2] "fork", a child forked then does the same for 300 ms more."""
 import os
 import sys

@@ -1,5 +1,5 @@
 """A PyTorch training loop on the CPU for the flight recorder's tests
-(tests/test_flight.py): a DataLoader with WORKERS workers, an SGD step per
+(tests/traced/test_flight.py): a DataLoader with WORKERS workers, an SGD step per
 batch, and each step numbered in the trace by the file it creates,
 DIR/stepN. Then, by MODE:
   request  steps until DIR/stop exists (the test's `feedtrace flight` meanwhile)

@@ -1,7 +1,7 @@
 """fork_children.py N [drop]: forks N children, each reading /etc/hostname
 5 times, and waits for them; with drop, first becomes nobody (uid and gid
 65534), so that its children cannot make their trace files in a directory
-only root may write (tests/test_lost_children.py). Prints "ok"."""
+only root may write (tests/traced/test_lost_children.py). Prints "ok"."""
 import os
 import sys
 

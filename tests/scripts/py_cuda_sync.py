@@ -1,5 +1,5 @@
 """py_cuda_sync.py: hidden syncs from Python through ctypes, for
-tests/test_pyframes.py (run under the tracer against the simulated
+tests/traced/test_pyframes.py (run under the tracer against the simulated
 driver, a test double).
 
     python3 py_cuda_sync.py DRIVER N

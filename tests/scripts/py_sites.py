@@ -1,4 +1,4 @@
-"""py_sites.py: the Python sites of tests/test_pyversions.py, for any
+"""py_sites.py: the Python sites of tests/traced/test_pyversions.py, for any
 CPython from 3.9 (run under the tracer; only the standard library).
 
     python py_sites.py sync DRIVER N    N hidden syncs through ctypes.CDLL

@@ -1,5 +1,5 @@
 """A PyTorch training loop with an evaluation pass each epoch, nothing of
-feedtrace in it (tests/test_pytorch_loop.py). argv: workers, cpu|io,
+feedtrace in it (tests/traced/test_pytorch_loop.py). argv: workers, cpu|io,
 epochs, training batches per epoch, DIR (the data files for io), and
 "ranges" to mark its own steps with feedtrace's range functions.
 

@@ -1,4 +1,4 @@
-/* sites.h: what the call-site test programs share (tests/test_symbolize.py) */
+/* sites.h: what the call-site test programs share (tests/traced/test_symbolize.py) */
 #ifndef SITES_H
 #define SITES_H
 #include <stddef.h>

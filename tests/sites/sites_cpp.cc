@@ -1,5 +1,5 @@
 // sites_cpp.cc: a hidden sync in a C++ member function and in a function
-// template (tests/test_symbolize.py: demangled names); built -g -O2 without
+// template (tests/traced/test_symbolize.py: demangled names); built -g -O2 without
 // -rdynamic. "SITE name" marks the line of each call.
 #include <cstdlib>
 

@@ -5,7 +5,7 @@
  * different number of times (3, 4, 5, 6); and a contended lock: the
  * global mutex launch_lock, held by one thread while another waits in
  * wait_for_lock, 3 times. Built -g -O2 without -rdynamic
- * (tests/test_symbolize.py); "SITE name" marks the line of each call.
+ * (tests/traced/test_symbolize.py); "SITE name" marks the line of each call.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 """Longer fault tests (make stress-faults): the same facts as
-tests/test_faults.py, at the sizes the issue names and repeated more often.
+tests/traced/test_faults.py, at the sizes the issue names and repeated more often.
 Not collected by `make test` (the file name does not start with test_);
 run with `python3 -m pytest -s tests/stress/stress_faults.py`. Each test
 prints one "FIGURES" line: what was tried and what survived

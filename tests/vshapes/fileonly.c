@@ -1,5 +1,5 @@
 /*
- * fileonly: no GPU and no batches (shape 9 of tests/test_verdict_shapes.py):
+ * fileonly: no GPU and no batches (shape 9 of tests/traced/test_verdict_shapes.py):
  * writes a 1 MiB file 4 KiB at a time, reads it back 4 KiB at a time 8
  * times, removes it and exits. Owns nothing but its file; the report must
  * not invent a feed for it.

@@ -1,7 +1,7 @@
 /*
  * loaders: loader threads fill a bounded queue (2 slots) with batches; the
  * launching thread takes each batch, launches one 1.5 ms kernel on it (6 ms
- * with --fixed) and waits for it. Owns the planted feed of shape 3 (tests/test_verdict_shapes.py):
+ * with --fixed) and waits for it. Owns the planted feed of shape 3 (tests/traced/test_verdict_shapes.py):
  * a thread queue, never a pipe or another process.
  *
  *   --queue cond|sem  the queue is a mutex with two condition variables

@@ -2,7 +2,7 @@
  * locks: 5 threads each prepare 24 requests on the CPU (1 ms each, vs_busy); once a
  * request is prepared, its thread waits for the previous request's kernel
  * (cuStreamSynchronize of its own stream) and launches this one's. Owns the planted feed of
- * shape 4 (tests/test_verdict_shapes.py); the threads share nothing but the
+ * shape 4 (tests/traced/test_verdict_shapes.py); the threads share nothing but the
  * lock (when there is one).
  *
  *   broken (default)  the preparation and the launch happen under one shared

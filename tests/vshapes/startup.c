@@ -1,7 +1,7 @@
 /*
  * startup: a long start-up (file I/O, then CPU: "imports") before a
  * GPU-bound loop of 40 steps, each 0.1 ms of CPU, one 4 ms kernel and a
- * cuStreamSynchronize (shape 6 of tests/test_verdict_shapes.py). Owns only
+ * cuStreamSynchronize (shape 6 of tests/traced/test_verdict_shapes.py). Owns only
  * the planted start-up; the loop itself is fed and bound by the GPU.
  *
  *   --steps    each step is a range "step" (feedtrace_range_push/pop, found

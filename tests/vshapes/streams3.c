@@ -2,7 +2,7 @@
  * streams3: three explicit streams, each fed by its own thread, which takes
  * its batches from its own loader thread through a pipe (blocking read),
  * then waits for its previous kernel and launches the next (2 ms; 6 ms
- * with --fed) on its stream (shape 8 of tests/test_verdict_shapes.py). Owns only the planted
+ * with --fed) on its stream (shape 8 of tests/traced/test_verdict_shapes.py). Owns only the planted
  * loaders; the feeding threads never share a stream or a lock.
  *
  *   default    each loader spends 8 ms of CPU per batch (preprocessing):

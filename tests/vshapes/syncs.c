@@ -1,6 +1,6 @@
 /*
  * syncs: a sync the program needs vs one that starves the GPU (shape 5 of
- * tests/test_verdict_shapes.py). Owns only its planted syncs; one thread,
+ * tests/traced/test_verdict_shapes.py). Owns only its planted syncs; one thread,
  * the legacy default stream.
  *
  *   --mode needed  30 steps of: 0.2 ms of CPU, one 5 ms kernel, then the

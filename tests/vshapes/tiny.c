@@ -1,5 +1,5 @@
 /*
- * tiny: launch-bound (shape 7 of tests/test_verdict_shapes.py): each thread
+ * tiny: launch-bound (shape 7 of tests/traced/test_verdict_shapes.py): each thread
  * launches 10000 tiny kernels (1 us on the GPU; the launch call itself costs
  * 2 us, SIMGPU_LAUNCH_NS) with 0.5 us of CPU between them, on its
  * per-thread default stream, and synchronizes once at the end.

@@ -3,7 +3,7 @@
  * for each batch on the worker's pipe, then launches one 1.5 ms kernel on it
  * (6 ms with --work fast) and waits for it (a DataLoader with worker
  * processes, in C).
- * Owns the planted feed of shapes 1 and 2 (tests/test_verdict_shapes.py);
+ * Owns the planted feed of shapes 1 and 2 (tests/traced/test_verdict_shapes.py);
  * never touches the driver in a worker (they are forked before cuInit).
  *
  *   --wait poll|read|select|epoll|recv

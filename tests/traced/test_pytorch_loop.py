@@ -92,8 +92,14 @@ def test_loop_steps_phases_and_data_wait(tmp_path, slowread, workers, mode):
             assert tr["next_io_ns"] >= steps * 4 * SLOW_US * 1000
     else:
         assert "its %d DataLoader worker" % workers in v["sentence"]
-    if workers in (1, 2):   # 4 workers prefetch all 8 batches of an epoch, then idle
-        assert v["data_cause"] == ("preprocessing" if mode == "cpu" else "I/O")
+    if workers in (1, 2) and mode == "io":  # 4 workers prefetch all 8 batches, then idle
+        assert v["data_cause"] == "I/O"
+    if workers in (1, 2) and mode == "cpu":
+        # a worker on the CPU: preprocessing on a quiet machine; with both
+        # cores busy it is runnable, waiting for a core, or not seen
+        # producing: that choice is judged on planted CPU and run-queue
+        # time (tests/converter/test_data_cause.py); never I/O
+        assert v["data_cause"] in ("preprocessing", "waiting for a core", "unknown")
 
 
 def test_own_step_ranges_win(tmp_path):

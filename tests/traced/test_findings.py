@@ -90,7 +90,7 @@ def vshapes_built():
 @pytest.mark.parametrize("fused", [False, True], ids=["tiny", "fused"])
 def test_launch_bound_top_problem(traced, vshapes_built, fused):
     """tests/vshapes/tiny: 10 000 kernels of 1 us, each launch 2 us of CPU
-    (verdict: work submission, tests/test_verdict_shapes.py). The first
+    (verdict: work submission, tests/traced/test_verdict_shapes.py). The first
     problem is launch-bound with its 10 000 launches and the suggestion;
     the fused twin (GPU-bound) has no launch-bound row."""
     argv = [os.path.join(BUILD, "vshapes", "tiny")] + (["--fused"] if fused else [])

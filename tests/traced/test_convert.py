@@ -91,17 +91,24 @@ def test_lock_contention(traced):
     run = traced([prog("conv_lock"), "contended", "7"])
     assert run.stdout == "contended 7\n"
     out, _ = convert(run.dir)
-    check_names(out, {"pthread_mutex_lock": 7, "lock contention": 1})
-    rows = load(out, "select a.key as k, a.display_value as v from slice s join args a "
-                     "using(arg_set_id) where s.name = 'lock contention'",
+    check_names(out, {"pthread_mutex_lock": 7})
+    rows = load(out, "select s.id as id, a.key as k, a.display_value as v from slice s "
+                     "join args a using(arg_set_id) where s.name = 'lock contention'",
                 # the traced process's threads (not its untraced parent's)
                 "select count(*) as n from thread t join process p using(upid) "
                 "where t.tid != 0 and p.name is not null")
-    args = {r["k"]: r["v"] for r in rows if "k" in r}
-    # the 7 waits come within 10 ms of each other: one burst, one slice
-    assert args["debug.waits"] == "7" and args["debug.call"] == "pthread_mutex_lock"
-    assert args["debug.waits_here"] == "7"
-    assert "debug.suggestion" in args and "debug.lost_ns" not in args
+    slices = {}
+    for r in rows:
+        if "k" in r:
+            slices.setdefault(r["id"], {})[r["k"]] = r["v"]
+    # the 7 waits, 5 ms apart on a quiet machine, are one burst, one slice;
+    # with both cores busy a gap can pass the bursts' limit: however many
+    # slices, they hold the 7 waits between them (how waits make bursts:
+    # test_finding_slices_span_their_bursts, on a synthetic trace)
+    assert slices and sum(int(a["debug.waits_here"]) for a in slices.values()) == 7
+    for a in slices.values():
+        assert a["debug.waits"] == "7" and a["debug.call"] == "pthread_mutex_lock"
+        assert "debug.suggestion" in a and "debug.lost_ns" not in a
     assert {"n": 2} in rows
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, TOOL, prog
+from conftest import BUILD, ROOT, TOOL, prog
 
 MS = 1000000
 SIM = {"LD_LIBRARY_PATH": os.path.join(BUILD, "simgpu")}
@@ -176,7 +176,7 @@ def test_timeline_track_per_stream(traced):
     want = sum(len(v) for v in g["streams"].values())
     out = r.dir.rstrip("/") + ".pftrace"
     subprocess.run([TOOL, "convert", r.dir, "-o", out], check=True, capture_output=True)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     c = subprocess.run([sys.executable, os.path.join(root, "tests", "check_pftrace.py"), out,
                         "--expect-name", "busy (measured)=%d" % want],
                        capture_output=True, text=True)

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from conftest import TOOL, report_json
+from conftest import ROOT, TOOL, report_json
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
 import gen_procs  # noqa: E402
 
 N_LOOP, N_WORKERS = 1000, 2000
