@@ -37,7 +37,7 @@ static uint64_t strings_pos;             /* arena bytes already in the file */
 static uint64_t last_clock_ns;
 
 /* flusher-only buffers, sized to what a drain holds: 32 KiB of records
- * at start-up, faulted in then (with zstd's workspace for them), grown by
+ * at start-up, faulted in as the flusher first starts (warm_up), grown by
  * the flusher outside the flush lock when a ring holds more, up to a
  * quarter ring (the flusher is woken when a ring is a quarter full) and
  * FT_MAX_CHUNK_SLOTS; a larger backlog goes out as several chunks */
@@ -49,8 +49,6 @@ static unsigned char *shuffled;
 static unsigned char *packed;
 static size_t packed_cap;
 static ZSTD_CCtx *cctx;
-static void *workspace;                  /* cctx's, when zstd took one of ours */
-static size_t workspace_bytes;
 static int warm;                         /* the buffers' pages faulted (first process only) */
 
 
@@ -691,27 +689,24 @@ static void gpu_wait(uint32_t seq, long wait_ms)
 /* zstd's context in a workspace of ours, made once for any chunk at the
  * configured level (ZSTD_estimateCCtxSize): a context that allocates as
  * it goes makes its workspace again as the chunks' sizes vary (and after
- * 128 chunks that need less), faulting its pages again each time. Else
- * a context of zstd's own. */
+ * 128 chunks that need less), faulting its pages again each time. Its
+ * pages come as chunks need them, each once (a process that writes small
+ * chunks keeps few). Else a context of zstd's own. */
 static ZSTD_CCtx *make_cctx(void)
 {
 	size_t bytes = ZSTD_estimateCCtxSize(ft_cfg.zstd_level);
 	void *p = ft_map_anon(bytes, 0);
 	ZSTD_CCtx *c = p ? ZSTD_initStaticCCtx(p, bytes) : NULL;
-	if (c) {
-		workspace = p;
-		workspace_bytes = bytes;
+	if (c)
 		return c;
-	}
 	if (p)
 		munmap(p, bytes);
 	return ZSTD_createCCtx();
 }
 
-/* The flusher's buffers and zstd's workspace faulted in at once, by the
- * flusher as it first starts, not by the program's thread that started
- * it nor chunk by chunk later. A fork child's copies fault as written:
- * one that execs at once copies none. */
+/* The flusher's first buffers faulted in at once, by the flusher as it
+ * first starts, not by the program's thread that started it. A fork
+ * child's copies fault as written: one that execs at once copies none. */
 static void warm_up(void)
 {
 	if (warm)
@@ -721,7 +716,6 @@ static void warm_up(void)
 	ft_populate(shuffled, sizeof(struct ft_events_prefix) + stage_slots * FT_SLOT_SIZE);
 	ft_populate(packed, ZSTD_compressBound(sizeof(struct ft_events_prefix) +
 					       stage_slots * FT_SLOT_SIZE));
-	ft_populate(workspace, workspace_bytes);
 }
 
 static void *flusher_main(void *arg)

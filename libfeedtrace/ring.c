@@ -137,12 +137,13 @@ void ft_populate(void *addr, size_t bytes)
  * a page fault on the program's thread: one every 128 records over the
  * ring's first lap. The ring's first RING_AHEAD bytes are faulted as a
  * thread attaches, and the flusher keeps the pages of the slots after the
- * head faulted (ft_ring_populate), twice what the thread wrote since its
- * last look and at least RING_AHEAD, until the whole ring is: a thread
- * that records little keeps little resident. Slots [from, to) of the
- * current indices have their pages; flusher only, but at attach (the
- * slot not live yet) and in a fork child. */
-#define RING_AHEAD (32u << 10)
+ * head of each thread that recorded since its last look faulted
+ * (ft_ring_populate), twice what it wrote meanwhile and at least
+ * RING_AHEAD, until the whole ring is: a thread that records little keeps
+ * little resident. Slots [from, to) of the current indices have their
+ * pages; flusher only, but at attach (the slot not live yet) and in a
+ * fork child. */
+#define RING_AHEAD (16u << 10)
 static struct {
 	uint64_t from, to, seen;
 } ahead[FT_MAX_THREADS];
@@ -185,6 +186,8 @@ void ft_ring_populate(struct ft_thread *t)
 	if (ahead[i].to - ahead[i].from >= cap)
 		return;                 /* every page done */
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+	if (head == ahead[i].seen)
+		return;                 /* nothing recorded since the last look */
 	uint64_t lead = 2 * (head - ahead[i].seen), want;
 	ahead[i].seen = head;
 	if (lead < RING_AHEAD / FT_SLOT_SIZE)

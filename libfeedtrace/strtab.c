@@ -30,8 +30,8 @@
  * DataLoader workers), and a first part of 1 MiB took two page faults (a
  * read, then the write) on each of its 256 pages in a run of 5 000
  * strings, on the program's thread, as it opened files. The first part
- * holds about 12 K strings; its 64 pages are faulted by the flusher as
- * a process's first strings come (ft_strtab_prefault), and the near part
+ * holds about 12 K strings; its 64 pages are faulted by the flusher once
+ * a process has a dozen or so (ft_strtab_prefault), and the near part
  * takes the tens of thousands after. The last DIR_RESERVE of the arena
  * takes only the directories
  * of paths that no longer fit (ft_intern_path), so when paths must be
@@ -60,6 +60,11 @@ static struct table_slot *table;
 static _Atomic unsigned adding;         /* threads between claiming a slot and its id */
 _Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
 _Atomic uint64_t ft_strings_lost;
+/* the first part's pages are faulted by the flusher once the process has
+ * PREFAULT_AFTER bytes of strings of its own (ft_strtab_prefault) */
+#define PREFAULT_AFTER (1u << 10)
+static uint64_t own_from;               /* arena end at the fork: later strings are ours */
+static int first_faulted;               /* this process faulted the first part */
 
 static void *map_zeroed(size_t bytes)
 {
@@ -162,6 +167,8 @@ static uint32_t arena_add(const char *s, size_t n, uint64_t limit)
 	e->id = id;
 	atomic_store_explicit((_Atomic uint32_t *)&e->len, (uint32_t)n + 1,
 			      memory_order_release);
+	if (off < own_from + PREFAULT_AFTER && off + need >= own_from + PREFAULT_AFTER)
+		ft_flusher_wake();      /* once: the flusher faults the table's first part */
 	return id;
 }
 
@@ -292,9 +299,6 @@ static int entry_whole(uint64_t off, uint64_t used)
  * only as its records name them (lifecycle.c tells strrefs.c). */
 static void mend_after_fork(void);
 
-static uint64_t own_from;               /* arena end at the fork: later strings are ours */
-static int first_faulted;               /* this process faulted the first part */
-
 uint64_t ft_strtab_after_fork_child(void)
 {
 	mend_after_fork();
@@ -304,14 +308,16 @@ uint64_t ft_strtab_after_fork_child(void)
 	return used < ARENA_BYTES ? used : ARENA_BYTES;
 }
 
-/* Flusher thread: once the process has strings of its own, the first
- * part's pages all at once, so that the program's opens do not fault
- * them one by one (twice each: the look, then the claim). In a fork
- * child they are its parent's until written: a child that interns
- * nothing (one that execs at once) copies none of them. */
+/* Flusher thread, woken by the string that passes it: once the process
+ * has PREFAULT_AFTER bytes of strings of its own (about 15 paths), the
+ * rest of the first part's pages at once, so that the program's opens do
+ * not fault them one by one (twice each: the look, then the claim). A
+ * process with fewer strings (/bin/sleep) keeps fewer pages. In a
+ * fork child they are its parent's until written: a child that interns
+ * little (one that execs at once) copies few of them. */
 void ft_strtab_prefault(void)
 {
-	if (!table || first_faulted || atomic_load(&arena_used) <= own_from)
+	if (!table || first_faulted || atomic_load(&arena_used) < own_from + PREFAULT_AFTER)
 		return;
 	first_faulted = 1;
 	ft_populate(table, FIRST_SLOTS * sizeof *table);

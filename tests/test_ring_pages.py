@@ -14,10 +14,10 @@ PROG = built_prog("ring_pages")
 
 @skip_under(["asan", "tsan"], "the ring's shadow pages fault in the hook")
 def test_a_threads_first_records_take_no_page_fault(traced):
-    # 800 one-slot records after the first (the open's, with its call
-    # site, and a read's) fit the 32 KiB faulted at attach; the code
-    # before took a fault every 128 records (7 here)
-    n = 800
+    # 400 one-slot records after the first (the open's, with its call
+    # site, and a read's) fit the 16 KiB faulted at attach; the code
+    # before took a fault every 128 records (3 here)
+    n = 400
     r = traced([PROG, "start", str(n)])
     assert r.returncode == 0, r.stderr
     assert r.stdout == "faults 0\n"
