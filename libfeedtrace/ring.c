@@ -196,7 +196,8 @@ void ft_ring_populate(struct ft_thread *t)
 	if (want > ahead[i].from + cap)
 		want = ahead[i].from + cap;
 	if (want > ahead[i].to) {
-		populate_slots(t, ahead[i].to, want);
+		/* the slots below the head: written, so faulted already */
+		populate_slots(t, ahead[i].to > head ? ahead[i].to : head, want);
 		ahead[i].to = want;
 	}
 }
