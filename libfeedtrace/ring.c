@@ -594,8 +594,9 @@ void ft_ring_after_fork_child(void)
 			atomic_store(&t->state, FT_SLOT_FREE);
 		}
 	}
-	/* every ring's pages are the parent's until written */
-	memset(ahead, 0, sizeof ahead);
+	/* every ring's pages are the parent's until written (slots past hw
+	 * never had a ring) */
+	memset(ahead, 0, hw * sizeof ahead[0]);
 	struct ft_thread *me = ft_self;
 	if (me && me != &ft_thread_refused) {
 		uint64_t head = me->head_local;
