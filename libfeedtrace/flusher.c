@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
+#define ZSTD_STATIC_LINKING_ONLY        /* ZSTD_initStaticCCtx, ZSTD_estimateCCtxSize */
 #include <zstd.h>
 
 #include "capture.h"
@@ -37,7 +39,7 @@ static uint64_t strings_pos;             /* arena bytes already in the file */
 static uint64_t last_clock_ns;
 
 /* flusher-only buffers, sized to what a drain holds: 32 KiB of records
- * at start-up, faulted in then (with zstd's workspace for them), grown by
+ * at start-up, faulted in as the flusher first starts (warm_up), grown by
  * the flusher outside the flush lock when a ring holds more, up to a
  * quarter ring (the flusher is woken when a ring is a quarter full) and
  * FT_MAX_CHUNK_SLOTS; a larger backlog goes out as several chunks */
@@ -49,6 +51,7 @@ static unsigned char *shuffled;
 static unsigned char *packed;
 static size_t packed_cap;
 static ZSTD_CCtx *cctx;
+static int warm;                         /* the buffers' pages faulted (first process only) */
 
 
 /* glibc ends the process (exit(0), on the thread that ends last) when
@@ -745,6 +748,19 @@ static void stage_fit(void)
 	stage_slots = cap;
 }
 
+/* The pages the program's threads are about to write, faulted in by the
+ * flusher (not holding the flush lock), so that the hooks take no page
+ * fault of ours: the string table's first part, the live rings' slots
+ * ahead of their heads (ring.c). */
+static void prefault(void)
+{
+	unsigned hw = atomic_load(&ft_threads_hw);
+	ft_strtab_prefault();
+	for (unsigned i = 0; i < hw; i++)
+		if (atomic_load_explicit(&ft_threads[i].state, memory_order_acquire) == FT_SLOT_LIVE)
+			ft_ring_populate(&ft_threads[i]);
+}
+
 /* The GPU's timing events (ft_shim.gpu_poll): polled on every wake, and
  * every GPU_POLL_MS while a context is sampled, between the rings' drains. */
 #define GPU_POLL_MS 10
@@ -781,6 +797,38 @@ static void gpu_wait(uint32_t seq, long wait_ms)
 	}
 }
 
+/* zstd's context in a workspace of ours, made once for any chunk at the
+ * configured level (ZSTD_estimateCCtxSize): a context that allocates as
+ * it goes makes its workspace again as the chunks' sizes vary (and after
+ * 128 chunks that need less), faulting its pages again each time. Its
+ * pages come as chunks need them, each once (a process that writes small
+ * chunks keeps few). Else a context of zstd's own. */
+static ZSTD_CCtx *make_cctx(void)
+{
+	size_t bytes = ZSTD_estimateCCtxSize(ft_cfg.zstd_level);
+	void *p = ft_map_anon(bytes, 0);
+	ZSTD_CCtx *c = p ? ZSTD_initStaticCCtx(p, bytes) : NULL;
+	if (c)
+		return c;
+	if (p)
+		munmap(p, bytes);
+	return ZSTD_createCCtx();
+}
+
+/* The flusher's first buffers faulted in at once, by the flusher as it
+ * first starts, not by the program's thread that started it. A fork
+ * child's copies fault as written: one that execs at once copies none. */
+static void warm_up(void)
+{
+	if (warm)
+		return;
+	warm = 1;
+	ft_populate(stage, stage_slots * FT_SLOT_SIZE);
+	ft_populate(shuffled, sizeof(struct ft_events_prefix) + stage_slots * FT_SLOT_SIZE);
+	ft_populate(packed, ZSTD_compressBound(sizeof(struct ft_events_prefix) +
+					       stage_slots * FT_SLOT_SIZE));
+}
+
 static void *flusher_main(void *arg)
 {
 	(void)arg;
@@ -794,6 +842,7 @@ static void *flusher_main(void *arg)
 	ft_output_own_table();
 	ft_flight_map();
 	atomic_store(&flusher_settled, 1);
+	warm_up();
 
 	/* A second calibration pair 20 ms in, so short runs get a rate too.
 	 * The rings are drained meanwhile: sleeping those 20 ms first lost
@@ -804,6 +853,7 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&flusher_stop)) {
 		uint32_t seq = atomic_load(&ft_wake_seq);
 		ft_capture_tick();
+		prefault();
 		stage_fit();
 		ft_flush_lock(-1);
 		unsigned leaving = flush_cycle(1);
@@ -872,15 +922,10 @@ int ft_flusher_start(void)
 		 * included; its pages come as compressed output needs them */
 		packed_cap = ZSTD_compressBound(most > (264u << 10) ? most : (264u << 10));
 		packed = malloc(packed_cap);
-		cctx = ZSTD_createCCtx();
+		cctx = make_cctx();
 		if (!stage || !shuffled || !packed || !cctx)
 			return -1;
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-		/* their pages now, and zstd's workspace for a chunk of that size */
-		memset(stage, 0, stage_slots * FT_SLOT_SIZE);
-		memset(shuffled, 0, raw);
-		memset(packed, 0, ZSTD_compressBound(raw));
-		ZSTD_compressCCtx(cctx, packed, packed_cap, shuffled, raw, ft_cfg.zstd_level);
 		ft_dl_boot();   /* libc's own dlvsym: the exported one is a wrapper */
 		glibc_nthreads = ft_real_dlvsym ?
 			ft_real_dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE") : NULL;

@@ -34,7 +34,9 @@ int ft_thread_gone(const struct ft_thread *t);  /* flusher: its tid is gone */
 void ft_flusher_wake(void);
 void ft_ring_recycle(struct ft_thread *t);
 void ft_ring_after_fork_child(void);
+void ft_ring_populate(struct ft_thread *t);    /* flusher: pages ahead of its head */
 void *ft_map_anon(size_t bytes, int flags);
+void ft_populate(void *addr, size_t bytes);   /* pages faulted in now, if it can */
 void ft_thread_set_name(struct ft_thread *t, const char *name);
 void ft_thread_set_py_name(const char *name);   /* the calling thread's */
 struct ft_thread *ft_thread_by_pthread(uint64_t th);
@@ -48,6 +50,7 @@ extern _Atomic uint64_t ft_shared_lost;
 /* strtab.c */
 void ft_strtab_init(void);
 uint64_t ft_strtab_after_fork_child(void);   /* the inherited strings' end */
+void ft_strtab_prefault(void);               /* flusher: the table's first pages */
 /* Next run of published entries after *pos, as file bytes; 0 if none. */
 size_t ft_strtab_pending(uint64_t *pos, const void **data);
 const struct ft_string_entry *ft_strtab_entry(uint32_t id);

@@ -109,6 +109,99 @@ void *ft_map_anon(size_t bytes, int flags)
 #endif
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
+#endif
+static _Atomic int populate_refused;    /* the kernel lacks MADV_POPULATE_WRITE */
+
+/* The pages of [addr, addr + bytes) faulted in now, written (a fork
+ * child's copies of its parent's made), in one system call instead of a
+ * page fault each; nothing if the kernel cannot. The content of a page
+ * already there is left as it is, so another thread may write it
+ * meanwhile. */
+void ft_populate(void *addr, size_t bytes)
+{
+	if (atomic_load_explicit(&populate_refused, memory_order_relaxed) || !bytes)
+		return;
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t a = (uintptr_t)addr & ~(page - 1);
+	uintptr_t e = ((uintptr_t)addr + bytes + page - 1) & ~(page - 1);
+	int saved = errno;
+	if (syscall(SYS_madvise, a, e - a, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+		atomic_store(&populate_refused, 1);
+	errno = saved;
+}
+
+/* A ring's pages ahead of its writer. The first write to a page of a
+ * ring (a fresh one, or in a fork child one it shares with its parent) is
+ * a page fault on the program's thread: one every 128 records over the
+ * ring's first lap. The ring's first RING_AHEAD bytes are faulted as a
+ * thread attaches, and the flusher keeps the pages of the slots after the
+ * head of each thread that recorded since its last look faulted
+ * (ft_ring_populate), twice what it wrote meanwhile and at least
+ * RING_AHEAD, until the whole ring is: a thread that records little keeps
+ * little resident. Slots [from, to) of the current indices have their
+ * pages; flusher only, but at attach (the slot not live yet) and in a
+ * fork child. */
+#define RING_AHEAD (16u << 10)
+static struct {
+	uint64_t from, to, seen;
+} ahead[FT_MAX_THREADS];
+
+static void populate_slots(struct ft_thread *t, uint64_t from, uint64_t to)
+{
+	uint64_t cap = t->mask + 1;
+	while (from < to) {
+		uint64_t pos = from & t->mask, n = to - from;
+		if (n > cap - pos)
+			n = cap - pos;
+		ft_populate(t->ring + pos, n * FT_SLOT_SIZE);
+		from += n;
+	}
+}
+
+/* Attach: the ring's start (head 0), unless a thread before had it done. */
+static void populate_start(struct ft_thread *t)
+{
+	unsigned i = (unsigned)(t - ft_threads);
+	uint64_t cap = t->mask + 1, first = RING_AHEAD / FT_SLOT_SIZE;
+	if (ahead[i].to - ahead[i].from >= cap)
+		return;
+	if (ahead[i].from != 0)
+		ahead[i].from = ahead[i].to = 0;
+	ahead[i].seen = 0;
+	if (first > cap)
+		first = cap;
+	if (ahead[i].to < first) {
+		populate_slots(t, ahead[i].to, first);
+		ahead[i].to = first;
+	}
+}
+
+/* Flusher: the pages after a live thread's head. */
+void ft_ring_populate(struct ft_thread *t)
+{
+	unsigned i = (unsigned)(t - ft_threads);
+	uint64_t cap = t->mask + 1;
+	if (ahead[i].to - ahead[i].from >= cap)
+		return;                 /* every page done */
+	uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+	if (head == ahead[i].seen)
+		return;                 /* nothing recorded since the last look */
+	uint64_t lead = 2 * (head - ahead[i].seen), want;
+	ahead[i].seen = head;
+	if (lead < RING_AHEAD / FT_SLOT_SIZE)
+		lead = RING_AHEAD / FT_SLOT_SIZE;
+	want = head + lead;
+	if (want > ahead[i].from + cap)
+		want = ahead[i].from + cap;
+	if (want > ahead[i].to) {
+		/* the slots below the head: written, so faulted already */
+		populate_slots(t, ahead[i].to > head ? ahead[i].to : head, want);
+		ahead[i].to = want;
+	}
+}
+
 /* Gives t a ring of the configured size, within the memory bound. */
 static int give_ring(struct ft_thread *t)
 {
@@ -126,6 +219,8 @@ static int give_ring(struct ft_thread *t)
 	}
 	t->ring = p;
 	t->mask = bytes / FT_SLOT_SIZE - 1;
+	unsigned i = (unsigned)(t - ft_threads);
+	ahead[i].from = ahead[i].to = 0;
 	return 0;
 }
 
@@ -149,6 +244,7 @@ struct ft_thread *ft_thread_attach(void)
 		return NULL;                    /* stays refused */
 	}
 	ring_reset(t);
+	populate_start(t);
 	t->stream = atomic_fetch_add(&streams, 1) + 1;
 	t->tid = (int32_t)syscall(SYS_gettid);
 	t->pthread = (uint64_t)pthread_self();
@@ -503,6 +599,9 @@ void ft_ring_after_fork_child(void)
 			atomic_store(&t->state, FT_SLOT_FREE);
 		}
 	}
+	/* every ring's pages are the parent's until written (slots past hw
+	 * never had a ring) */
+	memset(ahead, 0, hw * sizeof ahead[0]);
 	struct ft_thread *me = ft_self;
 	if (me && me != &ft_thread_refused) {
 		uint64_t head = me->head_local;
@@ -513,6 +612,10 @@ void ft_ring_after_fork_child(void)
 		me->limit = head + me->mask + 1;
 		me->check_at = head + (me->mask + 1) / 4;
 		me->tid = (int32_t)syscall(SYS_gettid);
+		if (me >= ft_threads && me < ft_threads + FT_MAX_THREADS) {
+			unsigned i = (unsigned)(me - ft_threads);
+			ahead[i].from = ahead[i].to = ahead[i].seen = head;
+		}
 	}
 	atomic_store(&ft_threads_untraced, 0);
 	atomic_store(&ft_lost_recycled, 0);

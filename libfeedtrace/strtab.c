@@ -20,23 +20,32 @@
 
 /* Sizes: virtual (MAP_NORESERVE), pages come as strings do, so a run's
  * memory is what it interned, up to these bounds: 256 MiB of text (about
- * 4 M paths of 50 bytes) and a table of 1 MiB near slots then 64 MiB far
- * ones (4 M, half full at 2 M strings). A string takes a slot among the
- * first NEAR_PROBES from its hash's place in the near part, else goes on
- * to the far part: a hash puts each string on a page of its own, so a
- * single 64 MiB table had a page resident per string up to 16 K strings
- * (+6.6 MiB in each process of examples/train.py with its DataLoader
- * workers), where the near part holds the first tens of thousands of strings in
- * 1 MiB. The last DIR_RESERVE of the arena takes only the directories
+ * 4 M paths of 50 bytes) and a table in three parts: 256 KiB of first
+ * slots, 1 MiB of near ones, then 64 MiB of far ones (4 M, half full at
+ * 2 M strings). A string takes a slot among the first FIRST_PROBES from
+ * its hash's place in the first part, else among NEAR_PROBES in the near
+ * part, else goes on to the far part. A hash puts each string on a page
+ * of its own: a single 64 MiB table had a page resident per string up to
+ * 16 K strings (+6.6 MiB in each process of examples/train.py with its
+ * DataLoader workers), and a first part of 1 MiB took two page faults (a
+ * read, then the write) on each of its 256 pages in a run of 5 000
+ * strings, on the program's thread, as it opened files. The first part
+ * holds about 12 K strings; its 64 pages are faulted by the flusher once
+ * a process has a dozen or so (ft_strtab_prefault), and the near part
+ * takes the tens of thousands after. The last DIR_RESERVE of the arena
+ * takes only the directories
  * of paths that no longer fit (ft_intern_path), so when paths must be
  * dropped their directory is kept, and each drop is counted. */
 #define ARENA_BYTES (256ull << 20)
 #define DIR_RESERVE (8ull << 20)
+#define FIRST_SLOTS (1u << 14)
+#define FIRST_PROBES 16
 #define NEAR_SLOTS (1u << 16)
 #define NEAR_PROBES 16
 #define FAR_SLOTS (1u << 22)
 #define FAR_PROBES 64
-#define TABLE_SLOTS (NEAR_SLOTS + FAR_SLOTS)
+#define TABLE_SLOTS (FIRST_SLOTS + NEAR_SLOTS + FAR_SLOTS)
+#define PROBES (FIRST_PROBES + NEAR_PROBES + FAR_PROBES)
 #define MAX_STRING 4095
 
 struct table_slot {
@@ -51,6 +60,11 @@ static struct table_slot *table;
 static _Atomic unsigned adding;         /* threads between claiming a slot and its id */
 _Atomic uint32_t ft_fd_paths[FT_FD_SLOTS];
 _Atomic uint64_t ft_strings_lost;
+/* the first part's pages are faulted by the flusher once the process has
+ * PREFAULT_AFTER bytes of strings of its own (ft_strtab_prefault) */
+#define PREFAULT_AFTER (1u << 10)
+static uint64_t own_from;               /* arena end at the fork: later strings are ours */
+static int first_faulted;               /* this process faulted the first part */
 
 static void *map_zeroed(size_t bytes)
 {
@@ -153,6 +167,8 @@ static uint32_t arena_add(const char *s, size_t n, uint64_t limit)
 	e->id = id;
 	atomic_store_explicit((_Atomic uint32_t *)&e->len, (uint32_t)n + 1,
 			      memory_order_release);
+	if (off < own_from + PREFAULT_AFTER && off + need >= own_from + PREFAULT_AFTER)
+		ft_flusher_wake();      /* once: the flusher faults the table's first part */
 	return id;
 }
 
@@ -167,23 +183,26 @@ static uint32_t add_uncached(const char *s, size_t n, uint64_t limit)
 	return id;
 }
 
-/* The probe-th slot a string of hash h may take: NEAR_PROBES in the near
- * part from the low bits, then FAR_PROBES in the far part from the high
- * ones. A string is in the far part only if the near ones were all taken
+/* The probe-th slot a string of hash h may take: FIRST_PROBES in the
+ * first part from the low bits, NEAR_PROBES in the near part from the
+ * next ones, then FAR_PROBES in the far part from the high ones. A string
+ * is in a later part only if its slots in the earlier ones were all taken
  * when it was added; slots are never given back (but by a fork child's
  * mend, after which a string may be added twice: two ids, one text). */
 static inline struct table_slot *slot_at(uint64_t h, uint32_t probe)
 {
-	if (probe < NEAR_PROBES)
-		return &table[(h + probe) & (NEAR_SLOTS - 1)];
-	return &table[NEAR_SLOTS + (((h >> 32) + probe) & (FAR_SLOTS - 1))];
+	if (probe < FIRST_PROBES)
+		return &table[(h + probe) & (FIRST_SLOTS - 1)];
+	if (probe < FIRST_PROBES + NEAR_PROBES)
+		return &table[FIRST_SLOTS + (((h >> 16) + probe) & (NEAR_SLOTS - 1))];
+	return &table[FIRST_SLOTS + NEAR_SLOTS + (((h >> 32) + probe) & (FAR_SLOTS - 1))];
 }
 
 /* s (n bytes) interned with the arena filled up to limit at most. */
 static uint32_t intern_n(const char *s, size_t n, uint64_t limit)
 {
 	uint64_t h = hash64(s, n);
-	for (uint32_t probe = 0; probe < NEAR_PROBES + FAR_PROBES; probe++) {
+	for (uint32_t probe = 0; probe < PROBES; probe++) {
 		struct table_slot *slot = slot_at(h, probe);
 		uint64_t cur = atomic_load_explicit(&slot->hash, memory_order_acquire);
 		if (cur == 0) {
@@ -284,7 +303,24 @@ uint64_t ft_strtab_after_fork_child(void)
 {
 	mend_after_fork();
 	uint64_t used = atomic_load(&arena_used);
+	own_from = used;
+	first_faulted = 0;
 	return used < ARENA_BYTES ? used : ARENA_BYTES;
+}
+
+/* Flusher thread, woken by the string that passes it: once the process
+ * has PREFAULT_AFTER bytes of strings of its own (about 15 paths), the
+ * rest of the first part's pages at once, so that the program's opens do
+ * not fault them one by one (twice each: the look, then the claim). A
+ * process with fewer strings (/bin/sleep) keeps fewer pages. In a
+ * fork child they are its parent's until written: a child that interns
+ * little (one that execs at once) copies few of them. */
+void ft_strtab_prefault(void)
+{
+	if (!table || first_faulted || atomic_load(&arena_used) < own_from + PREFAULT_AFTER)
+		return;
+	first_faulted = 1;
+	ft_populate(table, FIRST_SLOTS * sizeof *table);
 }
 
 /* When a thread of the parent was adding a string at the fork, its table

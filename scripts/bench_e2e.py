@@ -16,7 +16,10 @@ CPU time (user + system, the process and the children it waited for)
 are recorded per run beside wall and loop time, and each figure is the
 median over the rounds of traced minus null (paired within a round), as
 a percent of the null arm's median, with a 95 % bootstrap interval of
-that median.
+that median. Then one more run of each traced arm under `perf record -e
+page-faults` counts the tracer's own page faults (on the program's
+threads, on its flusher), which the run's total does not show: that
+total moves by thousands with the address space's layout.
 
   bench_e2e.py [--rounds R] [--steps S] [--workers W] [--thread-arm] [--json FILE] [LIB ...]
 
@@ -75,6 +78,58 @@ def interval(xs, iters=2000):
     rnd = random.Random(1)
     meds = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(iters))
     return meds[int(0.025 * iters)], meds[int(0.975 * iters) - 1]
+
+
+FLUSHER = "feedtrace-flush"          # the flusher thread's name (flusher.c)
+MEMFN = re.compile(r"\b__mem(move|cpy|set)")
+
+
+def own_faults(argv, env, lib, tmp):
+    """The tracer's own page faults in one run under `perf record -e
+    page-faults -c 1 -g`: those whose innermost frame (past libc's mem*
+    functions) is in lib, on the program's threads, and all those of its
+    flusher thread; a fault taken in the kernel (a system call writing the
+    program's buffer) is the program's. None without a working perf."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None
+    data = os.path.join(tmp, "pf.data")
+    r = subprocess.run([perf, "record", "-q", "-e", "page-faults", "-c", "1", "-g", "-o", data,
+                        "--"] + argv, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    r = subprocess.run([perf, "script", "-i", data, "-F", "comm,ip,sym,dso"],
+                       capture_output=True, text=True)
+    os.unlink(data)
+    if r.returncode != 0:
+        return None
+    name = os.path.basename(lib)
+    got = {"program": 0, "flusher": 0, "all": 0}
+
+    def sample(head, frames):
+        if head is None:
+            return
+        got["all"] += 1
+        if head.split()[0] == FLUSHER:
+            got["flusher"] += 1
+            return
+        while frames and MEMFN.search(frames[0]):
+            frames = frames[1:]
+        if frames and name in frames[0] and "kernel" not in frames[0]:
+            got["program"] += 1
+
+    head, frames = None, []
+    for line in r.stdout.splitlines():
+        if not line.strip():
+            sample(head, frames)
+            head, frames = None, []
+        elif line[0] in " \t":
+            frames.append(line)
+        else:
+            sample(head, frames)
+            head, frames = line, []
+    sample(head, frames)
+    return got
 
 
 def machine():
@@ -146,7 +201,15 @@ def measure(build, libs, rounds=10, steps=64, workers=0, progress=print, tmp=Non
                 if a.startswith("ft") and clock == "?":
                     clock, falls = tracer_clock(tool, od)
                 shutil.rmtree(od, ignore_errors=True)
-    res = {"rounds": rounds, "steps": steps, "workers": workers, "tunables": TUNABLES,
+    own = {}
+    for a in names:
+        if a.startswith("ft"):
+            progress(f"e2e: {a}: the tracer's own page faults (perf)")
+            od = tempfile.mkdtemp(dir=tmp)
+            own[a] = own_faults(argv, dict(base_env, LD_PRELOAD=arms[a], FEEDTRACE_OUT=od),
+                                arms[a], tmp)
+            shutil.rmtree(od, ignore_errors=True)
+    res = {"rounds": rounds, "steps": steps, "own_faults": own, "workers": workers, "tunables": TUNABLES,
            "hold": "GLIBC_TUNABLES, setarch -R, PYTHONHASHSEED=0", "arms": list(arms),
            "libs": {a: os.path.relpath(p, ROOT) if p.startswith(ROOT) else p for a, p in arms.items()},
            "runs": runs, "tracer_clock": clock, "clock_fallbacks": falls, "errors": errors,
@@ -189,6 +252,11 @@ def text(res):
             else:
                 L.append(f"    {k:6s} null {f['null']:.0f}, traced {f['arm']:.0f}: "
                          f"{f['diff']:+.0f} [{f['lo']:+.0f} .. {f['hi']:+.0f}] (n={f['n']})")
+    for a, f in res.get("own_faults", {}).items():
+        if f:
+            L.append(f"  {a}: the tracer's own page faults in one run (perf): "
+                     f"{f['program']} on the program's threads, {f['flusher']} on its flusher "
+                     f"(of {f['all']})")
     L.extend("  error: " + e for e in res["errors"])
     return "\n".join(L)
 

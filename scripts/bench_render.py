@@ -767,6 +767,13 @@ def report_e2e(w, res):
           f"(`{e['libs']['thread']}`) | {x['null']:,.0f} | {x['arm']:,.0f} | {x['diff']:+,.0f} "
           f"[{x['lo']:+,.0f} .. {x['hi']:+,.0f}] |")
     w("")
+    own = (e.get("own_faults") or {}).get("ft")
+    if own:
+        w(f"The tracer's own page faults in one more traced run (`perf record -e page-faults`; "
+          f"faults whose innermost frame past libc's `mem*` is the tracer's, and all of its "
+          f"flusher thread's): **{own['program']}** on the program's threads, {own['flusher']} on "
+          f"its flusher, of {own['all']:,} in the run.")
+        w("")
     x = f.get("loop")
     if x:
         ok = x["hi"] <= 2.0
