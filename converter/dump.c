@@ -235,7 +235,7 @@ static void fault_line(FILE *out, const struct ft_process *p)
 	if (!ft_thread_faults(p, 0, 0, UINT64_MAX, &n, &ns))
 		return;
 	fprintf(out, "   major page faults since a file was mapped: %llu", (unsigned long long)n);
-	if (p->fault_flags & FT_FAULTS_DELAYACCT)
+	if (ft_fault_wait(p, 0, 0, UINT64_MAX, &ns))
 		fprintf(out, " (block I/O wait %.3f s)", (double)ns / 1e9);
 	int shown = 0;
 	for (int i = 0; i < p->nfaults && shown < 8; i++) {
@@ -321,7 +321,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 			ft_json_obj(j, key);
 			ft_json_int(j, "samples", p->faults[i].n);
 			ft_json_u64(j, "majflt", n);
-			if (p->fault_flags & FT_FAULTS_DELAYACCT)
+			if (p->faults[i].timed)
 				ft_json_u64(j, "blkio_ns", ns);
 			ft_json_end(j);
 		}

@@ -143,8 +143,8 @@ void ft_mapped_build(struct ft_report *r)
 		if (!d || !ft_thread_faults(p, 0, 0, UINT64_MAX, &n, &ns) || !n)
 			continue;
 		m->faults += n;
+		m->timed |= ft_fault_wait(p, 0, 0, UINT64_MAX, &ns);
 		m->blkio_ns += ns;
-		m->timed |= (p->fault_flags & FT_FAULTS_DELAYACCT) != 0;
 		m->nprocs++;
 		m->nworkers += !strcmp(r->procs[i].role, "worker");
 		m->main_too |= i == r->main;

@@ -467,6 +467,15 @@ static void add_fault_samples(struct ft_process *p, const unsigned char *d, size
 			f->cap = f->cap ? 2 * f->cap : 16;
 			f->pt = ft_xrealloc(f->pt, (size_t)f->cap * sizeof *f->pt);
 		}
+		/* a sample without the wait (a count by getrusage) carries the
+		 * last one known; a baseline series' wait counts from its first
+		 * timed sample, one that counts from 0 from its start */
+		if (!(s.flags & FT_FAULTS_DELAYACCT))
+			s.blkio_ns = f->n ? f->pt[f->n - 1].blkio_ns : 0;
+		else if (!f->timed && f->base)
+			for (int k = 0; k < f->n; k++)
+				f->pt[k].blkio_ns = s.blkio_ns;
+		f->timed |= (s.flags & FT_FAULTS_DELAYACCT) != 0;
 		f->pt[f->n++] = (struct ft_fault_point){ s.ticks, s.majflt, s.blkio_ns };
 	}
 }
@@ -505,6 +514,25 @@ int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
 	*majflt = b->majflt - (a && a->majflt <= b->majflt ? a->majflt : 0);
 	*blkio_ns = b->blkio_ns - (a && a->blkio_ns <= b->blkio_ns ? a->blkio_ns : 0);
 	return 1;
+}
+
+int ft_fault_wait(const struct ft_process *p, int32_t tid, uint64_t t0_ns, uint64_t t1_ns,
+		  uint64_t *ns)
+{
+	int timed = 0, process = 0;
+	*ns = 0;
+	for (int i = 0; i < p->nfaults; i++)
+		process |= !tid && !p->faults[i].tid && p->faults[i].timed;
+	for (int i = 0; i < p->nfaults; i++) {
+		const struct ft_fault_series *f = &p->faults[i];
+		uint64_t n, w;
+		if (!f->timed || (tid || process ? f->tid != tid : !f->tid) ||
+		    !ft_thread_faults(p, f->tid, t0_ns, t1_ns, &n, &w))
+			continue;
+		timed = 1;
+		*ns += w;
+	}
+	return timed;
 }
 
 static void add_sched_samples(struct ft_process *p, const unsigned char *d, size_t n)

@@ -31,6 +31,8 @@ struct ft_fault_series {
 	int32_t tid;
 	int base;                /* its first sample is the baseline: faults before
 	                            it are not counted */
+	int timed;               /* a sample of it has blkio_ns (DELAYACCT); its
+	                            others carry the wait last known */
 	struct ft_fault_point *pt;
 	int n, cap;
 };
@@ -182,6 +184,14 @@ const char *ft_thread_name(const struct ft_process *p, int32_t tid);
  * 0 when it has no samples. */
 int ft_thread_faults(const struct ft_process *p, int32_t tid, uint64_t t0_ns,
 		     uint64_t t1_ns, uint64_t *majflt, uint64_t *blkio_ns);
+/* The block I/O wait of thread tid in [t0_ns, t1_ns] from its timed
+ * series; tid 0: the process's series where it is timed, else the sum of
+ * its threads' timed series (a recorder that reads the process's count
+ * by getrusage has no wait for it). Returns 0 (and *ns 0) when no series
+ * says: the kernel's delay accounting was off, or the trace has counts
+ * only. */
+int ft_fault_wait(const struct ft_process *p, int32_t tid, uint64_t t0_ns, uint64_t t1_ns,
+		  uint64_t *ns);
 int64_t ft_thread_cpu_ns(const struct ft_process *p, int32_t tid,
 			 uint64_t t0_ns, uint64_t t1_ns);
 /* the time thread tid spent runnable, waiting for a core, in [t0_ns,

@@ -214,7 +214,9 @@ static void read_shape(const struct ft_report *r, struct ft_run_verdict *rv)
 
 /* the major page faults producer q (of process i) took in [w0, w1] on
  * mapped data (mapped.c: it or an ancestor mapped a data file): its own,
- * or for a worker its process's */
+ * or for a worker its process's; their block I/O wait where the kernel's
+ * delay accounting gave it (a worker's: its threads'), which is time off
+ * the CPU: CPU inferred from untraced time gives it up to idle */
 static void producer_faults(const struct ft_report *r, int i, struct ft_producer *q,
 			    uint64_t w0, uint64_t w1)
 {
@@ -225,9 +227,20 @@ static void producer_faults(const struct ft_report *r, int i, struct ft_producer
 	const struct ft_process *p = r->tr.procs[i];
 	/* a worker's: its process's (all its threads'); a loader thread's:
 	 * its own, where the trace has it */
-	if (d && ((i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &q->fault_ns)) ||
-		  ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &q->fault_ns)))
-		q->fault_timed = (p->fault_flags & FT_FAULTS_DELAYACCT) != 0;
+	uint64_t ns;
+	int32_t who = q->tid;
+	if (!d)
+		return;
+	if (i != r->main && ft_thread_faults(p, 0, w0, w1, &q->majflt, &ns))
+		who = 0;
+	else if (!ft_thread_faults(p, q->tid, w0, w1, &q->majflt, &ns))
+		return;
+	q->fault_timed = ft_fault_wait(p, who, w0, w1, &q->fault_ns);
+	if (q->fault_timed && !q->cpu_sampled) {
+		uint64_t off = q->fault_ns < q->cpu ? q->fault_ns : q->cpu;
+		q->cpu -= off;
+		q->idle += off;
+	}
 }
 
 static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
@@ -444,13 +457,20 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (strcmp(rv->data_cause, "I/O") && pflt >= FT_MAPPED_MIN_FAULTS)
 			rv->data_cause = "mapped I/O";
 		if (!strcmp(rv->data_cause, "mapped I/O")) {
-			char n[32], files[400], wait[64] = "";
+			char n[32], files[400], wait[128] = "";
 			ft_fmt_count(n, sizeof n, pflt);
 			ft_mapped_files_text(&r->mapped, files, sizeof files);
+			/* their wait in the faults, apart from their CPU time */
 			if (ptimed) {
-				char t[32];
+				char t[32], c[32];
 				ft_fmt_ns(t, sizeof t, pflt_ns);
-				snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
+				ft_fmt_ns(c, sizeof c, pcpu);
+				if (pcpu)
+					snprintf(wait, sizeof wait, " and waited %s in them for block "
+						 "I/O, besides %s on the CPU", t, c);
+				else
+					snprintf(wait, sizeof wait, " and waited %s in them for block "
+						 "I/O", t);
 			}
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s took %s major page faults on mapped data (%.300s)%s: the "

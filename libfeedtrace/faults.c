@@ -15,16 +15,22 @@
  * program's lowest free descriptor (docs/RELIABILITY.md). So the exit
  * paths' drains, on program threads, write the process's count and the
  * draining thread's own (getrusage of the thread: no descriptor), and a
- * thread as it leaves notes its own count likewise, its last sample. A
- * thread whose ring was given before the mapping has its first sample as
- * its baseline; one that came after counts from its start. The threads
- * the program made that have no ring (flusher.c's places for CPU
- * samples) are read too (ft_faults_made). One system call per drain, a
+ * thread as it leaves notes its own count likewise, its last sample.
+ * While the kernel's delay accounting is on (/proc/sys/kernel/
+ * task_delayacct, read by the flusher once per cycle: it may be switched
+ * while the program runs), the flusher's reads also take the stat line's
+ * delayacct_blkio_ticks, the thread's block I/O wait (flag 2); getrusage
+ * has no such figure, so no other sample carries it. A thread whose
+ * ring was given before the mapping has its first sample as its baseline;
+ * one that came after counts from its start. The threads the program
+ * made that have no ring (flusher.c's places for CPU samples) are read
+ * too (ft_faults_made). One system call per drain, a
  * few per thread per cycle, nothing on the hot path, nothing before a
  * file is mapped. A fork child counts from 0, the process and each
  * thread: no baseline.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -126,6 +132,7 @@ static void put(struct ft_fault_batch *b, const struct ft_fault_sample *s)
 int ft_faults_begin(struct ft_fault_batch *b)
 {
 	b->n = 0;
+	b->acct = -1;
 	int st = atomic_load(&watch);
 	if (st <= 0)
 		return 0;
@@ -141,11 +148,51 @@ int ft_faults_begin(struct ft_fault_batch *b)
 }
 
 /* "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
- * majflt ...": the tenth field after the comm's closing parenthesis (the
- * comm may hold any byte, a parenthesis too: the last one ends it) */
-static int thread_majflt(int32_t tid, uint64_t *majflt)
+ * majflt ...": majflt is the tenth field after the comm's closing
+ * parenthesis (the comm may hold any byte, a parenthesis too: the last
+ * one ends it), delayacct_blkio_ticks (field 42) the 40th */
+static int stat_field(const char *p, int want, uint64_t *v)
 {
-	char buf[320];
+	for (int field = 0; p && field <= want; field++) {
+		if (*p != ' ')
+			return -1;
+		p++;
+		if (field == want) {
+			if (*p < '0' || *p > '9')
+				return -1;
+			for (*v = 0; *p >= '0' && *p <= '9'; p++)
+				*v = *v * 10 + (uint64_t)(*p - '0');
+			return 0;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	return -1;
+}
+
+/* The kernel's delay accounting, on (1) or not (0): read by the flusher
+ * once per cycle, at its first thread's stat (the sysctl may be switched
+ * at any time, and a thread's block I/O wait grows only while it is on) */
+static int delayacct_on(void)
+{
+	char c = 0;
+	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/task_delayacct",
+			  O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long got = syscall(SYS_read, (int)fd, &c, 1);
+	syscall(SYS_close, (int)fd);
+	return got == 1 && c == '1';
+}
+
+/* thread tid's major faults into s, and its block I/O wait with flag 2
+ * when delay accounting is on: the flusher, in its own table */
+static int thread_stat(struct ft_fault_batch *b, int32_t tid, struct ft_fault_sample *s)
+{
+	static uint64_t tick_ns;
+	char buf[1024];
+	if (b->acct < 0)
+		b->acct = delayacct_on();
 	int n = ft_task_read(tid, "stat", buf, sizeof buf);
 	if (n <= 0)
 		return -1;
@@ -153,23 +200,18 @@ static int thread_majflt(int32_t tid, uint64_t *majflt)
 	for (int i = 0; i < n; i++)
 		if (buf[i] == ')')
 			p = buf + i + 1;
-	for (int field = 0; p && field < 10; field++) {
-		if (*p != ' ')
-			return -1;
-		p++;
-		if (field == 9) {
-			uint64_t v = 0;
-			if (*p < '0' || *p > '9')
-				return -1;
-			for (; *p >= '0' && *p <= '9'; p++)
-				v = v * 10 + (uint64_t)(*p - '0');
-			*majflt = v;
-			return 0;
+	if (stat_field(p, 9, &s->majflt) != 0)
+		return -1;
+	uint64_t ticks;
+	if (b->acct && stat_field(p, 39, &ticks) == 0) {
+		if (!tick_ns) {
+			long hz = sysconf(_SC_CLK_TCK);
+			tick_ns = hz > 0 ? 1000000000u / (uint64_t)hz : 10000000u;
 		}
-		while (*p && *p != ' ')
-			p++;
+		s->blkio_ns = ticks * tick_ns;
+		s->flags |= FT_FAULTS_DELAYACCT;
 	}
-	return -1;
+	return 0;
 }
 
 void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int flusher)
@@ -186,7 +228,7 @@ void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int
 		s.ticks = per[i].exit_ticks;
 		s.majflt = per[i].exit_majflt;
 	} else if (flusher) {
-		if (!ft_output_own_table_held() || thread_majflt(t->tid, &s.majflt) != 0)
+		if (!ft_output_own_table_held() || thread_stat(b, t->tid, &s) != 0)
 			return;
 		s.ticks = ft_now();
 	} else {
@@ -201,7 +243,7 @@ void ft_faults_thread(struct ft_fault_batch *b, struct ft_thread *t, int st, int
 		/* its first sample: a baseline if its ring came before the mapping */
 		per[i].stream = t->stream;
 		if (t->stream <= watch_stream)
-			s.flags = FT_FAULTS_BASE;
+			s.flags |= FT_FAULTS_BASE;
 	}
 	put(b, &s);
 }
@@ -228,7 +270,7 @@ void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *
 	if (end) {
 		s.ticks = end;
 		s.majflt = end_majflt;
-	} else if (!flusher || !ft_output_own_table_held() || thread_majflt(tid, &s.majflt) != 0) {
+	} else if (!flusher || !ft_output_own_table_held() || thread_stat(b, tid, &s) != 0) {
 		return;
 	} else {
 		s.ticks = ft_now();
@@ -241,6 +283,7 @@ void ft_faults_made(struct ft_fault_batch *b, int32_t tid, uint64_t start, int *
 			struct ft_fault_sample z = s;
 			z.ticks = start;
 			z.majflt = 0;
+			z.blkio_ns = 0;
 			if ((int64_t)(s.ticks - start) > 0)
 				put(b, &z);
 		} else {

@@ -157,7 +157,7 @@ struct ft_fault_sample {                 /* 32 bytes */
 	uint64_t blkio_ns;               /* block I/O wait by then (FT_FAULTS_DELAYACCT) */
 };
 #define FT_FAULTS_BASE      1u           /* the count at the first mapping: a baseline */
-#define FT_FAULTS_DELAYACCT 2u           /* blkio_ns is meaningful (this recorder: never) */
+#define FT_FAULTS_DELAYACCT 2u           /* blkio_ns is meaningful (faults.c: a thread's, read by the flusher) */
 
 struct ft_sched_sample {                 /* 24 bytes */
 	int32_t  tid;

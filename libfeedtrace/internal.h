@@ -70,6 +70,7 @@ void ft_redact_text(const void *data, size_t n, char out[26]);
 struct ft_fault_batch {
 	struct ft_fault_sample s[64];
 	unsigned n;
+	int acct;                        /* delay accounting on (-1: not read yet) */
 };
 /* a drain's batch, begun with the process's count; 0: no file mapped */
 int ft_faults_begin(struct ft_fault_batch *b);

@@ -127,9 +127,10 @@ def test_workers_counted_as_processes(tmp_path):
 
 
 def test_fault_time_from_delay_accounting(tmp_path):
-    """A trace whose samples carry the kernel's delay accounting (the
-    format allows it; this recorder writes counts only): the block I/O
-    wait is the faults' time, in the finding and per producer."""
+    """A trace whose process samples carry the kernel's delay accounting
+    (the format allows it; this recorder puts it on threads' samples only,
+    tests/converter/test_mapped_wait.py): the block I/O wait is the
+    faults' time, in the finding and per producer."""
     rep = report(loader_run(tmp_path, delayacct=True))
     m = rep["mapped_data"]
     assert m["block_io_wait_ns"] == 600 * MS
