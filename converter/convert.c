@@ -47,8 +47,11 @@ struct held {                        /* a slice not yet written */
 	unsigned char rec[REC_MAX];
 };
 
-/* a measured kernel's launch: the flow from it, a copy of its record */
-struct kdraw { uint64_t flow; unsigned char rec[REC_MAX]; };
+/* a measured kernel's launch: the flow from it, a copy of its record
+ * (every CUDA kind is 2 slots, events.def: 72 bytes a kernel, beside the
+ * reader's 56 a sample) */
+#define KREC_MAX (2 * FT_SLOT_SIZE)
+struct kdraw { uint64_t flow; unsigned char rec[KREC_MAX]; };
 struct cthread { int32_t tid; uint64_t id; struct held h; };   /* id: its track's */
 struct cstream { uint64_t id; struct held h; };
 
@@ -588,7 +591,7 @@ static uint64_t kernel_flow(struct conv *c, const struct ft_event *ev)
 		return 0;
 	struct kdraw *d = &c->kd[lo];
 	size_t n = (size_t)ev->rec->nslots * FT_SLOT_SIZE;
-	if (n > REC_MAX)
+	if (n > KREC_MAX)
 		return 0;
 	memcpy(d->rec, ev->rec, n);
 	d->flow = pf_id(FT_ID_FLOW, c->proc_id, ++c->st->flows);
