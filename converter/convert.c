@@ -220,11 +220,11 @@ static const char *call_name(const struct ft_rec *r, const struct kplan *k,
 	return buf;
 }
 
+static void draw_kernel(struct pf_writer *w, const struct ft_pipe_call *pc);
+
 /* Stage 2 (pipeline.c): a call as one complete slice, its fields as
  * arguments. Runs on the pipeline's thread: it touches only the writer,
  * the command (its own copy of the record) and the read-only string tables. */
-static void draw_kernel(struct pf_writer *w, const struct ft_pipe_call *pc);
-
 static void draw_call(struct pf_writer *w, const struct ft_pipe_call *pc)
 {
 	struct pf_arg args[FT_MAX_FIELDS];
