@@ -43,9 +43,15 @@ struct held {                        /* a slice not yet written */
 	int32_t tid;
 	struct ft_evinfo in;             /* ft_an_info() of rec */
 	uint64_t ts, end, next_start;    /* next_start: the thread's next call (0 unknown) */
+	uint64_t kflow;                  /* the flow to its measured kernel (0: none) */
 	unsigned char rec[REC_MAX];
 };
 
+/* a measured kernel's launch: the flow from it, a copy of its record
+ * (every CUDA kind is 2 slots, events.def: 72 bytes a kernel, beside the
+ * reader's 56 a sample) */
+#define KREC_MAX (2 * FT_SLOT_SIZE)
+struct kdraw { uint64_t flow; unsigned char rec[KREC_MAX]; };
 struct cthread { int32_t tid; uint64_t id; struct held h; };   /* id: its track's */
 struct cstream { uint64_t id; struct held h; };
 
@@ -65,6 +71,8 @@ struct conv {
 	struct cstream *sm; int nsm, capsm;
 	struct ft_ranges *ranges;       /* user ranges and marks (ranges.c) */
 	uint64_t gm_key[256]; int ngm;  /* streams whose modelled track is declared */
+	struct ft_gpu_kernel *kern;     /* exactly measured submissions (gpu_measured.c) */
+	struct kdraw *kd; int nkern;    /* and their launches, once seen */
 	/* progress */
 	int iproc, nproc;
 	uint64_t next_check;
@@ -212,6 +220,8 @@ static const char *call_name(const struct ft_rec *r, const struct kplan *k,
 	return buf;
 }
 
+static void draw_kernel(struct pf_writer *w, const struct ft_pipe_call *pc);
+
 /* Stage 2 (pipeline.c): a call as one complete slice, its fields as
  * arguments. Runs on the pipeline's thread: it touches only the writer,
  * the command (its own copy of the record) and the read-only string tables. */
@@ -220,6 +230,10 @@ static void draw_call(struct pf_writer *w, const struct ft_pipe_call *pc)
 	struct pf_arg args[FT_MAX_FIELDS];
 	char nb[32];
 	const struct ft_rec *r = pc->rec;
+	if (pc->gpu) {
+		draw_kernel(w, pc);
+		return;
+	}
 	const struct kplan *k = kplan_of(r->kind);
 	struct pf_event ev = {
 		.type = PF_SLICE_BEGIN,
@@ -230,20 +244,65 @@ static void draw_call(struct pf_writer *w, const struct ft_pipe_call *pc)
 		.nargs = call_args(pc->p, r, k, args),
 		.stable = k != NULL,
 	};
-	uint64_t flow = pc->flow;
+	uint64_t flow = pc->flow, starts[2];
+	int ns = 0;
 	if (flow && pc->terminating) {
 		ev.term_flow_ids = &flow;
 		ev.nterm_flow_ids = 1;
 	} else if (flow) {
-		ev.flow_ids = &flow;
-		ev.nflow_ids = 1;
+		starts[ns++] = flow;
 	}
+	if (pc->flow2)
+		starts[ns++] = pc->flow2;
+	ev.flow_ids = ns ? starts : NULL;
+	ev.nflow_ids = ns;
 	pf_slice_complete(w, &ev, pc->end);     /* BEGIN and END */
+}
+
+/* A string field of a record by name ("" when it has none) */
+static const char *rec_str(const struct ft_process *p, const struct ft_rec *r, const char *name)
+{
+	const struct ft_kind_info *k = ft_kind(r->kind);
+	const struct ft_field *f = k ? ft_kind_field(k, name) : NULL;
+	if (!f || f->size != 4)
+		return "";
+	uint32_t id;
+	memcpy(&id, (const unsigned char *)r + f->off, 4);
+	const char *s = strcmp(name, "site") == 0 ? ft_site_text(p, id) : ft_string(p, id);
+	return s ? s : "";
+}
+
+/* A measured kernel (pc->gpu: 1 + queued, ft_gpu_kernel): on its stream's
+ * measured track, named after the kernel (a copy or memset: its call),
+ * the flow from its launch ending there. */
+static void draw_kernel(struct pf_writer *w, const struct ft_pipe_call *pc)
+{
+	const struct ft_rec *r = pc->rec;
+	const struct kplan *k = kplan_of(r->kind);
+	const char *name = rec_str(pc->p, r, "kernel"), *site = rec_str(pc->p, r, "site");
+	if (!*name)
+		name = k ? k->name : "GPU work";
+	struct pf_arg a[3];
+	int n = 0;
+	a[n++] = PF_ARG_STR("bound", pc->gpu == 2
+			? "ran within: from the previous sample's completion (work ahead of it) "
+			  "to its own sample's completion"
+			: "ran within: from its submission (the stream idle) to its sample's completion");
+	a[n++] = PF_ARG_STR("call", k ? k->name : "");
+	if (*site)
+		a[n++] = PF_ARG_STR("site", site);
+	uint64_t flow = pc->flow;
+	struct pf_event ev = {
+		.type = PF_SLICE_BEGIN, .track = pc->track, .ts = pc->ts, .name = name,
+		.args = a, .nargs = n, .stable = 1,
+		.term_flow_ids = flow ? &flow : NULL, .nterm_flow_ids = flow != 0,
+	};
+	pf_slice_complete(w, &ev, pc->end);
 }
 
 /* Writes one complete slice; flow != 0 attaches a flow id (terminating or not). */
 static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t end,
-			const struct ft_rec *r, uint64_t flow, int terminating)
+			const struct ft_rec *r, uint64_t flow, int terminating, uint64_t flow2)
 {
 	if (!track)
 		return;
@@ -251,7 +310,7 @@ static void write_slice(struct conv *c, uint64_t track, uint64_t ts, uint64_t en
 		end = ts;
 	struct ft_pipe_call pc = {
 		.track = track, .ts = shifted(c, ts), .end = shifted(c, end),
-		.flow = flow, .terminating = terminating, .p = c->p, .rec = r,
+		.flow = flow, .terminating = terminating, .flow2 = flow2, .p = c->p, .rec = r,
 	};
 	ft_pipe_call(c->pl, &pc);
 	c->st->slices++;
@@ -307,7 +366,7 @@ static void write_held(struct conv *c, struct held *h, uint64_t flow)
 	uint64_t end = h->end;
 	if (h->next_start && end >= h->next_start && h->next_start > h->ts)
 		end = h->next_start - 1;
-	write_slice(c, t->id, h->ts, end, (const struct ft_rec *)h->rec, flow, 0);
+	write_slice(c, t->id, h->ts, end, (const struct ft_rec *)h->rec, flow, 0, h->kflow);
 	h->has = 0;
 }
 
@@ -334,7 +393,7 @@ static void settle(struct conv *c, struct cthread *t, uint64_t next_start)
 	unsigned kind = ((const struct ft_rec *)h->rec)->kind;
 	if (kind == FT_EV_PIPE_WRITE || kind == FT_EV_PIPE_READ)
 		flow = ft_xflows_of(c->xf, c->iproc, h->tid, h->ts, &term);
-	write_slice(c, t->id, h->ts, h->end, (const struct ft_rec *)h->rec, flow, term);
+	write_slice(c, t->id, h->ts, h->end, (const struct ft_rec *)h->rec, flow, term, h->kflow);
 	h->has = 0;
 }
 
@@ -347,6 +406,7 @@ static void hold(struct held *h, const struct ft_event *ev, const struct ft_evin
 	h->ts = ev->ts_ns;
 	h->end = ev->ts_ns + ev->dur_ns;
 	h->next_start = 0;
+	h->kflow = 0;
 	/* slot by slot: a memcpy of bounded size would be inlined as a rep
 	 * movs, slow to start for the one or two slots of most records */
 	const unsigned char *src = (const unsigned char *)ev->rec;
@@ -388,7 +448,7 @@ static void sync_slice(struct conv *c, const struct ft_event *ev, const struct f
 		}
 	}
 	if (track)
-		write_slice(c, track, ev->ts_ns, end, ev->rec, flow, 1);
+		write_slice(c, track, ev->ts_ns, end, ev->rec, flow, 1, 0);
 }
 
 /* ---- analysis output ---- */
@@ -496,6 +556,46 @@ static void gpu_tracks(struct conv *c, const struct ft_process *p)
 		c->st->slices++;
 	}
 	free(sp);
+	/* the exactly measured kernels whose launch was seen, inside those */
+	for (int i = 0; i < c->nkern; i++) {
+		const struct ft_gpu_kernel *k = &c->kern[i];
+		if (!c->kd[i].flow)
+			continue;
+		struct ft_pipe_call pc = {
+			.track = pf_id(FT_ID_GPU_STREAM, c->proc_id, k->stream),
+			.ts = shifted(c, k->start), .end = shifted(c, k->end),
+			.flow = c->kd[i].flow, .terminating = 1, .gpu = 1 + k->queued,
+			.p = p, .rec = (const struct ft_rec *)c->kd[i].rec,
+		};
+		ft_pipe_call(c->pl, &pc);
+		c->st->slices++;
+	}
+}
+
+/* The flow to the measured kernel of a submission (its thread and time
+ * are its sample's), 0 when none was measured exactly; the launch's
+ * record is kept for the kernel's slice. */
+static uint64_t kernel_flow(struct conv *c, const struct ft_event *ev)
+{
+	int lo = 0, hi = c->nkern;
+	while (lo < hi) {
+		int m = lo + (hi - lo) / 2;
+		const struct ft_gpu_kernel *k = &c->kern[m];
+		if (k->tid < ev->tid || (k->tid == ev->tid && k->submit < ev->ts_ns))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo == c->nkern || c->kern[lo].tid != ev->tid || c->kern[lo].submit != ev->ts_ns ||
+	    c->kd[lo].flow)
+		return 0;
+	struct kdraw *d = &c->kd[lo];
+	size_t n = (size_t)ev->rec->nslots * FT_SLOT_SIZE;
+	if (n > KREC_MAX)
+		return 0;
+	memcpy(d->rec, ev->rec, n);
+	d->flow = pf_id(FT_ID_FLOW, c->proc_id, ++c->st->flows);
+	return d->flow;
 }
 
 /* A storm's reads per second on a counter of its data set, "small reads/s:
@@ -640,6 +740,8 @@ static int on_event(const struct ft_event *ev, void *arg)
 		ft_ranges_event(c->ranges, ev, t->id);     /* a range, not a call */
 	else
 		hold(&t->h, ev, &in);
+	if (in.cuda && c->nkern && !ft_ranges_kind(ev->rec->kind))
+		t->h.kflow = kernel_flow(c, ev);
 	if (++c->st->events >= c->next_check && c->o->progress) {
 		c->next_check = c->st->events + 65536;
 		progress(c, 0);
@@ -662,6 +764,10 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 		c->fl[k].name = ft_fkind_track[k];
 	struct ft_an_sink sink = { on_finding, on_counter, c, on_gpu_busy };
 	c->ngm = 0;
+	c->nkern = ft_gpu_measured_kernels(p, &c->kern);
+	c->kd = c->nkern ? ft_xrealloc(NULL, (size_t)c->nkern * sizeof *c->kd) : NULL;
+	for (int i = 0; i < c->nkern; i++)
+		c->kd[i].flow = 0;
 	c->an = ft_an_new(p, &c->o->an, &sink);
 	if (ft_may_block_in_collectives(p)) {   /* its blocking collectives first */
 		struct ft_span *sp;
@@ -679,6 +785,8 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	ft_ranges_free(c->ranges);
 	cpu_tracks(c, p);
 	gpu_tracks(c, p);
+	free(c->kern);
+	free(c->kd);
 	struct ft_metrics m;
 	ft_an_finish(c->an, &m, NULL);
 	ft_an_free(c->an);

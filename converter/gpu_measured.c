@@ -13,6 +13,13 @@
  * cover. The device is busy where any stream is known busy, idle where
  * every stream active then (between its first sample's submission and its
  * last one's completion) is known idle.
+ *
+ * A sample bounds one submission's work exactly when that submission is
+ * the only work between the sample's event and the one before it on the
+ * stream: the first submission after the stream was seen idle (a sync
+ * drained it, so nothing was ahead of it), or a sample whose stream had
+ * exactly one submission, its own, since the previous sample. The stream
+ * runs in order, so that work ran within [max(s_i, d_(i-1)), d_i].
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +31,7 @@
 
 /* sync: the sample followed no submission of its own (before a sync or a
  * wait): n counts only the submissions before it */
-struct smp { uint64_t key, s, d, n; int sync; int32_t tid; };
+struct smp { uint64_t key, s, d, n; int sync, idle; int32_t tid; };
 
 
 static int smp_cmp(const void *x, const void *y)
@@ -51,7 +58,8 @@ static struct smp *samples(const struct ft_process *p)
 		int64_t d = (int64_t)ft_ticks_to_ns(p, g->ref_ticks) + g->gpu_ns;
 		v[i] = (struct smp){ key_of(g->stream, g->tid), ft_ticks_to_ns(p, g->submit_ticks),
 				     d > 0 ? (uint64_t)d : 0, g->submits,
-				     g->why == FT_GPU_WHY_SYNC || g->why == FT_GPU_WHY_WAIT, g->tid };
+				     g->why == FT_GPU_WHY_SYNC || g->why == FT_GPU_WHY_WAIT,
+				     g->why == FT_GPU_WHY_IDLE, g->tid };
 	}
 	qsort(v, (size_t)p->ngpu, sizeof *v, smp_cmp);
 	return v;
@@ -118,6 +126,40 @@ int ft_gpu_measured_gaps(const struct ft_process *p, struct ft_gpu_gap **out)
 	free(v);
 	qsort(gp, (size_t)n, sizeof *gp, gap_cmp);
 	*out = gp;
+	return n;
+}
+
+static int kernel_cmp(const void *x, const void *y)
+{
+	const struct ft_gpu_kernel *a = x, *b = y;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->submit < b->submit ? -1 : a->submit > b->submit;
+}
+
+int ft_gpu_measured_kernels(const struct ft_process *p, struct ft_gpu_kernel **out)
+{
+	*out = NULL;
+	if (!p->ngpu)
+		return 0;
+	struct smp *v = samples(p);
+	struct ft_gpu_kernel *k = ft_xrealloc(NULL, (size_t)p->ngpu * sizeof *k);
+	int n = 0;
+	for (int i = 0; i < p->ngpu; i++) {
+		int prev = i > 0 && v[i - 1].key == v[i].key;
+		if (v[i].sync || !(v[i].idle || (prev && v[i].n - v[i - 1].n == 1)))
+			continue;               /* follows no submission, or not alone */
+		uint64_t start = v[i].s;
+		int queued = prev && v[i - 1].d > start;
+		if (queued)
+			start = v[i - 1].d;
+		if (v[i].d > start)
+			k[n++] = (struct ft_gpu_kernel){ v[i].key, v[i].s, start, v[i].d, v[i].tid,
+							 queued };
+	}
+	free(v);
+	qsort(k, (size_t)n, sizeof *k, kernel_cmp);
+	*out = k;
 	return n;
 }
 

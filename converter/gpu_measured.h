@@ -36,6 +36,23 @@ struct ft_gpu_gap {
  * many. */
 int ft_gpu_measured_gaps(const struct ft_process *p, struct ft_gpu_gap **out);
 
+/* A sampled submission whose work the samples bound exactly: nothing
+ * else ran on its stream between start and end, and it ran within them
+ * (docs/ANALYSES.md, "Measured GPU time"). */
+struct ft_gpu_kernel {
+	uint64_t stream;         /* its key, as ft_gpu_span's */
+	uint64_t submit;         /* its submission's call (its record's time), trace ns */
+	uint64_t start, end;     /* end: its sample's completion */
+	int32_t tid;             /* the submitting thread */
+	int queued;              /* 1: start is the previous sample's completion (the
+	                            work ahead of it); 0: its submission (the
+	                            stream was idle then) */
+};
+
+/* p's exactly bounded submissions, sorted by thread then submission
+ * (caller frees); returns how many. */
+int ft_gpu_measured_kernels(const struct ft_process *p, struct ft_gpu_kernel **out);
+
 /* The union of every stream's measured spans, and of the nalso intervals
  * [g0, g1) of also (NULL: none), within [w0, w1): busy ns; *covered: the
  * part of [w0, w1) that samples cover (first sample's submission to last

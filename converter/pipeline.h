@@ -24,6 +24,9 @@ struct ft_pipe_call {
 	uint64_t track, ts, end;     /* track: its id; timestamps already shifted */
 	uint64_t flow;               /* 0: none */
 	int terminating;
+	uint64_t flow2;              /* 0: none; a second flow it starts (its kernel's) */
+	int gpu;                     /* nonzero: the call's work as measured on the
+	                                GPU, not the call (convert.c) */
 	const struct ft_process *p;
 	const struct ft_rec *rec;
 };

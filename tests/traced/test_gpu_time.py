@@ -228,3 +228,33 @@ def test_wait_takes_a_sample(traced):
     long_ = spans(g)["0"]
     assert len(long_) >= len(blocked)
     assert all(near(b - a, 2) for a, b in long_)
+
+
+def test_timeline_measured_kernels(traced):
+    """The drain shape's five 2 ms k2 kernels, each launched 10 ms after
+    the last with every launch sampled: each sample bounds its kernel
+    alone, so convert draws a "k2" slice on the stream's measured track
+    per launch, inside a busy span, the flow from that launch's slice on
+    the main thread ending there (which kernels the warm-up's samples
+    bound depends on when the pool was made: not asserted)."""
+    from pfslices import slices
+    r = traced([prog("gpu_time_prog"), "drain"], env=SIM)
+    assert r.returncode == 0, r.stderr
+    out = r.dir.rstrip("/") + ".pftrace"
+    subprocess.run([TOOL, "convert", r.dir, "-o", out], check=True, capture_output=True)
+    sl = slices(out)
+    k2 = [s for s in sl if s["name"] == "k2"]
+    assert len(k2) == 5
+    assert all(s["track"].startswith("GPU stream 0x") and s["track"].endswith("(measured)")
+               for s in k2)
+    busy = [s for s in sl if s["name"] == "busy (measured)" and s["track"] == k2[0]["track"]]
+    assert all(any(b["ts"] <= s["ts"] and s["end"] <= b["end"] for b in busy) for s in k2)
+    launches = [e["ts_ns"] for e in r.trace.calls("cuLaunchKernel") if e["args"]["kernel"] == "k2"]
+    by_flow = {f: s for s in sl if s["name"] == "cuLaunchKernel" for f in s["flows"]}
+    src = sorted(by_flow[s["term"][0]]["ts"] for s in k2)
+    assert len(launches) == 5 and len(src) == 5
+    assert all(not s["track"].startswith("GPU") for s in map(lambda s: by_flow[s["term"][0]], k2))
+    # the flows start at the five k2 launches (the dump's times are from
+    # the process's start, the timeline's absolute: compare the spacing)
+    launches.sort()
+    assert [t - src[0] for t in src] == [t - launches[0] for t in launches]
