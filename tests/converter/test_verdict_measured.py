@@ -308,7 +308,7 @@ def test_timeline_modelled_beside_measured(tmp_path):
     w.close()
     out = str(tmp_path / "t.pftrace")
     subprocess.run([TOOL, "convert", str(d), "-o", out], check=True, capture_output=True)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     c = subprocess.run([sys.executable, os.path.join(root, "tests", "check_pftrace.py"), out,
                         "--json", "--count-name", "busy (modelled)",
                         "--count-name", "busy (measured)"], capture_output=True, text=True)
