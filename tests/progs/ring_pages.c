@@ -1,7 +1,7 @@
 /*
  * ring_pages.c: the pages the tracer faults for the program's threads
  * (its ring's first pages at attach; the string table and the rings ahead
- * of their writers, by its flusher), for tests/test_ring_pages.py.
+ * of their writers, by its flusher), for tests/traced/test_ring_pages.py.
  *
  * ring_pages start N
  *   a new thread makes one read of /dev/zero (its first traced call),
