@@ -56,7 +56,8 @@ def test_handler_reads_recorded_or_counted(traced, stack):
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout == "handler reads 3000\n"
     for _ in range(3):
-        # a ring that holds the whole loop (~800 000 reads): on a loaded
+        # a ring that holds the whole loop (at most 1,000,000 reads, the
+        # program bounds them): on a loaded
         # machine the flusher fell behind a 1 MiB ring and full-ring drops
         # (counted in lost too) broke the exact counts below (CI, 23:10)
         run = traced(args, env={"FEEDTRACE_BUF_KB": "65536"})
