@@ -251,9 +251,12 @@ void ft_gpu_idle_words(const struct ft_verdict *v, uint64_t win, char *out, size
 			 100.0 * (double)(v->mcover_ns - v->mbusy_ns - v->mdrain_ns) /
 			 (double)v->mcover_ns,
 			 100.0 * (double)v->mcover_ns / w, 100.0 * (double)v->model_idle_ns / w);
-	else if (v->mcover_ns)
+	else if (v->mcover_ns)      /* what the few samples saw, said beside the model */
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: samples cover only %.0f%% "
-			 "of it)", 100.0 * (double)v->model_idle_ns / w, 100.0 * (double)v->mcover_ns / w);
+			 "of it, idle %.0f%% there)", 100.0 * (double)v->model_idle_ns / w,
+			 100.0 * (double)v->mcover_ns / w,
+			 100.0 * (double)(v->mcover_ns - v->mbusy_ns - v->mdrain_ns) /
+			 (double)v->mcover_ns);
 	else
 		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
 			 100.0 * (double)v->model_idle_ns / w);
