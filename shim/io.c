@@ -325,6 +325,17 @@ int fclose(FILE *f)
 	return r;
 }
 
+static void record_fread(struct ft_thread *t, uint64_t t0, size_t size, size_t n, size_t r,
+			 FILE *f)
+{
+	int e = errno;
+	int fd = fileno(f);
+	uint64_t t1 = ft_now();
+	ft_record4(t, FT_EV_FREAD, t0, t1, (uint32_t)fd, ft_fd_path(fd),
+		   sat32((uint64_t)size * n), (uint32_t)result32((long)(r * size)));
+	errno = e;
+}
+
 size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
 	struct ft_thread *t = ft_enter(FT_G_IO);
@@ -332,12 +343,20 @@ size_t fread(void *buf, size_t size, size_t n, FILE *f)
 		return REAL(fread)(buf, size, n, f);
 	uint64_t t0 = ft_now();
 	size_t r = REAL(fread)(buf, size, n, f);
-	int e = errno;
-	int fd = fileno(f);
-	uint64_t t1 = ft_now();
-	ft_record4(t, FT_EV_FREAD, t0, t1, (uint32_t)fd, ft_fd_path(fd),
-		   sat32((uint64_t)size * n), (uint32_t)result32((long)(r * size)));
-	errno = e;
+	record_fread(t, t0, size, n, r, f);
+	return r;
+}
+
+/* fread into a buffer of known size, built with _FORTIFY_SOURCE (the
+ * default of some distributions' compilers): recorded as fread */
+size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
+{
+	struct ft_thread *t = ft_enter(FT_G_IO);
+	if (!t)
+		return REAL(__fread_chk)(buf, buflen, size, n, f);
+	uint64_t t0 = ft_now();
+	size_t r = REAL(__fread_chk)(buf, buflen, size, n, f);
+	record_fread(t, t0, size, n, r, f);
 	return r;
 }
 

@@ -42,6 +42,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *addr, socklen_t *addrlen);
 char *__fgets_chk(char *s, size_t size, int n, FILE *f);
 char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f);
+size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f);
 size_t __fread_unlocked_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f);
 wchar_t *__fgetws_chk(wchar_t *s, size_t size, int n, FILE *f);
 wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t size, int n, FILE *f);

@@ -1,9 +1,10 @@
 /*
  * stdio_fortify.c: built -O2 with _FORTIFY_SOURCE=2, so that
- * fread_unlocked and fgetws into buffers of known size with a length not
- * known at compile time become __fread_unlocked_chk and __fgetws_chk
- * (tests/traced/test_io_paths.py checks both with nm).
- *   stdio_fortify fread_unlocked|fgetws FILE LEN
+ * fread, fread_unlocked and fgetws into buffers of known size with a
+ * length not known at compile time become __fread_chk,
+ * __fread_unlocked_chk and __fgetws_chk (tests/traced/test_io_paths.py
+ * checks each with nm).
+ *   stdio_fortify fread|fread_unlocked|fgetws FILE LEN
  * reads FILE whole, LEN bytes (characters) a call at most; prints
  * "MODE bytes B calls C" (fgetws: characters).
  */
@@ -23,7 +24,14 @@ int main(int argc, char **argv)
 		return 1;
 	int len = atoi(argv[3]);
 	unsigned long bytes = 0, calls = 0;
-	if (!strcmp(argv[1], "fread_unlocked")) {
+	if (!strcmp(argv[1], "fread")) {
+		char buf[512];
+		size_t got;
+		if (len < 1 || len > (int)sizeof buf)
+			return 2;
+		while (calls++, (got = fread(buf, 1, (size_t)len, f)) > 0)
+			bytes += got;
+	} else if (!strcmp(argv[1], "fread_unlocked")) {
 		char buf[512];
 		size_t got;
 		if (len < 1 || len > (int)sizeof buf)

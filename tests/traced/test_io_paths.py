@@ -299,3 +299,23 @@ def test_fortified_stdio_readers(traced, tmp_path, mode, kind):
     full, rest = divmod(size, buf)
     assert [e["args"]["ret"] for e in recs] == [buf] * full + [rest, 0]
     assert all(e["args"]["path"] == path and e["args"]["req"] == buf for e in recs)
+
+
+def test_fortified_fread(traced, tmp_path):
+    """fread into a buffer of known size, built with _FORTIFY_SOURCE=2,
+    calls __fread_chk: recorded as fread, every call (as fread is), each
+    with the bytes it asked for and got: 300 a call, the rest, then 0."""
+    exe = built_prog("stdio_fortify")
+    nm = subprocess.run(["nm", "-D", exe], capture_output=True, text=True).stdout
+    assert "__fread_chk" in nm
+    path = make_lines(tmp_path)
+    size = os.path.getsize(path)
+    argv = [exe, "fread", path, "300"]
+    r = traced(argv)
+    same_output(r, argv)
+    full, rest = divmod(size, 300)
+    calls = full + (2 if rest else 1)
+    assert r.stdout == "fread bytes %d calls %d\n" % (size, calls)
+    recs = r.trace.calls("fread")
+    assert [e["args"]["ret"] for e in recs] == [300] * full + ([rest] if rest else []) + [0]
+    assert all(e["args"]["path"] == path and e["args"]["req"] == 300 for e in recs)
