@@ -1125,10 +1125,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 			/* waiting for other ranks: shown for a rank, or when there was some */
 			if (k == FT_CAT_RANKS && !v->t[k] && !mh->world_size)
 				continue;
-			/* waiting for a core: when the samples show some */
-			if (k == FT_CAT_RUNQ && !v->t[k])
-				continue;
 			double pc = v->wall_ns ? 100.0 * (double)v->t[k] / (double)v->wall_ns : 0;
+			/* waiting for a core: when the samples show some that
+			 * its one decimal can say */
+			if (k == FT_CAT_RUNQ && pc < 0.05)
+				continue;
 			int m = snprintf(line, sizeof line, "%s %.1f%%", ft_cat_label[k], pc);
 			if (col + m + 3 > 78) {
 				fputc('\n', out);

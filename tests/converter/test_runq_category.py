@@ -18,12 +18,12 @@ US = 1_000
 PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
 
 
-def loaded(d, samples=True):
+def loaded(d, samples=True, main_q=50 * MS):
     """pid 500 (a C program): its main thread receives a batch every 10 ms
     (40 pipe reads of 6 ms from 1 ms); three loader threads each read
     100 us per batch and are busy (untraced) the rest. SCHED samples every
     200 ms from the start: the main thread runnable, waiting for a core,
-    25% of the time, each loader thread 60%."""
+    25% of the time (main_q per 200 ms), each loader thread 60%."""
     os.makedirs(d)
     w = ftgen.TraceFile(os.path.join(d, "host.500.ft"), 500, ["./loader"])
     w.thread(500, "loader", main=True)
@@ -37,7 +37,7 @@ def loaded(d, samples=True):
             w.event(510 + i, "READ", t0 + k * 10 * MS + MS, 100 * US, fd=9, req=1 << 20,
                     ret=1 << 20, path="/data/x%d" % k)
     for j in range(4) if samples else ():
-        w.runq(500, w.start + j * 200 * MS, j * 50 * MS)
+        w.runq(500, w.start + j * 200 * MS, j * main_q)
         for i in range(3):
             w.runq(510 + i, w.start + j * 200 * MS, j * 120 * MS)
     w.close()
@@ -75,6 +75,17 @@ def test_without_samples_no_time_waits_for_a_core(tmp_path):
     assert v["time_ns"]["other_cpu"] == 156 * MS
     txt = subprocess.run([TOOL, "report", d], capture_output=True, text=True).stdout
     assert "other CPU 40.0%" in txt and "waiting for a core" not in txt
+
+
+def test_a_share_too_small_to_print_is_left_out(tmp_path):
+    """40 us per 200 ms waiting for a core (0.02% of the window): in the
+    JSON, but the text's one decimal would say 0.0%: left out"""
+    d = loaded(str(tmp_path / "run"), main_q=40 * US)
+    v = report_json(d)["verdict"]
+    assert v["time_ns"]["runq"] == 78 * US
+    txt = subprocess.run([TOOL, "report", d], capture_output=True, text=True).stdout
+    assert "waiting for a core 0.0%" not in txt
+    assert "    locks 0.0%   waiting for data 60.0%   other CPU 40.0%\n" in txt
 
 
 def test_html_diff_and_timeline_show_it(tmp_path):
