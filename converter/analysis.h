@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "reader.h"
+#include "states.h"
 
 /* where a thread's time goes (verdict shares, gap attribution) */
 enum ft_cat {
@@ -186,8 +187,7 @@ struct ft_verdict {
 	int by_launch;            /* feeders chosen because they launch kernels */
 	uint64_t wall_ns;         /* summed over the feeders */
 	uint64_t t[FT_CAT_N];     /* time per category, summed over the feeders */
-	const char *limit;        /* "work submission", "data delivery", "synchronization",
-	                             "locks", "GPU-bound", "none" */
+	enum ft_limit limit;      /* UNSET: no verdict */
 	char sentence[384];
 	/* the model (docs/ANALYSES.md, "The verdict") */
 	const char *basis;        /* "gpu_idle" or "thread_time" */

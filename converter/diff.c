@@ -812,8 +812,8 @@ int ft_diff(const struct ft_diff_args *args)
 		}
 		gpu_idle_json(j, a, b);
 		ft_json_obj(j, "verdict");
-		const char *la = a->r[0].procs[a->r[0].main].v.limit;
-		const char *lb = b->r[0].procs[b->r[0].main].v.limit;
+		const char *la = ft_limit_name(a->r[0].procs[a->r[0].main].v.limit);
+		const char *lb = ft_limit_name(b->r[0].procs[b->r[0].main].v.limit);
 		ft_json_str(j, "before", la ? la : "");
 		ft_json_str(j, "after", lb ? lb : "");
 		ft_json_end(j);
@@ -844,8 +844,8 @@ int ft_diff(const struct ft_diff_args *args)
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
-		       b->r[0].procs[b->r[0].main].v.limit);
+		printf("\nverdict: %s -> %s\n", ft_limit_name(a->r[0].procs[a->r[0].main].v.limit),
+		       ft_limit_name(b->r[0].procs[b->r[0].main].v.limit));
 		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)

@@ -202,7 +202,7 @@ int ft_gap_queued(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
 	const struct ft_verdict *v = verdict_of(r, f->pid);
-	return f->kind == FT_FK_GAP && !f->after_sync && v && is(v->limit, "GPU-bound");
+	return f->kind == FT_FK_GAP && !f->after_sync && v && v->limit == FT_LIMIT_GPU;
 }
 
 int ft_gap_startup(const struct ft_report *r, int i)
@@ -341,7 +341,7 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 		return;
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
-	if (!v->limit || strcmp(v->limit, "work submission") || !v->by_launch)
+	if (v->limit != FT_LIMIT_SUBMISSION || !v->by_launch)
 		return;
 	uint64_t launches = 0;
 	for (int k = 0; k < v->nths; k++)

@@ -406,16 +406,16 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
 		ptimed |= rv->prod[i].fault_timed;
 	}
-	if (v->limit && !strcmp(v->limit, "none") && v->nfeeders && rv->nprod)
+	if (v->limit == FT_LIMIT_NONE && v->nfeeders && rv->nprod)
 		slack(rv);
-	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
+	if (v->limit == FT_LIMIT_DATA && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
 		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
 		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
 			snprintf(rv->detail, sizeof rv->detail, "T");
 			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
 		}
-	} else if (v->limit && !strcmp(v->limit, "data delivery")) {
+	} else if (v->limit == FT_LIMIT_DATA) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
 					 : pio >= pcpu ? "I/O" : "preprocessing";
@@ -743,7 +743,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 			reanalyse(r, i, o ? o : &dflt, w.w0, w.w1, mg, ft_said_once(err));
 	}
 	for (int j = 0; j < r->ranks.n; j++) {
-		r->ranks.r[j].limit = r->procs[r->ranks.r[j].proc].v.limit;
+		r->ranks.r[j].limit = ft_limit_name(r->procs[r->ranks.r[j].proc].v.limit);
 		r->ranks.r[j].step_median_ns = r->procs[r->ranks.r[j].proc].own_step_median_ns;
 	}
 	/* a median does not add up: the run's is that of the process with most steps */
@@ -1351,7 +1351,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_fixed(j, ft_cat_name[k],
 			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
 	ft_json_end(j);
-	ft_json_str(j, "limit", v->limit ? v->limit : "none");
+	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
 	ft_json_str(j, "sentence", ft_txt(v->sentence));
 	ft_json_str(j, "role", p->role ? p->role : "helper");
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
