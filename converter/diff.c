@@ -281,7 +281,7 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 		ft_report_step_periods(&s->r[i], &s->per[i], &s->nper[i]);
 		add_metrics(&s->sum, &s->r[i].total);
 		feeds(&s->r[i], s->feed);
-		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;
+		s->whole |= s->r[i].rv.from != FT_FROM_STEPS;
 		s->optimizer += s->r[i].total.steps_from_optimizer != 0;
 	}
 	return 0;

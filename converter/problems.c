@@ -209,7 +209,7 @@ int ft_gap_startup(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
 	return f->kind == FT_FK_GAP && r->nprocs && f->pid == r->procs[r->main].pid &&
-	       r->rv.from && strcmp(r->rv.from, "whole run") && f->end <= r->rv.w0;
+	       r->rv.from && r->rv.from != FT_FROM_WHOLE && f->end <= r->rv.w0;
 }
 
 /* a gap row that the launch-bound row already holds; a start-up gap

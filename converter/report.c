@@ -255,7 +255,7 @@ static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 {
 	if (v0->first_step && (v0->by_launch || v0->batches || v0->nfeeders)) {
-		rv->from = "steps";
+		rv->from = FT_FROM_STEPS;
 		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
 		/* the warm-up steps stay out: the loop's verdict, not its first
 		 * step's module loads and autotuning */
@@ -265,16 +265,16 @@ static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 			rv->w0 = v0->warmup_end;
 		}
 	} else if (v0->by_launch) {
-		rv->from = "first launch";
+		rv->from = FT_FROM_LAUNCH;
 		rv->w0 = v0->loop_launch ? v0->loop_launch : v0->first_launch;
 		rv->launches_before = v0->loop_launch ? v0->launches_before : 0;
 		rv->w1 = v0->last_gpu_end;
 	} else if (v0->batches) {
-		rv->from = "first batch";
+		rv->from = FT_FROM_BATCH;
 		rv->w0 = v0->first_batch, rv->w1 = v0->last_batch;
 	}
 	if (!rv->from || rv->w1 <= rv->w0) {
-		rv->from = "whole run";
+		rv->from = FT_FROM_WHOLE;
 		rv->w0 = v0->win_start, rv->w1 = v0->win_end;
 	}
 }
@@ -315,7 +315,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	/* again, within the window: the main process and its workers */
 	int32_t tid0 = mp->pid;
 	for (int i = 0; i < r->nprocs; i++)
-		if (strcmp(r->procs[i].role, "helper") && strcmp(rv->from, "whole run"))
+		if (strcmp(r->procs[i].role, "helper") && rv->from != FT_FROM_WHOLE)
 			reanalyse(r, i, o, rv->w0, rv->w1, mg, err);
 	const struct ft_verdict *v = &mp->v;
 	/* start-up: the time before the window, and the main thread's calls in it */
@@ -336,7 +336,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
 	/* the workers' file reads in a window of steps: the main process's
 	 * own reads per step leave out the reads that feed those steps */
-	if (!strcmp(rv->from, "steps"))
+	if (rv->from == FT_FROM_STEPS)
 		for (int i = 0; i < r->nprocs; i++)
 			if (main_worker(r, i) && !ft_phases_eval_worker(v->phases, r->procs[i].start))
 				rv->worker_reads += r->procs[i].v.shape.calls;
@@ -410,21 +410,23 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		slack(rv);
 	if (v->limit == FT_LIMIT_DATA && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
-		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
+		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? FT_CAUSE_IO
+									     : FT_CAUSE_PREPROCESSING;
 		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
 			snprintf(rv->detail, sizeof rv->detail, "T");
 			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
 		}
 	} else if (v->limit == FT_LIMIT_DATA) {
 		if (rv->nprod) {
-			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
-					 : pio >= pcpu ? "I/O" : "preprocessing";
+			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? FT_CAUSE_UNKNOWN
+					 : pio >= pcpu ? FT_CAUSE_IO : FT_CAUSE_PREPROCESSING;
 			/* neither: runnable but not running (more busy threads
 			 * than cores), where they waited for a core 20% or more */
-			if (!strcmp(rv->data_cause, "unknown") && prq * 5 >= pw)
-				rv->data_cause = "waiting for a core";
+			if (rv->data_cause == FT_CAUSE_UNKNOWN && prq * 5 >= pw)
+				rv->data_cause = FT_CAUSE_RUNQ;
 		} else {
-			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
+			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? FT_CAUSE_IO
+									     : FT_CAUSE_UNKNOWN;
 		}
 		/* "2 workers and 1 loader thread"; more of the first kind suggested */
 		int nw = 0;
@@ -454,9 +456,9 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		}
 		/* producers faulting on mapped data look idle or busy on the CPU:
 		 * their reads are the faults */
-		if (strcmp(rv->data_cause, "I/O") && pflt >= FT_MAPPED_MIN_FAULTS)
-			rv->data_cause = "mapped I/O";
-		if (!strcmp(rv->data_cause, "mapped I/O")) {
+		if (rv->data_cause != FT_CAUSE_IO && pflt >= FT_MAPPED_MIN_FAULTS)
+			rv->data_cause = FT_CAUSE_MAPPED;
+		if (rv->data_cause == FT_CAUSE_MAPPED) {
 			char n[32], files[400], wait[128] = "";
 			ft_fmt_count(n, sizeof n, pflt);
 			ft_mapped_files_text(&r->mapped, files, sizeof files);
@@ -476,25 +478,25 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "The %s took %s major page faults on mapped data (%.300s)%s: the "
 				 "data set is read from disk through memory maps (see Mapped data).",
 				 who, n, files, wait);
-		} else if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
+		} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s %.0f%% of %s time in "
 				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
 				 100 * (double)pio / d, their, how, more);
-		else if (!strcmp(rv->data_cause, "waiting for a core"))
+		else if (rv->data_cause == FT_CAUSE_RUNQ)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
 				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
 				 "fewer threads per core (torch.set_num_threads, fewer workers, "
 				 "taskset).", who, verb, 100 * (double)prq / d, their,
 				 100 * (double)pcpu / d, 100 * (double)pio / d);
-		else if (!strcmp(rv->data_cause, "preprocessing"))
+		else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
 				 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
 				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
 				 more);
-		else if (!strcmp(rv->data_cause, "I/O"))
+		else if (rv->data_cause == FT_CAUSE_IO)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The feeding threads read the files "
 				 "themselves.");
@@ -510,7 +512,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
 		/* busy producers that also waited for a core 20% of their time */
 		size_t dn = strlen(rv->detail);
-		if (strcmp(rv->data_cause, "waiting for a core") && prq * 5 >= pw &&
+		if (rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw &&
 		    dn < sizeof rv->detail)
 			snprintf(rv->detail + dn, sizeof rv->detail - dn, " %s also runnable, "
 				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
@@ -739,7 +741,7 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		int i = r->ranks.r[j].proc;
 		struct ft_run_verdict w = { 0 };
 		loop_window(&r->procs[i].v, &w);
-		if (i != r->main && strcmp(w.from, "whole run"))
+		if (i != r->main && w.from != FT_FROM_WHOLE)
 			reanalyse(r, i, o ? o : &dflt, w.w0, w.w1, mg, ft_said_once(err));
 	}
 	for (int j = 0; j < r->ranks.n; j++) {
@@ -1117,7 +1119,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		int n = snprintf(line, sizeof line, "evidence: the feeding thread%s",
 				 v->nfeeders > 1 ? "s'" : "'s");
 		n += snprintf(line + n, sizeof line - (size_t)n, " time in the %s window:",
-			      rv->from);
+			      ft_from_name(rv->from));
 		ft_wrap(out, line, 2);
 		int col = 0;
 		const struct ft_file_header *mh = &r->tr.procs[r->main]->hdr;
@@ -1142,7 +1144,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_gpu_idle_words(v, rv->w1 - rv->w0, line, sizeof line);
 		ft_wrap(out, line, 2);
 	}
-	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
+	if (rv->startup_ns && rv->from != FT_FROM_WHOLE) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;
 		/* a flight recorder's window starts mid-run: no start-up in it */
@@ -1160,7 +1162,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				     rv->launches_before > 1 ? "es" : "");
 		} else {
 			n = snprintf(line, sizeof line, "%s %s before the %s", before, a,
-				     !strcmp(rv->from, "steps") ? "first step" : rv->from);
+				     rv->from == FT_FROM_STEPS ? "first step" : ft_from_name(rv->from));
 		}
 		int k = 0;
 		for (int c2 = 0; c2 < FT_CAT_N; c2++)
@@ -1232,7 +1234,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (npb > shown_pb && ft_problem_rank_ns(&pb[shown_pb]) < negligible)
 		fprintf(out, "  %s%d smaller, each under 0.1%% of the %s (--json lists them all)\n",
 			shown_pb ? "... " : "", npb - shown_pb,
-			!strcmp(rv->from, "whole run") ? "run" : "loop");
+			rv->from == FT_FROM_WHOLE ? "run" : "loop");
 	else if (npb > shown_pb)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
@@ -1361,7 +1363,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	if (rv) {
 		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
 		ft_json_str(j, "process", ft_txt(rv->process));
-		ft_json_str(j, "data_cause", rv->data_cause);
+		ft_json_str(j, "data_cause", ft_cause_name(rv->data_cause));
 		ft_json_str(j, "detail", ft_txt(rv->detail));
 		if (rv->data_cause && rv->shape.calls) {
 			ft_json_obj(j, "producer_reads");
@@ -1379,7 +1381,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_obj(j, "window");
 		ft_json_u64(j, "start_ns", rv->w0);
 		ft_json_u64(j, "end_ns", rv->w1);
-		ft_json_str(j, "from", rv->from);
+		ft_json_str(j, "from", ft_from_name(rv->from));
 		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
 		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
 		ft_json_u64(j, "worker_file_reads", rv->worker_reads);

@@ -47,8 +47,8 @@ struct ft_run_verdict {
 	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
 	char detail[768];         /* the producers' line, or "" */
 	struct ft_read_shape shape;   /* the producers' reads, mostly (req 0: none) */
-	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
-	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
+	enum ft_cause data_cause; /* why the loop waits for data; UNSET: it does not */
+	enum ft_from from;        /* what the window starts from */
 	uint64_t w0, w1, startup_ns;
 	uint64_t feed_runq_ns;    /* the feeding threads runnable, waiting for a core, in
 	                             the window (of their other CPU) */
