@@ -80,8 +80,7 @@ const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding
 {
 	int gil = f->kind == FT_FK_LOCK && f->lock_name && !strcmp(f->lock_name, "Python GIL");
 	for (int i = 0; i < r->nprocs && gil; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role &&
-		    !strcmp(r->procs[i].role, "worker"))
+		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
 			return "Python threads of this worker process queue for its interpreter "
 			       "(the GIL): do the work on the worker's own thread (no thread "
 			       "pools in __getitem__ or the transforms) and add workers for "

@@ -162,7 +162,7 @@ static void slack(struct ft_run_verdict *rv)
 		/* waiting for a core is not waiting for the loop */
 		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
 		hand += rv->prod[i].handover;
-		nw += !strcmp(rv->prod[i].role, "worker");
+		nw += rv->prod[i].role == FT_PROD_WORKER;
 	}
 	if (!wall || idle * 2 < wall)
 		return;
@@ -295,7 +295,7 @@ static void reanalyse(struct ft_report *r, int i, const struct ft_an_opts *o, ui
  * workers too, of their rank's main) */
 static int main_worker(const struct ft_report *r, int i)
 {
-	return !strcmp(r->procs[i].role, "worker") && r->procs[i].parent == r->main;
+	return r->procs[i].role == FT_ROLE_WORKER && r->procs[i].parent == r->main;
 }
 
 static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
@@ -315,7 +315,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	/* again, within the window: the main process and its workers */
 	int32_t tid0 = mp->pid;
 	for (int i = 0; i < r->nprocs; i++)
-		if (strcmp(r->procs[i].role, "helper") && rv->from != FT_FROM_WHOLE)
+		if (r->procs[i].role != FT_ROLE_HELPER && rv->from != FT_FROM_WHOLE)
 			reanalyse(r, i, o, rv->w0, rv->w1, mg, err);
 	const struct ft_verdict *v = &mp->v;
 	/* start-up: the time before the window, and the main thread's calls in it */
@@ -357,7 +357,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		producer(&pr, r->tr.procs[i], &p->v.ths[b], rv->w0, rv->w1);
 		producer_faults(r, i, &pr, rv->w0, rv->w1);
 		pr.pid = p->pid;
-		pr.role = "worker";
+		pr.role = FT_PROD_WORKER;
 		if (pr.wall)
 			add_producer(rv, &pr);
 	}
@@ -375,7 +375,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			continue;             /* a helper thread: it waits */
 		producer_faults(r, r->main, &pr, rv->w0, rv->w1);
 		pr.pid = mp->pid;
-		pr.role = "loader thread";
+		pr.role = FT_PROD_LOADER;
 		add_producer(rv, &pr);
 	}
 	/* threads with no call in the window but CPU samples: busy loaders */
@@ -388,7 +388,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		int64_t cpu = seen ? -1 : ft_thread_cpu_ns(mpr, tid, rv->w0, rv->w1);
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
-		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
+		struct ft_producer pr = { mp->pid, tid, FT_PROD_LOADER, rv->w1 - rv->w0, 0,
 					  (uint64_t)cpu, 0, 0, 1, 0, 0, 0, 0, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
@@ -431,7 +431,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		/* "2 workers and 1 loader thread"; more of the first kind suggested */
 		int nw = 0;
 		for (int i = 0; i < rv->nprod; i++)
-			nw += !strcmp(rv->prod[i].role, "worker");
+			nw += rv->prod[i].role == FT_PROD_WORKER;
 		int nl = rv->nprod - nw;
 		char who[64] = "", lt[32] = "";
 		if (nl)
@@ -536,9 +536,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			if (share >= 0.3 && share >= 1.5 * all && n < sizeof rv->detail)
 				snprintf(rv->detail + n, sizeof rv->detail - n,
 					 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
-					 x->role, x->tid, strcmp(x->role, "worker") ? " of the main process" : "",
+					 ft_prod_name(x->role), x->tid,
+					 x->role != FT_PROD_WORKER ? " of the main process" : "",
 					 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
-					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
+					 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
 		}
 	}
 	feed_runq(v, rv);
@@ -565,7 +566,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
-		nl += !strcmp(rv->prod[i].role, "loader thread");
+		nl += rv->prod[i].role == FT_PROD_LOADER;
 	n = (int)strlen(rv->process);
 	if (nl && n < (int)sizeof rv->process - 32)
 		snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d loader thread%s", nl,
@@ -950,7 +951,7 @@ static void print_tree(const struct ft_report *r, const struct tree *t, int i, i
 	if (cw > 48)
 		cw = 48;
 	fprintf(out, "  %*s%d %-6s %s%.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
-		r->procs[i].role, rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
+		ft_proc_role_name(r->procs[i].role), rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
 		*from ? ")" : "");
 	if (d >= 16)
 		return;
@@ -1355,7 +1356,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_end(j);
 	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
 	ft_json_str(j, "sentence", ft_txt(v->sentence));
-	ft_json_str(j, "role", p->role ? p->role : "helper");
+	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
 	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
@@ -1421,7 +1422,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_obj(j, NULL);
 			ft_json_int(j, "pid", q->pid);
 			ft_json_int(j, "tid", q->tid);
-			ft_json_str(j, "role", q->role);
+			ft_json_str(j, "role", ft_prod_name(q->role));
 			ft_json_u64(j, "wall_ns", q->wall);
 			ft_json_u64(j, "io_ns", q->io);
 			ft_json_u64(j, "cpu_ns", q->cpu);
@@ -1601,7 +1602,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_obj(j, NULL);
 		ft_json_int(j, "pid", p->pid);
 		ft_json_int(j, "ppid", p->ppid);
-		ft_json_str(j, "role", p->role ? p->role : "helper");
+		ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
 		ft_json_str(j, "cmdline", ft_txt(p->cmdline));
 		ft_rank_json(j, r->tr.procs[i]);
 		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);

@@ -20,7 +20,7 @@
 struct ft_rep_proc {
 	int32_t pid, ppid;
 	const char *cmdline;
-	const char *role;         /* "main", "worker", "rank" or "helper" */
+	enum ft_proc_role role;   /* roles.c's */
 	int parent;               /* index of its parent in procs, -1: none traced */
 	uint64_t start;           /* its trace's start */
 	struct ft_metrics m;
@@ -32,7 +32,7 @@ struct ft_rep_proc {
 /* a thread that delivers data to the feeding process, in the window */
 struct ft_producer {
 	int32_t pid, tid;
-	const char *role;         /* "worker" or "loader thread" */
+	enum ft_prod role;
 	uint64_t wall, io, cpu, lock, idle;
 	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
 	uint64_t majflt;          /* major page faults on mapped data (mapped.c) */
