@@ -190,7 +190,7 @@ struct ft_verdict {
 	enum ft_limit limit;      /* UNSET: no verdict */
 	char sentence[384];
 	/* the model (docs/ANALYSES.md, "The verdict") */
-	const char *basis;        /* "gpu_idle" or "thread_time" */
+	enum ft_basis basis;
 	uint64_t win_start, win_end;
 	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
 	uint64_t loop_launch, launches_before; /* gpu.c: the loop's first launch after

@@ -181,10 +181,11 @@ static int by_delta(const void *x, const void *y)
 	return dx > dy ? -1 : dx < dy;
 }
 
-static const char *status(const struct label *l)
+static enum ft_status status(const struct label *l)
 {
-	return !l->n[1] ? "gone" : !l->n[0] ? "new" : l->lost[1] < l->lost[0] ? "shrank" :
-	       l->lost[1] > l->lost[0] ? "grew" : "same";
+	return !l->n[1] ? FT_STATUS_GONE : !l->n[0] ? FT_STATUS_NEW
+	       : l->lost[1] < l->lost[0] ? FT_STATUS_SHRANK
+	       : l->lost[1] > l->lost[0] ? FT_STATUS_GREW : FT_STATUS_SAME;
 }
 
 /* ---- loading ---- */
@@ -688,13 +689,13 @@ int ft_diff(const struct ft_diff_args *args)
 			 * interval; at most two, each over NOTABLE_NS per unit */
 			int named = 0;
 			for (int i = 0; i < nl && named < 2 && len < (int)sizeof concl - 300; i++) {
-				if (!strcmp(status(&l[i]), "same") ||
+				if (status(&l[i]) == FT_STATUS_SAME ||
 				    (per(a, l[i].lost[0]) < NOTABLE_NS && per(b, l[i].lost[1]) < NOTABLE_NS))
 					continue;
 				describe(one, sizeof one, &l[i], a, b, unit);
 				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s %s",
 						named++ ? "; " : ". Within the interval, so not credited: ",
-						status(&l[i]), one);
+						ft_status_name(status(&l[i])), one);
 			}
 		}
 	} else {
@@ -780,7 +781,7 @@ int ft_diff(const struct ft_diff_args *args)
 			ft_json_obj(j, NULL);
 			ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
 			ft_json_str(j, "what", l[i].text);
-			ft_json_str(j, "status", status(&l[i]));
+			ft_json_str(j, "status", ft_status_name(status(&l[i])));
 			ft_json_obj(j, "count");
 			ft_json_u64(j, "before", mean(a, l[i].n[0]));
 			ft_json_u64(j, "after", mean(b, l[i].n[1]));
@@ -800,7 +801,7 @@ int ft_diff(const struct ft_diff_args *args)
 		for (int k = 0; k < 2; k++) {
 			ft_json_arr(j, names[k]);
 			for (int i = 0; i < nl; i++)
-				if (!strcmp(status(&l[i]), k ? "new" : "gone")) {
+				if (status(&l[i]) == (k ? FT_STATUS_NEW : FT_STATUS_GONE)) {
 					ft_json_obj(j, NULL);
 					ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
 					ft_json_str(j, "what", l[i].text);
@@ -849,14 +850,14 @@ int ft_diff(const struct ft_diff_args *args)
 		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)
-			if (strcmp(status(&l[i]), "same")) {
+			if (status(&l[i]) != FT_STATUS_SAME) {
 				if (per(a, l[i].lost[0]) < LISTED_NS && per(b, l[i].lost[1]) < LISTED_NS) {
 					small++;            /* a GIL wait of 100 ns is not news */
 					continue;
 				}
 				describe(one, sizeof one, &l[i], a, b, unit);
 				char line[300];
-				snprintf(line, sizeof line, "%s %s", status(&l[i]), one);
+				snprintf(line, sizeof line, "%s %s", ft_status_name(status(&l[i])), one);
 				wrap78(line);
 			}
 		if (small) {

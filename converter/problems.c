@@ -184,15 +184,10 @@ static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pi
 	return NULL;
 }
 
-static int is(const char *s, const char *what)
-{
-	return s && !strcmp(s, what);
-}
-
 uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
 {
 	const struct ft_verdict *v = verdict_of(r, f->pid);
-	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && is(v->basis, "gpu_idle"))
+	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && v->basis == FT_BASIS_GPU_IDLE)
 		return f->gpu_idle_ns;
 	return f->lost_ns;
 }
@@ -353,7 +348,7 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 	struct ft_problem *p = add(acc);
 	p->kind = "launch-bound";
 	p->pid = mp->pid;
-	p->lost_ns = !strcmp(v->basis, "gpu_idle")
+	p->lost_ns = v->basis == FT_BASIS_GPU_IDLE
 		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
 	char a[32], b[32];
 	ft_fmt_ns(a, sizeof a, cpu / launches);

@@ -1097,7 +1097,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (*rv->detail)
 		ft_wrap(out, rv->detail, 2);
 	/* one line of evidence */
-	if (v->by_launch && !strcmp(v->basis, "gpu_idle")) {
+	if (v->by_launch && v->basis == FT_BASIS_GPU_IDLE) {
 		ft_fmt_ns(a, sizeof a, v->idle_ns);
 		ft_fmt_ns(b, sizeof b, rv->w1 - rv->w0);
 		int n = snprintf(line, sizeof line, "evidence: GPU idle %s of the %s loop%s", a, b,
@@ -1357,7 +1357,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
 	ft_json_str(j, "sentence", ft_txt(v->sentence));
 	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
+	ft_json_str(j, "basis", v->basis ? ft_basis_name(v->basis) : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
 	ft_phases_json(j, "phases", v->phases);

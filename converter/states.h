@@ -1,10 +1,11 @@
 /*
- * states.h: the states the model of a run decides (a verdict's limit, the
- * window it stands on, the cause of a data wait, a process's and a
- * producer's role), each an enum with one X-macro list giving the name
- * every output prints for it. Logic compares the enums; the text, JSON and
- * HTML writers print ft_<state>_name(). Value 0 of each is "not decided"
- * and has no name (NULL). A new state is one line in its list.
+ * states.h: the states the model of a run decides (a verdict's limit,
+ * the window it stands on and the basis of its shares, the cause of a
+ * data wait, a process's and a producer's role, how a diff's finding
+ * changed), each an enum with one X-macro list giving the name every
+ * output prints for it. Logic compares the enums; the text, JSON and HTML
+ * writers print ft_<state>_name(). Value 0 of each is "not decided" and
+ * has no name (NULL). A new state is one line in its list.
  */
 #ifndef FT_STATES_H
 #define FT_STATES_H
@@ -46,6 +47,20 @@
 	X(FT_PROD_WORKER, "worker")                     \
 	X(FT_PROD_LOADER, "loader thread")
 
+/* what the verdict's shares stand on (struct ft_verdict's basis): the
+ * GPU's idle time split by the feed, or the feeding threads' time */
+#define FT_BASES(X)                                     \
+	X(FT_BASIS_GPU_IDLE, "gpu_idle")                \
+	X(FT_BASIS_THREAD_TIME, "thread_time")
+
+/* how a finding changed from one side of a diff to the other */
+#define FT_STATUSES(X)                                  \
+	X(FT_STATUS_GONE, "gone")                       \
+	X(FT_STATUS_NEW, "new")                         \
+	X(FT_STATUS_SHRANK, "shrank")                   \
+	X(FT_STATUS_GREW, "grew")                       \
+	X(FT_STATUS_SAME, "same")
+
 #define FT_STATE_ENUM_(id, name) id,
 #define FT_STATE_NAME_(id, name) name,
 
@@ -63,5 +78,7 @@ FT_STATE_(ft_from, FT_FROM_UNSET, FT_FROMS)
 FT_STATE_(ft_cause, FT_CAUSE_UNSET, FT_CAUSES)
 FT_STATE_(ft_proc_role, FT_ROLE_UNSET, FT_ROLES)
 FT_STATE_(ft_prod, FT_PROD_UNSET, FT_PRODS)
+FT_STATE_(ft_basis, FT_BASIS_UNSET, FT_BASES)
+FT_STATE_(ft_status, FT_STATUS_UNSET, FT_STATUSES)
 
 #endif

@@ -68,7 +68,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	v->lock_union = out->lock_union;
 	v->win_start = cx->o.win_end ? cx->o.win_start : cx->first_ts;
 	v->win_end = cx->o.win_end ? cx->o.win_end : cx->last_end;
-	v->basis = "thread_time";
+	v->basis = FT_BASIS_THREAD_TIME;
 	/* each thread's run-queue delay in the window, from its SCHED samples:
 	 * the part of its untraced time it was runnable, waiting for a core,
 	 * a category of its own (FT_CAT_RUNQ) */
@@ -227,7 +227,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	 * either way (gpu_measured.h). */
 	const char *how = v->gpu_measured ? " (measured)" : "";
 	if (v->gpu_measured || (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1))) {
-		v->basis = "gpu_idle";
+		v->basis = FT_BASIS_GPU_IDLE;
 		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
 		for (int c = 0; c < FT_CAT_N; c++)
 			S[c] = (double)v->sidle[c] / den;
