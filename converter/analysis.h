@@ -101,6 +101,7 @@ struct ft_finding {
 	uint64_t count, total_ns, max_ns;
 	uint64_t addr;            /* lock address */
 	const char *lock_name;    /* the symbol that holds it ("launch_lock"), or NULL */
+	int gil;                  /* lock: CPython's interpreter lock (named "Python GIL") */
 	int threads;              /* distinct threads that waited */
 	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
 	                                   (FT_BURST_GAP_NS); valid during the sink's call */

@@ -138,7 +138,7 @@ static int collect(const struct side *s, int k, struct label *l, int n)
 		struct ft_problem *pb;
 		int npb = ft_problems(r, &pb);
 		for (int i = 0; i < npb; i++) {
-			if (strcmp(pb[i].kind, ft_fkind_slice[FT_FK_STORM]))
+			if (pb[i].fk != FT_FK_STORM)
 				continue;
 			char t[200];
 			snprintf(t, sizeof t, "small-read storm%s%s", *pb[i].dir ? " in " : "", pb[i].dir);

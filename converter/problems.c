@@ -66,7 +66,7 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 		return "many small files, each read once: pack them into larger shards (tar, "
 		       "WebDataset, one array file) and read those in large pieces";
 	case FT_FK_LOCK:
-		if (f->lock_name && !strcmp(f->lock_name, "Python GIL"))
+		if (f->gil)
 			return "Python threads queue for the interpreter (the GIL): move CPU work "
 			       "of the other threads into worker processes (DataLoader workers, "
 			       "multiprocessing) or into code that releases the GIL";
@@ -78,7 +78,7 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 
 const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
 {
-	int gil = f->kind == FT_FK_LOCK && f->lock_name && !strcmp(f->lock_name, "Python GIL");
+	int gil = f->kind == FT_FK_LOCK && f->gil;
 	for (int i = 0; i < r->nprocs && gil; i++)
 		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
 			return "Python threads of this worker process queue for its interpreter "
@@ -347,6 +347,7 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
 	struct ft_problem *p = add(acc);
 	p->kind = "launch-bound";
+	p->fk = -1;
 	p->pid = mp->pid;
 	p->lost_ns = v->basis == FT_BASIS_GPU_IDLE
 		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
@@ -469,7 +470,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		ft_storm_dir(c, other, sizeof other);
 		for (int k = 0; k < acc->n && !taken[j]; k++) {
 			struct ft_problem *p = &acc->p[k];
-			if (strcmp(p->kind, ft_fkind_slice[FT_FK_STORM]) || !*p->dir)
+			if (p->fk != FT_FK_STORM || !*p->dir)
 				continue;
 			snprintf(both, sizeof both, "%s", p->dir);
 			common_dir(both, other);
@@ -537,6 +538,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			continue;
 		struct ft_problem *p = add(acc);
 		p->kind = ft_fkind_slice[FT_FK_STORM];
+		p->fk = FT_FK_STORM;
 		p->pid = r->cand[i].pid;
 		p->nprocs = p->under = npids;
 		p->count = (uint64_t)n;
@@ -591,6 +593,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		struct ft_problem *p = add(&acc);
 		const struct ft_finding *f = &r->f[i];
 		p->kind = f->kind == FT_FK_GAP ? "launch gaps" : ft_fkind_slice[f->kind];
+		p->fk = f->kind;
 		p->pid = f->pid;
 		p->first = i;
 		p->count = (uint64_t)nm;
