@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "reader.h"
+#include "states.h"
 
 /* where a thread's time goes (verdict shares, gap attribution) */
 enum ft_cat {
@@ -100,6 +101,7 @@ struct ft_finding {
 	uint64_t count, total_ns, max_ns;
 	uint64_t addr;            /* lock address */
 	const char *lock_name;    /* the symbol that holds it ("launch_lock"), or NULL */
+	int gil;                  /* lock: CPython's interpreter lock (named "Python GIL") */
 	int threads;              /* distinct threads that waited */
 	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
 	                                   (FT_BURST_GAP_NS); valid during the sink's call */
@@ -186,11 +188,10 @@ struct ft_verdict {
 	int by_launch;            /* feeders chosen because they launch kernels */
 	uint64_t wall_ns;         /* summed over the feeders */
 	uint64_t t[FT_CAT_N];     /* time per category, summed over the feeders */
-	const char *limit;        /* "work submission", "data delivery", "synchronization",
-	                             "locks", "GPU-bound", "none" */
+	enum ft_limit limit;      /* UNSET: no verdict */
 	char sentence[384];
 	/* the model (docs/ANALYSES.md, "The verdict") */
-	const char *basis;        /* "gpu_idle" or "thread_time" */
+	enum ft_basis basis;
 	uint64_t win_start, win_end;
 	uint64_t first_launch, last_gpu_end;   /* 0: no launch */
 	uint64_t loop_launch, launches_before; /* gpu.c: the loop's first launch after

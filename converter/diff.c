@@ -138,7 +138,7 @@ static int collect(const struct side *s, int k, struct label *l, int n)
 		struct ft_problem *pb;
 		int npb = ft_problems(r, &pb);
 		for (int i = 0; i < npb; i++) {
-			if (strcmp(pb[i].kind, ft_fkind_slice[FT_FK_STORM]))
+			if (pb[i].fk != FT_FK_STORM)
 				continue;
 			char t[200];
 			snprintf(t, sizeof t, "small-read storm%s%s", *pb[i].dir ? " in " : "", pb[i].dir);
@@ -181,10 +181,11 @@ static int by_delta(const void *x, const void *y)
 	return dx > dy ? -1 : dx < dy;
 }
 
-static const char *status(const struct label *l)
+static enum ft_status status(const struct label *l)
 {
-	return !l->n[1] ? "gone" : !l->n[0] ? "new" : l->lost[1] < l->lost[0] ? "shrank" :
-	       l->lost[1] > l->lost[0] ? "grew" : "same";
+	return !l->n[1] ? FT_STATUS_GONE : !l->n[0] ? FT_STATUS_NEW
+	       : l->lost[1] < l->lost[0] ? FT_STATUS_SHRANK
+	       : l->lost[1] > l->lost[0] ? FT_STATUS_GREW : FT_STATUS_SAME;
 }
 
 /* ---- loading ---- */
@@ -281,7 +282,7 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 		ft_report_step_periods(&s->r[i], &s->per[i], &s->nper[i]);
 		add_metrics(&s->sum, &s->r[i].total);
 		feeds(&s->r[i], s->feed);
-		s->whole |= strcmp(s->r[i].rv.from, "steps") != 0;
+		s->whole |= s->r[i].rv.from != FT_FROM_STEPS;
 		s->optimizer += s->r[i].total.steps_from_optimizer != 0;
 	}
 	return 0;
@@ -688,13 +689,13 @@ int ft_diff(const struct ft_diff_args *args)
 			 * interval; at most two, each over NOTABLE_NS per unit */
 			int named = 0;
 			for (int i = 0; i < nl && named < 2 && len < (int)sizeof concl - 300; i++) {
-				if (!strcmp(status(&l[i]), "same") ||
+				if (status(&l[i]) == FT_STATUS_SAME ||
 				    (per(a, l[i].lost[0]) < NOTABLE_NS && per(b, l[i].lost[1]) < NOTABLE_NS))
 					continue;
 				describe(one, sizeof one, &l[i], a, b, unit);
 				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s %s",
 						named++ ? "; " : ". Within the interval, so not credited: ",
-						status(&l[i]), one);
+						ft_status_name(status(&l[i])), one);
 			}
 		}
 	} else {
@@ -780,7 +781,7 @@ int ft_diff(const struct ft_diff_args *args)
 			ft_json_obj(j, NULL);
 			ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
 			ft_json_str(j, "what", l[i].text);
-			ft_json_str(j, "status", status(&l[i]));
+			ft_json_str(j, "status", ft_status_name(status(&l[i])));
 			ft_json_obj(j, "count");
 			ft_json_u64(j, "before", mean(a, l[i].n[0]));
 			ft_json_u64(j, "after", mean(b, l[i].n[1]));
@@ -800,7 +801,7 @@ int ft_diff(const struct ft_diff_args *args)
 		for (int k = 0; k < 2; k++) {
 			ft_json_arr(j, names[k]);
 			for (int i = 0; i < nl; i++)
-				if (!strcmp(status(&l[i]), k ? "new" : "gone")) {
+				if (status(&l[i]) == (k ? FT_STATUS_NEW : FT_STATUS_GONE)) {
 					ft_json_obj(j, NULL);
 					ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
 					ft_json_str(j, "what", l[i].text);
@@ -812,8 +813,8 @@ int ft_diff(const struct ft_diff_args *args)
 		}
 		gpu_idle_json(j, a, b);
 		ft_json_obj(j, "verdict");
-		const char *la = a->r[0].procs[a->r[0].main].v.limit;
-		const char *lb = b->r[0].procs[b->r[0].main].v.limit;
+		const char *la = ft_limit_name(a->r[0].procs[a->r[0].main].v.limit);
+		const char *lb = ft_limit_name(b->r[0].procs[b->r[0].main].v.limit);
 		ft_json_str(j, "before", la ? la : "");
 		ft_json_str(j, "after", lb ? lb : "");
 		ft_json_end(j);
@@ -844,19 +845,19 @@ int ft_diff(const struct ft_diff_args *args)
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		printf("\nverdict: %s -> %s\n", a->r[0].procs[a->r[0].main].v.limit,
-		       b->r[0].procs[b->r[0].main].v.limit);
+		printf("\nverdict: %s -> %s\n", ft_limit_name(a->r[0].procs[a->r[0].main].v.limit),
+		       ft_limit_name(b->r[0].procs[b->r[0].main].v.limit));
 		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)
-			if (strcmp(status(&l[i]), "same")) {
+			if (status(&l[i]) != FT_STATUS_SAME) {
 				if (per(a, l[i].lost[0]) < LISTED_NS && per(b, l[i].lost[1]) < LISTED_NS) {
 					small++;            /* a GIL wait of 100 ns is not news */
 					continue;
 				}
 				describe(one, sizeof one, &l[i], a, b, unit);
 				char line[300];
-				snprintf(line, sizeof line, "%s %s", status(&l[i]), one);
+				snprintf(line, sizeof line, "%s %s", ft_status_name(status(&l[i])), one);
 				wrap78(line);
 			}
 		if (small) {

@@ -157,7 +157,8 @@ int ft_groups_emit(struct ft_group_set *s, int kind, const struct ft_process *p,
 				f.site = st ? st : "";
 			}
 			f.lock_name = ft_data_symbol(p, f.addr);
-			if (ft_is_gil_name(f.lock_name))
+			f.gil = ft_is_gil_name(f.lock_name);
+			if (f.gil)
 				f.lock_name = "Python GIL";
 			locks++;
 		}

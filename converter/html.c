@@ -238,7 +238,7 @@ int ft_report_html(struct ft_report *r, const char *path)
 			uint64_t part[4] = { q->io, q->cpu, q->lock, q->idle };
 			char id[32];
 			snprintf(id, sizeof id, "producer%d", i);
-			fprintf(o, "<p>%s %d (pid %d)</p>", q->role, q->tid, q->pid);
+			fprintf(o, "<p>%s %d (pid %d)</p>", ft_prod_name(q->role), q->tid, q->pid);
 			stacked_bar(o, id, 600, plabel, pcolour, part, 4, q->wall);
 		}
 	}

@@ -146,9 +146,9 @@ void ft_mapped_build(struct ft_report *r)
 		m->timed |= ft_fault_wait(p, 0, 0, UINT64_MAX, &ns);
 		m->blkio_ns += ns;
 		m->nprocs++;
-		m->nworkers += !strcmp(r->procs[i].role, "worker");
+		m->nworkers += r->procs[i].role == FT_ROLE_WORKER;
 		m->main_too |= i == r->main;
-		if (strcmp(r->procs[i].role, "worker"))
+		if (r->procs[i].role != FT_ROLE_WORKER)
 			add_threads(m, r, i);
 	}
 }

@@ -262,7 +262,7 @@ void ft_phases_free(struct ft_phases *s)
 	free(s);
 }
 
-int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *sentence,
+int ft_phases_verdict(const struct ft_phases_sum *ph, enum ft_limit *limit, char *sentence,
 		      size_t cap)
 {
 	if (!ph || !ph->steps || !ph->step_ns)
@@ -271,13 +271,13 @@ int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *
 	if (d > 1)
 		d = 1;
 	if (d < 0.2) {
-		*limit = "none";
+		*limit = FT_LIMIT_NONE;
 		snprintf(sentence, cap, "No GPU work was recorded and the data feed keeps up: the "
 			 "loop waits for data %.0f%% of each step (time in the DataLoader's "
 			 "__next__).", 100 * d);
 		return 1;
 	}
-	*limit = "data delivery";
+	*limit = FT_LIMIT_DATA;
 	if (ph->workers) {
 		snprintf(sentence, cap, "No GPU work was recorded; the loop waits for data %.0f%% of "
 			 "each step (time in the DataLoader's __next__): its %u DataLoader worker%s "

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "reader.h"
+#include "states.h"
 
 #define FT_NEXT_PREFIX "feedtrace:next"
 #define FT_STOP_MARK "feedtrace:stop"
@@ -63,7 +64,7 @@ void ft_phases_free(struct ft_phases *s);
 
 /* The verdict of a loop without GPU work from its training steps' time in
  * __next__ (limit and sentence, verdict.c's buffer); 0: no training step */
-int ft_phases_verdict(const struct ft_phases_sum *ph, const char **limit, char *sentence,
+int ft_phases_verdict(const struct ft_phases_sum *ph, enum ft_limit *limit, char *sentence,
 		      size_t cap);
 /* "train" or "eval" */
 const char *ft_phase_kind(const struct ft_phase *p);

@@ -66,7 +66,7 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 		return "many small files, each read once: pack them into larger shards (tar, "
 		       "WebDataset, one array file) and read those in large pieces";
 	case FT_FK_LOCK:
-		if (f->lock_name && !strcmp(f->lock_name, "Python GIL"))
+		if (f->gil)
 			return "Python threads queue for the interpreter (the GIL): move CPU work "
 			       "of the other threads into worker processes (DataLoader workers, "
 			       "multiprocessing) or into code that releases the GIL";
@@ -78,10 +78,9 @@ const char *ft_finding_suggestion(const struct ft_finding *f)
 
 const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
 {
-	int gil = f->kind == FT_FK_LOCK && f->lock_name && !strcmp(f->lock_name, "Python GIL");
+	int gil = f->kind == FT_FK_LOCK && f->gil;
 	for (int i = 0; i < r->nprocs && gil; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role &&
-		    !strcmp(r->procs[i].role, "worker"))
+		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
 			return "Python threads of this worker process queue for its interpreter "
 			       "(the GIL): do the work on the worker's own thread (no thread "
 			       "pools in __getitem__ or the transforms) and add workers for "
@@ -185,15 +184,10 @@ static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pi
 	return NULL;
 }
 
-static int is(const char *s, const char *what)
-{
-	return s && !strcmp(s, what);
-}
-
 uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
 {
 	const struct ft_verdict *v = verdict_of(r, f->pid);
-	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && is(v->basis, "gpu_idle"))
+	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && v->basis == FT_BASIS_GPU_IDLE)
 		return f->gpu_idle_ns;
 	return f->lost_ns;
 }
@@ -202,14 +196,14 @@ int ft_gap_queued(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
 	const struct ft_verdict *v = verdict_of(r, f->pid);
-	return f->kind == FT_FK_GAP && !f->after_sync && v && is(v->limit, "GPU-bound");
+	return f->kind == FT_FK_GAP && !f->after_sync && v && v->limit == FT_LIMIT_GPU;
 }
 
 int ft_gap_startup(const struct ft_report *r, int i)
 {
 	const struct ft_finding *f = &r->f[i];
 	return f->kind == FT_FK_GAP && r->nprocs && f->pid == r->procs[r->main].pid &&
-	       r->rv.from && strcmp(r->rv.from, "whole run") && f->end <= r->rv.w0;
+	       r->rv.from && r->rv.from != FT_FROM_WHOLE && f->end <= r->rv.w0;
 }
 
 /* a gap row that the launch-bound row already holds; a start-up gap
@@ -341,7 +335,7 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 		return;
 	const struct ft_rep_proc *mp = &r->procs[r->main];
 	const struct ft_verdict *v = &mp->v;
-	if (!v->limit || strcmp(v->limit, "work submission") || !v->by_launch)
+	if (v->limit != FT_LIMIT_SUBMISSION || !v->by_launch)
 		return;
 	uint64_t launches = 0;
 	for (int k = 0; k < v->nths; k++)
@@ -353,8 +347,9 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
 	struct ft_problem *p = add(acc);
 	p->kind = "launch-bound";
+	p->fk = -1;
 	p->pid = mp->pid;
-	p->lost_ns = !strcmp(v->basis, "gpu_idle")
+	p->lost_ns = v->basis == FT_BASIS_GPU_IDLE
 		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
 	char a[32], b[32];
 	ft_fmt_ns(a, sizeof a, cpu / launches);
@@ -475,7 +470,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		ft_storm_dir(c, other, sizeof other);
 		for (int k = 0; k < acc->n && !taken[j]; k++) {
 			struct ft_problem *p = &acc->p[k];
-			if (strcmp(p->kind, ft_fkind_slice[FT_FK_STORM]) || !*p->dir)
+			if (p->fk != FT_FK_STORM || !*p->dir)
 				continue;
 			snprintf(both, sizeof both, "%s", p->dir);
 			common_dir(both, other);
@@ -543,6 +538,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			continue;
 		struct ft_problem *p = add(acc);
 		p->kind = ft_fkind_slice[FT_FK_STORM];
+		p->fk = FT_FK_STORM;
 		p->pid = r->cand[i].pid;
 		p->nprocs = p->under = npids;
 		p->count = (uint64_t)n;
@@ -597,6 +593,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		struct ft_problem *p = add(&acc);
 		const struct ft_finding *f = &r->f[i];
 		p->kind = f->kind == FT_FK_GAP ? "launch gaps" : ft_fkind_slice[f->kind];
+		p->fk = f->kind;
 		p->pid = f->pid;
 		p->first = i;
 		p->count = (uint64_t)nm;

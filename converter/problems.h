@@ -15,6 +15,7 @@ struct ft_report;
 struct ft_problem {
 	const char *kind;         /* "launch-bound", "launch gaps", "hidden sync",
 	                             "small-read storm", "lock contention" */
+	int fk;                   /* enum ft_fkind of its findings; -1: launch-bound */
 	int32_t pid;              /* the first finding's process (launch-bound: main) */
 	int nprocs;               /* processes its findings come from */
 	uint64_t lost_ns;         /* summed over its findings; a storm's or a lock's:

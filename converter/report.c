@@ -162,7 +162,7 @@ static void slack(struct ft_run_verdict *rv)
 		/* waiting for a core is not waiting for the loop */
 		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
 		hand += rv->prod[i].handover;
-		nw += !strcmp(rv->prod[i].role, "worker");
+		nw += rv->prod[i].role == FT_PROD_WORKER;
 	}
 	if (!wall || idle * 2 < wall)
 		return;
@@ -255,7 +255,7 @@ static void add_producer(struct ft_run_verdict *rv, const struct ft_producer *p)
 static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 {
 	if (v0->first_step && (v0->by_launch || v0->batches || v0->nfeeders)) {
-		rv->from = "steps";
+		rv->from = FT_FROM_STEPS;
 		rv->w0 = v0->first_step, rv->w1 = v0->last_step_end;
 		/* the warm-up steps stay out: the loop's verdict, not its first
 		 * step's module loads and autotuning */
@@ -265,16 +265,16 @@ static void loop_window(const struct ft_verdict *v0, struct ft_run_verdict *rv)
 			rv->w0 = v0->warmup_end;
 		}
 	} else if (v0->by_launch) {
-		rv->from = "first launch";
+		rv->from = FT_FROM_LAUNCH;
 		rv->w0 = v0->loop_launch ? v0->loop_launch : v0->first_launch;
 		rv->launches_before = v0->loop_launch ? v0->launches_before : 0;
 		rv->w1 = v0->last_gpu_end;
 	} else if (v0->batches) {
-		rv->from = "first batch";
+		rv->from = FT_FROM_BATCH;
 		rv->w0 = v0->first_batch, rv->w1 = v0->last_batch;
 	}
 	if (!rv->from || rv->w1 <= rv->w0) {
-		rv->from = "whole run";
+		rv->from = FT_FROM_WHOLE;
 		rv->w0 = v0->win_start, rv->w1 = v0->win_end;
 	}
 }
@@ -295,7 +295,7 @@ static void reanalyse(struct ft_report *r, int i, const struct ft_an_opts *o, ui
  * workers too, of their rank's main) */
 static int main_worker(const struct ft_report *r, int i)
 {
-	return !strcmp(r->procs[i].role, "worker") && r->procs[i].parent == r->main;
+	return r->procs[i].role == FT_ROLE_WORKER && r->procs[i].parent == r->main;
 }
 
 static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
@@ -315,7 +315,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	/* again, within the window: the main process and its workers */
 	int32_t tid0 = mp->pid;
 	for (int i = 0; i < r->nprocs; i++)
-		if (strcmp(r->procs[i].role, "helper") && strcmp(rv->from, "whole run"))
+		if (r->procs[i].role != FT_ROLE_HELPER && rv->from != FT_FROM_WHOLE)
 			reanalyse(r, i, o, rv->w0, rv->w1, mg, err);
 	const struct ft_verdict *v = &mp->v;
 	/* start-up: the time before the window, and the main thread's calls in it */
@@ -336,7 +336,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
 	/* the workers' file reads in a window of steps: the main process's
 	 * own reads per step leave out the reads that feed those steps */
-	if (!strcmp(rv->from, "steps"))
+	if (rv->from == FT_FROM_STEPS)
 		for (int i = 0; i < r->nprocs; i++)
 			if (main_worker(r, i) && !ft_phases_eval_worker(v->phases, r->procs[i].start))
 				rv->worker_reads += r->procs[i].v.shape.calls;
@@ -357,7 +357,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		producer(&pr, r->tr.procs[i], &p->v.ths[b], rv->w0, rv->w1);
 		producer_faults(r, i, &pr, rv->w0, rv->w1);
 		pr.pid = p->pid;
-		pr.role = "worker";
+		pr.role = FT_PROD_WORKER;
 		if (pr.wall)
 			add_producer(rv, &pr);
 	}
@@ -375,7 +375,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			continue;             /* a helper thread: it waits */
 		producer_faults(r, r->main, &pr, rv->w0, rv->w1);
 		pr.pid = mp->pid;
-		pr.role = "loader thread";
+		pr.role = FT_PROD_LOADER;
 		add_producer(rv, &pr);
 	}
 	/* threads with no call in the window but CPU samples: busy loaders */
@@ -388,7 +388,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		int64_t cpu = seen ? -1 : ft_thread_cpu_ns(mpr, tid, rv->w0, rv->w1);
 		if (cpu < 0 || (uint64_t)cpu * 10 < rv->w1 - rv->w0)
 			continue;
-		struct ft_producer pr = { mp->pid, tid, "loader thread", rv->w1 - rv->w0, 0,
+		struct ft_producer pr = { mp->pid, tid, FT_PROD_LOADER, rv->w1 - rv->w0, 0,
 					  (uint64_t)cpu, 0, 0, 1, 0, 0, 0, 0, 0 };
 		if (pr.cpu > pr.wall)
 			pr.cpu = pr.wall;
@@ -406,30 +406,32 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
 		ptimed |= rv->prod[i].fault_timed;
 	}
-	if (v->limit && !strcmp(v->limit, "none") && v->nfeeders && rv->nprod)
+	if (v->limit == FT_LIMIT_NONE && v->nfeeders && rv->nprod)
 		slack(rv);
-	if (v->limit && !strcmp(v->limit, "data delivery") && ft_phases_self_loading(v->phases)) {
+	if (v->limit == FT_LIMIT_DATA && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
-		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? "I/O" : "preprocessing";
+		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? FT_CAUSE_IO
+									     : FT_CAUSE_PREPROCESSING;
 		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
 			snprintf(rv->detail, sizeof rv->detail, "T");
 			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
 		}
-	} else if (v->limit && !strcmp(v->limit, "data delivery")) {
+	} else if (v->limit == FT_LIMIT_DATA) {
 		if (rv->nprod) {
-			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? "unknown"
-					 : pio >= pcpu ? "I/O" : "preprocessing";
+			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? FT_CAUSE_UNKNOWN
+					 : pio >= pcpu ? FT_CAUSE_IO : FT_CAUSE_PREPROCESSING;
 			/* neither: runnable but not running (more busy threads
 			 * than cores), where they waited for a core 20% or more */
-			if (!strcmp(rv->data_cause, "unknown") && prq * 5 >= pw)
-				rv->data_cause = "waiting for a core";
+			if (rv->data_cause == FT_CAUSE_UNKNOWN && prq * 5 >= pw)
+				rv->data_cause = FT_CAUSE_RUNQ;
 		} else {
-			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? "I/O" : "unknown";
+			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? FT_CAUSE_IO
+									     : FT_CAUSE_UNKNOWN;
 		}
 		/* "2 workers and 1 loader thread"; more of the first kind suggested */
 		int nw = 0;
 		for (int i = 0; i < rv->nprod; i++)
-			nw += !strcmp(rv->prod[i].role, "worker");
+			nw += rv->prod[i].role == FT_PROD_WORKER;
 		int nl = rv->nprod - nw;
 		char who[64] = "", lt[32] = "";
 		if (nl)
@@ -454,9 +456,9 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		}
 		/* producers faulting on mapped data look idle or busy on the CPU:
 		 * their reads are the faults */
-		if (strcmp(rv->data_cause, "I/O") && pflt >= FT_MAPPED_MIN_FAULTS)
-			rv->data_cause = "mapped I/O";
-		if (!strcmp(rv->data_cause, "mapped I/O")) {
+		if (rv->data_cause != FT_CAUSE_IO && pflt >= FT_MAPPED_MIN_FAULTS)
+			rv->data_cause = FT_CAUSE_MAPPED;
+		if (rv->data_cause == FT_CAUSE_MAPPED) {
 			char n[32], files[400], wait[128] = "";
 			ft_fmt_count(n, sizeof n, pflt);
 			ft_mapped_files_text(&r->mapped, files, sizeof files);
@@ -476,25 +478,25 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 "The %s took %s major page faults on mapped data (%.300s)%s: the "
 				 "data set is read from disk through memory maps (see Mapped data).",
 				 who, n, files, wait);
-		} else if (!strcmp(rv->data_cause, "I/O") && rv->nprod)
+		} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s %.0f%% of %s time in "
 				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
 				 100 * (double)pio / d, their, how, more);
-		else if (!strcmp(rv->data_cause, "waiting for a core"))
+		else if (rv->data_cause == FT_CAUSE_RUNQ)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
 				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
 				 "fewer threads per core (torch.set_num_threads, fewer workers, "
 				 "taskset).", who, verb, 100 * (double)prq / d, their,
 				 100 * (double)pcpu / d, 100 * (double)pio / d);
-		else if (!strcmp(rv->data_cause, "preprocessing"))
+		else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The %s %s on the CPU %.0f%% of the "
 				 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
 				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
 				 more);
-		else if (!strcmp(rv->data_cause, "I/O"))
+		else if (rv->data_cause == FT_CAUSE_IO)
 			snprintf(rv->detail, sizeof rv->detail,
 				 "The feeding threads read the files "
 				 "themselves.");
@@ -510,7 +512,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
 		/* busy producers that also waited for a core 20% of their time */
 		size_t dn = strlen(rv->detail);
-		if (strcmp(rv->data_cause, "waiting for a core") && prq * 5 >= pw &&
+		if (rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw &&
 		    dn < sizeof rv->detail)
 			snprintf(rv->detail + dn, sizeof rv->detail - dn, " %s also runnable, "
 				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
@@ -534,9 +536,10 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			if (share >= 0.3 && share >= 1.5 * all && n < sizeof rv->detail)
 				snprintf(rv->detail + n, sizeof rv->detail - n,
 					 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
-					 x->role, x->tid, strcmp(x->role, "worker") ? " of the main process" : "",
+					 ft_prod_name(x->role), x->tid,
+					 x->role != FT_PROD_WORKER ? " of the main process" : "",
 					 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
-					 strcmp(x->role, "worker") ? "; more workers do not speed it up" : "");
+					 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
 		}
 	}
 	feed_runq(v, rv);
@@ -563,7 +566,7 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
-		nl += !strcmp(rv->prod[i].role, "loader thread");
+		nl += rv->prod[i].role == FT_PROD_LOADER;
 	n = (int)strlen(rv->process);
 	if (nl && n < (int)sizeof rv->process - 32)
 		snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d loader thread%s", nl,
@@ -739,11 +742,11 @@ int ft_report_build(struct ft_report *r, const char *dir, const struct ft_an_opt
 		int i = r->ranks.r[j].proc;
 		struct ft_run_verdict w = { 0 };
 		loop_window(&r->procs[i].v, &w);
-		if (i != r->main && strcmp(w.from, "whole run"))
+		if (i != r->main && w.from != FT_FROM_WHOLE)
 			reanalyse(r, i, o ? o : &dflt, w.w0, w.w1, mg, ft_said_once(err));
 	}
 	for (int j = 0; j < r->ranks.n; j++) {
-		r->ranks.r[j].limit = r->procs[r->ranks.r[j].proc].v.limit;
+		r->ranks.r[j].limit = ft_limit_name(r->procs[r->ranks.r[j].proc].v.limit);
 		r->ranks.r[j].step_median_ns = r->procs[r->ranks.r[j].proc].own_step_median_ns;
 	}
 	/* a median does not add up: the run's is that of the process with most steps */
@@ -948,7 +951,7 @@ static void print_tree(const struct ft_report *r, const struct tree *t, int i, i
 	if (cw > 48)
 		cw = 48;
 	fprintf(out, "  %*s%d %-6s %s%.*s%s%.*s%s\n", ind, "", r->procs[i].pid,
-		r->procs[i].role, rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
+		ft_proc_role_name(r->procs[i].role), rk, cw > 8 ? cw : 8, cmd, *from ? " (exec'd from " : "", fw, from,
 		*from ? ")" : "");
 	if (d >= 16)
 		return;
@@ -1094,7 +1097,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (*rv->detail)
 		ft_wrap(out, rv->detail, 2);
 	/* one line of evidence */
-	if (v->by_launch && !strcmp(v->basis, "gpu_idle")) {
+	if (v->by_launch && v->basis == FT_BASIS_GPU_IDLE) {
 		ft_fmt_ns(a, sizeof a, v->idle_ns);
 		ft_fmt_ns(b, sizeof b, rv->w1 - rv->w0);
 		int n = snprintf(line, sizeof line, "evidence: GPU idle %s of the %s loop%s", a, b,
@@ -1117,7 +1120,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		int n = snprintf(line, sizeof line, "evidence: the feeding thread%s",
 				 v->nfeeders > 1 ? "s'" : "'s");
 		n += snprintf(line + n, sizeof line - (size_t)n, " time in the %s window:",
-			      rv->from);
+			      ft_from_name(rv->from));
 		ft_wrap(out, line, 2);
 		int col = 0;
 		const struct ft_file_header *mh = &r->tr.procs[r->main]->hdr;
@@ -1143,7 +1146,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_gpu_idle_words(v, rv->w1 - rv->w0, line, sizeof line);
 		ft_wrap(out, line, 2);
 	}
-	if (rv->startup_ns && strcmp(rv->from, "whole run")) {
+	if (rv->startup_ns && rv->from != FT_FROM_WHOLE) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;
 		/* a flight recorder's window starts mid-run: no start-up in it */
@@ -1161,7 +1164,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				     rv->launches_before > 1 ? "es" : "");
 		} else {
 			n = snprintf(line, sizeof line, "%s %s before the %s", before, a,
-				     !strcmp(rv->from, "steps") ? "first step" : rv->from);
+				     rv->from == FT_FROM_STEPS ? "first step" : ft_from_name(rv->from));
 		}
 		int k = 0;
 		for (int c2 = 0; c2 < FT_CAT_N; c2++)
@@ -1233,7 +1236,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (npb > shown_pb && ft_problem_rank_ns(&pb[shown_pb]) < negligible)
 		fprintf(out, "  %s%d smaller, each under 0.1%% of the %s (--json lists them all)\n",
 			shown_pb ? "... " : "", npb - shown_pb,
-			!strcmp(rv->from, "whole run") ? "run" : "loop");
+			rv->from == FT_FROM_WHOLE ? "run" : "loop");
 	else if (npb > shown_pb)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
@@ -1352,17 +1355,17 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_fixed(j, ft_cat_name[k],
 			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
 	ft_json_end(j);
-	ft_json_str(j, "limit", v->limit ? v->limit : "none");
+	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
 	ft_json_str(j, "sentence", ft_txt(v->sentence));
-	ft_json_str(j, "role", p->role ? p->role : "helper");
-	ft_json_str(j, "basis", v->basis ? v->basis : "thread_time");
+	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
+	ft_json_str(j, "basis", v->basis ? ft_basis_name(v->basis) : "thread_time");
 	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
 	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
 	ft_phases_json(j, "phases", v->phases);
 	if (rv) {
 		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
 		ft_json_str(j, "process", ft_txt(rv->process));
-		ft_json_str(j, "data_cause", rv->data_cause);
+		ft_json_str(j, "data_cause", ft_cause_name(rv->data_cause));
 		ft_json_str(j, "detail", ft_txt(rv->detail));
 		if (rv->data_cause && rv->shape.calls) {
 			ft_json_obj(j, "producer_reads");
@@ -1380,7 +1383,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 		ft_json_obj(j, "window");
 		ft_json_u64(j, "start_ns", rv->w0);
 		ft_json_u64(j, "end_ns", rv->w1);
-		ft_json_str(j, "from", rv->from);
+		ft_json_str(j, "from", ft_from_name(rv->from));
 		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
 		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
 		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
@@ -1420,7 +1423,7 @@ static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
 			ft_json_obj(j, NULL);
 			ft_json_int(j, "pid", q->pid);
 			ft_json_int(j, "tid", q->tid);
-			ft_json_str(j, "role", q->role);
+			ft_json_str(j, "role", ft_prod_name(q->role));
 			ft_json_u64(j, "wall_ns", q->wall);
 			ft_json_u64(j, "io_ns", q->io);
 			ft_json_u64(j, "cpu_ns", q->cpu);
@@ -1600,7 +1603,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 		ft_json_obj(j, NULL);
 		ft_json_int(j, "pid", p->pid);
 		ft_json_int(j, "ppid", p->ppid);
-		ft_json_str(j, "role", p->role ? p->role : "helper");
+		ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
 		ft_json_str(j, "cmdline", ft_txt(p->cmdline));
 		ft_rank_json(j, r->tr.procs[i]);
 		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);

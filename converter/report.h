@@ -20,7 +20,7 @@
 struct ft_rep_proc {
 	int32_t pid, ppid;
 	const char *cmdline;
-	const char *role;         /* "main", "worker", "rank" or "helper" */
+	enum ft_proc_role role;   /* roles.c's */
 	int parent;               /* index of its parent in procs, -1: none traced */
 	uint64_t start;           /* its trace's start */
 	struct ft_metrics m;
@@ -32,7 +32,7 @@ struct ft_rep_proc {
 /* a thread that delivers data to the feeding process, in the window */
 struct ft_producer {
 	int32_t pid, tid;
-	const char *role;         /* "worker" or "loader thread" */
+	enum ft_prod role;
 	uint64_t wall, io, cpu, lock, idle;
 	int cpu_sampled;          /* cpu from CPU samples (else untraced time) */
 	uint64_t majflt;          /* major page faults on mapped data (mapped.c) */
@@ -47,8 +47,8 @@ struct ft_run_verdict {
 	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
 	char detail[768];         /* the producers' line, or "" */
 	struct ft_read_shape shape;   /* the producers' reads, mostly (req 0: none) */
-	const char *data_cause;   /* "I/O", "preprocessing", "unknown"; NULL */
-	const char *from;         /* "steps", "first launch", "first batch", "whole run" */
+	enum ft_cause data_cause; /* why the loop waits for data; UNSET: it does not */
+	enum ft_from from;        /* what the window starts from */
 	uint64_t w0, w1, startup_ns;
 	uint64_t feed_runq_ns;    /* the feeding threads runnable, waiting for a core, in
 	                             the window (of their other CPU) */

@@ -269,31 +269,31 @@ int ft_roles(struct ft_role_proc *p, int n)
 	int m = pick_main(p, n);
 	int *place = ft_xrealloc(NULL, (size_t)n * sizeof *place);
 	for (int i = 0; i < n; i++)
-		p[i].role = i == m ? "main" : rank_main(p, n, i) && p[i].rank != p[m].rank ? "rank"
-					  : "helper";
+		p[i].role = i == m ? FT_ROLE_MAIN : rank_main(p, n, i) && p[i].rank != p[m].rank
+					  ? FT_ROLE_RANK : FT_ROLE_HELPER;
 	/* the workers: of the main process, and of each other rank's main */
 	for (int i = 0; i < n; i++) {
 		int q = p[i].parent;
-		if (q >= 0 && !strcmp(p[i].role, "helper") &&
-		    (!strcmp(p[q].role, "main") || !strcmp(p[q].role, "rank")) &&
+		if (q >= 0 && p[i].role == FT_ROLE_HELPER &&
+		    (p[q].role == FT_ROLE_MAIN || p[q].role == FT_ROLE_RANK) &&
 		    worker_of(&p[i], &p[q]))
-			p[i].role = "worker";
+			p[i].role = FT_ROLE_WORKER;
 		p[i].worker_no = 0;
-		place[i] = !strcmp(p[i].role, "worker") ? fork_place(p, n, o, i) : -1;
+		place[i] = p[i].role == FT_ROLE_WORKER ? fork_place(p, n, o, i) : -1;
 	}
 	/* DataLoader workers: the parent and all its workers run Python */
 	int *notpy = ft_xcalloc((size_t)n + 1, sizeof *notpy);
 	for (int i = 0; i < n; i++)
-		if (!strcmp(p[i].role, "worker") && !ft_is_python(p[i].cmdline))
+		if (p[i].role == FT_ROLE_WORKER && !ft_is_python(p[i].cmdline))
 			notpy[p[i].parent] = 1;
 	for (int i = 0; i < n; i++)
-		p[i].py_workers = !strcmp(p[i].role, "worker") && !notpy[p[i].parent] &&
+		p[i].py_workers = p[i].role == FT_ROLE_WORKER && !notpy[p[i].parent] &&
 				  ft_is_python(p[p[i].parent].cmdline);
 	free(notpy);
 	/* a worker's number: its place among its parent's workers, sorted */
 	int nw = 0;
 	for (int i = 0; i < n; i++)
-		if (!strcmp(p[i].role, "worker"))
+		if (p[i].role == FT_ROLE_WORKER)
 			o[nw++] = i;
 	struct worker_order w = { p, place };
 	qsort_r(o, (size_t)nw, sizeof *o, worker_cmp, &w);
@@ -345,12 +345,13 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 		out[rk++] = ' ';
 		out += rk, cap -= (size_t)rk;
 	}
-	if (!strcmp(p[i].role, "worker")) {
+	if (p[i].role == FT_ROLE_WORKER) {
 		snprintf(out, cap, "%sworker %d (pid %d)", p[i].py_workers ? "DataLoader " : "",
 			 p[i].worker_no, p[i].pid);
 	} else {
 		/* another rank's main process: "rank 1/4 main: ..." */
-		snprintf(out, cap, "%s: %s", strcmp(p[i].role, "rank") ? p[i].role : "main", cmd);
+		enum ft_proc_role said = p[i].role == FT_ROLE_RANK ? FT_ROLE_MAIN : p[i].role;
+		snprintf(out, cap, "%s: %s", ft_proc_role_name(said), cmd);
 	}
 }
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "states.h"
+
 struct ft_role_proc {
 	int32_t pid, ppid;
 	const char *cmdline;
@@ -21,11 +23,11 @@ struct ft_role_proc {
 	                             records: ft_an_forked), nforked of them */
 	int nforked;
 	int parent;               /* out: index of its parent, -1: none traced */
-	const char *role;         /* out: "main", "worker" (a worker of the main process
-	                             or of a "rank"), "rank" (another rank's
+	enum ft_proc_role role;   /* out: main, worker (a worker of the main process
+	                             or of a rank), rank (another rank's
 	                             main process: the one of its rank that launches
 	                             most kernels; without launches, the root of its
-	                             rank's processes) or "helper" */
+	                             rank's processes) or helper */
 	int worker_no;            /* out: a worker's number among its parent's (the main
 	                             process or another rank's main): in the order
 	                             they were forked, as PyTorch numbers its DataLoader

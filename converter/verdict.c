@@ -68,7 +68,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	v->lock_union = out->lock_union;
 	v->win_start = cx->o.win_end ? cx->o.win_start : cx->first_ts;
 	v->win_end = cx->o.win_end ? cx->o.win_end : cx->last_end;
-	v->basis = "thread_time";
+	v->basis = FT_BASIS_THREAD_TIME;
 	/* each thread's run-queue delay in the window, from its SCHED samples:
 	 * the part of its untraced time it was runnable, waiting for a core,
 	 * a category of its own (FT_CAT_RUNQ) */
@@ -163,7 +163,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	char gw[160];                        /* gil_words' */
 	if (!v->nfeeders) {
-		v->limit = "none";
+		v->limit = FT_LIMIT_NONE;
 		snprintf(v->sentence, sizeof v->sentence,
 			 "No GPU work and no data feed was recorded: nothing to limit.");
 		return;
@@ -172,34 +172,34 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		/* a loop whose optimizer steps were seen has its own clock: the
 		 * training steps' time in the DataLoader's __next__ (phases.c),
 		 * which decides between data delivery and none */
-		const char *own = NULL;
+		enum ft_limit own = FT_LIMIT_UNSET;
 		char said[sizeof v->sentence];
 		ft_phases_verdict(sr->phases, &own, said, sizeof said);
 		if (ranks > data && ranks >= locks && ranks >= 0.2) {
-			v->limit = "other ranks";
+			v->limit = FT_LIMIT_RANKS;
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process waits for other ranks: %s "
 				 "%.0f%% of the time in collectives and %.0f%% waiting for data. The "
 				 "last rank to arrive sets the pace: with every rank traced, the Ranks "
 				 "block names it.",
 				 who, 100 * ranks, 100 * data);
-		} else if (own && (!strcmp(own, "data delivery") || locks < 0.2)) {
+		} else if (own && (own == FT_LIMIT_DATA || locks < 0.2)) {
 			v->limit = own;
 			memcpy(v->sentence, said, sizeof said);
 		} else if (!own && data >= locks && data >= 0.2) {
-			v->limit = "data delivery";
+			v->limit = FT_LIMIT_DATA;
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by data delivery: "
 				 "%s %.0f%% of the time waiting for data and %.0f%% in file I/O.",
 				 who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
 		} else if (locks >= 0.2) {
-			v->limit = "locks";
+			v->limit = FT_LIMIT_LOCKS;
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded; the process is limited by locks: %s "
 				 "%.0f%% of the time waiting on locks%s", who, 100 * locks,
 				 gil_words(v, w, gw, sizeof gw));
 		} else {
-			v->limit = "none";
+			v->limit = FT_LIMIT_NONE;
 			snprintf(v->sentence, sizeof v->sentence,
 				 "No GPU work was recorded and the data feed keeps up: the loop is the "
 				 "limit (%s %.0f%% of the time waiting for data).", who, 100 * data);
@@ -214,7 +214,7 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	double held = (double)v->lock_union / win;
 	int shared = out->lock_shared;  /* a lock that two launching threads waited for */
 	if (held >= 0.5 || (shared && locks >= 0.3)) {
-		v->limit = "locks";
+		v->limit = FT_LIMIT_LOCKS;
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by locks: the launching threads take turns on a "
 			 "lock (one of them waits %.0f%% of the loop; %s %.0f%% of the time "
@@ -227,14 +227,14 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	 * either way (gpu_measured.h). */
 	const char *how = v->gpu_measured ? " (measured)" : "";
 	if (v->gpu_measured || (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1))) {
-		v->basis = "gpu_idle";
+		v->basis = FT_BASIS_GPU_IDLE;
 		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
 		for (int c = 0; c < FT_CAT_N; c++)
 			S[c] = (double)v->sidle[c] / den;
 		double g[5] = { S[FT_CAT_IO] + S[FT_CAT_DATA], S[FT_CAT_HIDDEN], S[FT_CAT_LOCK],
 				S[FT_CAT_SUBMIT] + S[FT_CAT_CPU] + S[FT_CAT_GPU_WAIT], S[FT_CAT_RANKS] };
-		static const char *const lim[5] = { "data delivery", "synchronization", "locks",
-						    "work submission", "other ranks" };
+		static const enum ft_limit lim[5] = { FT_LIMIT_DATA, FT_LIMIT_SYNC, FT_LIMIT_LOCKS,
+						      FT_LIMIT_SUBMISSION, FT_LIMIT_RANKS };
 		int best = 0;
 		for (int k = 1; k < 5; k++)
 			if (g[k] > g[best])
@@ -247,14 +247,14 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		 * they fit, so the device's union of busy streams hides what each
 		 * thread's stream lost to its syncs */
 		int behind = g[1] >= 0.15 && idle < 0.15;
-		v->limit = idle < 0.15 && g[best] < 0.5 && !behind ? "GPU-bound" : lim[best];
+		v->limit = idle < 0.15 && g[best] < 0.5 && !behind ? FT_LIMIT_GPU : lim[best];
 		if (behind && best == 1)
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU feed is limited by synchronization: each feeding thread's "
 				 "stream idles %.0f%% of its time behind its syncs, though the device, "
 				 "all streams together, is busy %.0f%% of the loop%s (kernels of different "
 				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle), how);
-		else if (!strcmp(v->limit, "GPU-bound"))
+		else if (v->limit == FT_LIMIT_GPU)
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU is the limit: it is busy %.0f%% of the loop%s and the feed keeps "
 				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), how,
@@ -262,35 +262,35 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		else
 			snprintf(v->sentence, sizeof v->sentence,
 				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop%s, and "
-				 "the streams idle %.0f%% of their time because of it.", v->limit,
+				 "the streams idle %.0f%% of their time because of it.", ft_limit_name(v->limit),
 				 100 * idle, how, 100 * g[best]);
 		return;
 	}
 	double best = data;
-	v->limit = "data delivery";
-	if (sync > best) best = sync, v->limit = "synchronization";
-	if (locks > best) best = locks, v->limit = "locks";
-	if (sub > best) best = sub, v->limit = "work submission";
-	if (ranks > best) best = ranks, v->limit = "other ranks";
+	v->limit = FT_LIMIT_DATA;
+	if (sync > best) best = sync, v->limit = FT_LIMIT_SYNC;
+	if (locks > best) best = locks, v->limit = FT_LIMIT_LOCKS;
+	if (sub > best) best = sub, v->limit = FT_LIMIT_SUBMISSION;
+	if (ranks > best) best = ranks, v->limit = FT_LIMIT_RANKS;
 	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
-		v->limit = "GPU-bound";
-	if (!strcmp(v->limit, "GPU-bound"))
+		v->limit = FT_LIMIT_GPU;
+	if (v->limit == FT_LIMIT_GPU)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
 			 "else.", who, 100 * gpu);
-	else if (!strcmp(v->limit, "data delivery"))
+	else if (v->limit == FT_LIMIT_DATA)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by data delivery: %s %.0f%% of the time waiting "
 			 "for data and %.0f%% in file I/O.", who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
-	else if (!strcmp(v->limit, "synchronization"))
+	else if (v->limit == FT_LIMIT_SYNC)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
 			 "hidden syncs the program did not ask for.", who, 100 * sync);
-	else if (!strcmp(v->limit, "locks"))
+	else if (v->limit == FT_LIMIT_LOCKS)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks%s",
 			 who, 100 * locks, gil_words(v, w, gw, sizeof gw));
-	else if (!strcmp(v->limit, "other ranks"))
+	else if (v->limit == FT_LIMIT_RANKS)
 		snprintf(v->sentence, sizeof v->sentence,
 			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "
 			 "The last rank to arrive sets the pace: with every rank traced, the Ranks "
