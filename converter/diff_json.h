@@ -7,6 +7,7 @@
 #define FT_DIFF_JSON_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis.h"
 #include "gate.h"
