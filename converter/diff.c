@@ -22,7 +22,7 @@
 #include "diff.h"
 #include "gpu_measured.h"
 #include "gate.h"
-#include "json.h"
+#include "diff_json.h"
 #include "merge.h"
 #include "problems.h"
 #include "report.h"
@@ -352,30 +352,6 @@ static void row(const char *name, int time, int hx, double x, int hy, double y)
 	printf("%-22s %13s %13s %13s %8s\n", name, bx, by, bc, br);
 }
 
-/* a metric before and after: each null when absent, then the change and
- * the relative change (null when either is absent or before is 0) */
-static void json_pair(struct ft_json *j, const char *key, int hx, double x, int hy, double y)
-{
-	ft_json_obj(j, key);
-	if (hx)
-		ft_json_fixed(j, "before", x, 0);
-	else
-		ft_json_null(j, "before");
-	if (hy)
-		ft_json_fixed(j, "after", y, 0);
-	else
-		ft_json_null(j, "after");
-	if (hx && hy)
-		ft_json_fixed(j, "change", y - x, 0);
-	else
-		ft_json_null(j, "change");
-	if (hx && hy && x)
-		ft_json_fixed(j, "relative", (y - x) / x, 4);
-	else
-		ft_json_null(j, "relative");
-	ft_json_end(j);
-}
-
 static void wrap78(const char *s)
 {
 	int col = 0;
@@ -414,24 +390,6 @@ static int describe(char *b, size_t cap, const struct label *l, const struct sid
 	}
 	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
 	return n;
-}
-
-/* the change ch of figure `of` as a JSON object under key */
-static void json_change(struct ft_json *j, const char *key, const struct ft_change *ch,
-			const char *of)
-{
-	ft_json_obj(j, key);
-	ft_json_str(j, "of", of);
-	ft_json_str(j, "statistic", !strcmp(of, "step_time") ? "mean" : "median");
-	ft_json_fixed(j, "before_ns", ch->before, 0);
-	ft_json_fixed(j, "after_ns", ch->after, 0);
-	ft_json_fixed(j, "lo_ns", ch->lo, 0);
-	ft_json_fixed(j, "hi_ns", ch->hi, 0);
-	ft_json_fixed(j, "confidence", 0.95, 2);
-	ft_json_str(j, "method", !strcmp(of, "step_time") ? "block bootstrap" : "bootstrap");
-	ft_json_int(j, "resamples", FT_BOOT_N);
-	ft_json_str(j, "verdict", ft_change_word[ch->verdict]);
-	ft_json_end(j);
 }
 
 /* the median step's change after the conclusion: ". Median step 75 us ->
@@ -546,21 +504,6 @@ static void gpu_idle_text(const struct side *a, const struct side *b)
 	if (k >= 0)
 		printf("GPU idle (%s): %.0f%% -> %.0f%%\n", k ? "measured" : "modelled",
 		       100 * x, 100 * y);
-}
-
-static void gpu_idle_json(struct ft_json *j, const struct side *a, const struct side *b)
-{
-	double x, y;
-	int k = gpu_idle_pair(a, b, &x, &y);
-	if (k < 0) {
-		ft_json_null(j, "gpu_idle");
-		return;
-	}
-	ft_json_obj(j, "gpu_idle");
-	ft_json_str(j, "basis", k ? "measured" : "modelled");
-	ft_json_fixed(j, "before", x, 4);
-	ft_json_fixed(j, "after", y, 4);
-	ft_json_end(j);
 }
 
 int ft_diff(const struct ft_diff_args *args)
@@ -732,96 +675,46 @@ int ft_diff(const struct ft_diff_args *args)
 	if (rc == 2)
 		;
 	else if (json) {
-		struct ft_json jw, *j = &jw;
-		ft_json_begin(j, stdout);
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "schema", "feedtrace-diff/1");
-		ft_json_str(j, "before", a->dir[0]);
-		ft_json_str(j, "after", b->dir[0]);
-		for (int k = 0; k < 2; k++) {
-			ft_json_arr(j, k ? "after_runs" : "before_runs");
-			for (int i = 0; i < s[k].n; i++)
-				ft_json_str(j, NULL, s[k].dir[i]);
-			ft_json_end(j);
-		}
-		ft_json_obj(j, "metrics");
+		struct ft_diff_pair m[NMETRICS + 4];
+		int nm = 0;
 		for (size_t i = 0; i < NMETRICS; i++)
 			if (metrics[i].name)
-				json_pair(j, metrics[i].key, 1, (double)mean(a, get(&a->sum, &metrics[i])),
-					  1, (double)mean(b, get(&b->sum, &metrics[i])));
-		json_pair(j, "steps", a->sum.steps > 0, (double)mean(a, a->sum.steps),
-			  b->sum.steps > 0, (double)mean(b, b->sum.steps));
-		json_pair(j, "step_mean_ns", a->sum.steps > 0,
-			  a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0, b->sum.steps > 0,
-			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0);
-		json_pair(j, "step_time_ns", loop[0] >= 0, loop[0], loop[1] >= 0, loop[1]);
-		json_pair(j, "step_median_ns", have_med, have_med ? chm.before : 0, have_med,
-			  have_med ? chm.after : 0);
-		ft_json_end(j);
-		if (have_ci)
-			json_change(j, "change", &ch, by_step ? "step_time" : "wall_time");
-		else
-			ft_json_null(j, "change");
-		if (have_med)
-			json_change(j, "median_change", &chm, "step_median");
-		else
-			ft_json_null(j, "median_change");
-		if (have_ci)
-			ft_json_str(j, "conclusion_on", by_step ? "step_time" : "wall_time");
-		else
-			ft_json_null(j, "conclusion_on");
-		ft_json_str(j, "unit", by_step ? "step" : "run");
-		ft_json_str(j, "feeds_window", a->whole || b->whole ? "whole run" : "steps");
-		ft_json_obj(j, "feeds");
+				m[nm++] = (struct ft_diff_pair){ metrics[i].key, { 1, 1 },
+					{ (double)mean(a, get(&a->sum, &metrics[i])),
+					  (double)mean(b, get(&b->sum, &metrics[i])) } };
+		m[nm++] = (struct ft_diff_pair){ "steps", { a->sum.steps > 0, b->sum.steps > 0 },
+			{ (double)mean(a, a->sum.steps), (double)mean(b, b->sum.steps) } };
+		m[nm++] = (struct ft_diff_pair){ "step_mean_ns", { a->sum.steps > 0, b->sum.steps > 0 },
+			{ a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0,
+			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0 } };
+		m[nm++] = (struct ft_diff_pair){ "step_time_ns", { loop[0] >= 0, loop[1] >= 0 },
+			{ loop[0], loop[1] } };
+		m[nm++] = (struct ft_diff_pair){ "step_median_ns", { have_med, have_med },
+			{ have_med ? chm.before : 0, have_med ? chm.after : 0 } };
+		static struct ft_diff_finding f[MAXL];
+		for (int i = 0; i < nl; i++)
+			f[i] = (struct ft_diff_finding){ l[i].kind, l[i].text, status(&l[i]),
+				{ mean(a, l[i].n[0]), mean(b, l[i].n[1]) },
+				{ mean(a, l[i].reads[0]), mean(b, l[i].reads[1]) },
+				{ mean(a, l[i].lost[0]), mean(b, l[i].lost[1]) },
+				{ per(a, l[i].lost[0]), per(b, l[i].lost[1]) } };
+		struct ft_diff_figures d = {
+			.runs = { a->dir, b->dir }, .nruns = { a->n, b->n },
+			.metrics = m, .nmetrics = nm,
+			.change = have_ci ? &ch : NULL, .change_of = by_step ? "step_time" : "wall_time",
+			.median = have_med ? &chm : NULL,
+			.unit = by_step ? "step" : "run",
+			.feeds_window = a->whole || b->whole ? "whole run" : "steps",
+			.findings = f, .nfindings = nl,
+			.limit = { a->r[0].procs[a->r[0].main].v.limit,
+				   b->r[0].procs[b->r[0].main].v.limit },
+			.gates = gates, .ngates = ng, .conclusion = concl,
+		};
 		for (int c = 0; c < FT_CAT_N; c++)
-			json_pair(j, ft_cat_name[c], 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		ft_json_end(j);
-		ft_json_arr(j, "findings");
-		for (int i = 0; i < nl; i++) {
-			ft_json_obj(j, NULL);
-			ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
-			ft_json_str(j, "what", l[i].text);
-			ft_json_str(j, "status", ft_status_name(status(&l[i])));
-			ft_json_obj(j, "count");
-			ft_json_u64(j, "before", mean(a, l[i].n[0]));
-			ft_json_u64(j, "after", mean(b, l[i].n[1]));
-			ft_json_end(j);
-			ft_json_obj(j, "reads");
-			ft_json_u64(j, "before", mean(a, l[i].reads[0]));
-			ft_json_u64(j, "after", mean(b, l[i].reads[1]));
-			ft_json_end(j);
-			ft_json_obj(j, "lost_ns_per_unit");
-			ft_json_fixed(j, "before", per(a, l[i].lost[0]), 0);
-			ft_json_fixed(j, "after", per(b, l[i].lost[1]), 0);
-			ft_json_end(j);
-			ft_json_end(j);
-		}
-		ft_json_end(j);
-		const char *names[2] = { "disappeared", "appeared" };
-		for (int k = 0; k < 2; k++) {
-			ft_json_arr(j, names[k]);
-			for (int i = 0; i < nl; i++)
-				if (status(&l[i]) == (k ? FT_STATUS_NEW : FT_STATUS_GONE)) {
-					ft_json_obj(j, NULL);
-					ft_json_str(j, "kind", ft_fkind_key[l[i].kind]);
-					ft_json_str(j, "what", l[i].text);
-					ft_json_u64(j, "count", mean(&s[k], l[i].n[k]));
-					ft_json_u64(j, "lost_ns", mean(&s[k], l[i].lost[k]));
-					ft_json_end(j);
-				}
-			ft_json_end(j);
-		}
-		gpu_idle_json(j, a, b);
-		ft_json_obj(j, "verdict");
-		const char *la = ft_limit_name(a->r[0].procs[a->r[0].main].v.limit);
-		const char *lb = ft_limit_name(b->r[0].procs[b->r[0].main].v.limit);
-		ft_json_str(j, "before", la ? la : "");
-		ft_json_str(j, "after", lb ? lb : "");
-		ft_json_end(j);
-		ft_gate_json(gates, ng, j, "gate");
-		ft_json_str(j, "conclusion", concl);
-		ft_json_end(j);
-		putchar('\n');
+			d.feeds[c] = (struct ft_diff_pair){ ft_cat_name[c], { 1, 1 },
+				{ per(a, a->feed[c]), per(b, b->feed[c]) } };
+		d.gpu_idle = gpu_idle_pair(a, b, &d.gpu_idle_share[0], &d.gpu_idle_share[1]);
+		ft_diff_json(&d, stdout);
 	} else {
 		printf("feedtrace diff: before %s%s\n                after  %s%s\n\n",
 		       ft_fit(a->dir[0], 50), a->n > 1 ? " ..." : "", ft_fit(b->dir[0], 50),

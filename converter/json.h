@@ -31,4 +31,7 @@ void ft_json_str(struct ft_json *j, const char *key, const char *s);  /* NULL: n
 void ft_json_bool(struct ft_json *j, const char *key, int v);
 void ft_json_null(struct ft_json *j, const char *key);
 
+/* s quoted and escaped, alone (also dump's text form of an odd string) */
+void ft_json_string(FILE *out, const char *s);
+
 #endif

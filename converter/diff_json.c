@@ -1,0 +1,149 @@
+/*
+ * diff_json.c: `feedtrace diff --json` (diff_json.h), through the JSON
+ * writer (json.c): what ft_diff decided, as docs/REPORT-SCHEMA.md's
+ * "feedtrace-diff/1". The figures' names and order are this file's.
+ */
+#include <string.h>
+
+#include "diff_json.h"
+#include "json.h"
+
+/* a figure before and after: each null when absent, then the change and
+ * the relative change (null when either is absent or before is 0) */
+static void json_pair(struct ft_json *j, const struct ft_diff_pair *p)
+{
+	int hx = p->has[0], hy = p->has[1];
+	double x = p->v[0], y = p->v[1];
+	ft_json_obj(j, p->key);
+	if (hx)
+		ft_json_fixed(j, "before", x, 0);
+	else
+		ft_json_null(j, "before");
+	if (hy)
+		ft_json_fixed(j, "after", y, 0);
+	else
+		ft_json_null(j, "after");
+	if (hx && hy)
+		ft_json_fixed(j, "change", y - x, 0);
+	else
+		ft_json_null(j, "change");
+	if (hx && hy && x)
+		ft_json_fixed(j, "relative", (y - x) / x, 4);
+	else
+		ft_json_null(j, "relative");
+	ft_json_end(j);
+}
+
+/* the change ch of figure `of` as a JSON object under key, or null */
+static void json_change(struct ft_json *j, const char *key, const struct ft_change *ch,
+			const char *of)
+{
+	if (!ch) {
+		ft_json_null(j, key);
+		return;
+	}
+	ft_json_obj(j, key);
+	ft_json_str(j, "of", of);
+	ft_json_str(j, "statistic", !strcmp(of, "step_time") ? "mean" : "median");
+	ft_json_fixed(j, "before_ns", ch->before, 0);
+	ft_json_fixed(j, "after_ns", ch->after, 0);
+	ft_json_fixed(j, "lo_ns", ch->lo, 0);
+	ft_json_fixed(j, "hi_ns", ch->hi, 0);
+	ft_json_fixed(j, "confidence", 0.95, 2);
+	ft_json_str(j, "method", !strcmp(of, "step_time") ? "block bootstrap" : "bootstrap");
+	ft_json_int(j, "resamples", FT_BOOT_N);
+	ft_json_str(j, "verdict", ft_change_word[ch->verdict]);
+	ft_json_end(j);
+}
+
+static void findings(struct ft_json *j, const struct ft_diff_figures *d)
+{
+	ft_json_arr(j, "findings");
+	for (int i = 0; i < d->nfindings; i++) {
+		const struct ft_diff_finding *f = &d->findings[i];
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+		ft_json_str(j, "what", f->what);
+		ft_json_str(j, "status", ft_status_name(f->status));
+		ft_json_obj(j, "count");
+		ft_json_u64(j, "before", f->count[0]);
+		ft_json_u64(j, "after", f->count[1]);
+		ft_json_end(j);
+		ft_json_obj(j, "reads");
+		ft_json_u64(j, "before", f->reads[0]);
+		ft_json_u64(j, "after", f->reads[1]);
+		ft_json_end(j);
+		ft_json_obj(j, "lost_ns_per_unit");
+		ft_json_fixed(j, "before", f->lost_per_unit[0], 0);
+		ft_json_fixed(j, "after", f->lost_per_unit[1], 0);
+		ft_json_end(j);
+		ft_json_end(j);
+	}
+	ft_json_end(j);
+	/* the gone ones as they were before, the new ones as they are after */
+	const char *names[2] = { "disappeared", "appeared" };
+	const enum ft_status status[2] = { FT_STATUS_GONE, FT_STATUS_NEW };
+	for (int k = 0; k < 2; k++) {
+		ft_json_arr(j, names[k]);
+		for (int i = 0; i < d->nfindings; i++) {
+			const struct ft_diff_finding *f = &d->findings[i];
+			if (f->status != status[k])
+				continue;
+			ft_json_obj(j, NULL);
+			ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+			ft_json_str(j, "what", f->what);
+			ft_json_u64(j, "count", f->count[k]);
+			ft_json_u64(j, "lost_ns", f->lost_ns[k]);
+			ft_json_end(j);
+		}
+		ft_json_end(j);
+	}
+}
+
+void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
+{
+	struct ft_json jw, *j = &jw;
+	ft_json_begin(j, out);
+	ft_json_obj(j, NULL);
+	ft_json_str(j, "schema", "feedtrace-diff/1");
+	ft_json_str(j, "before", d->runs[0][0]);
+	ft_json_str(j, "after", d->runs[1][0]);
+	for (int k = 0; k < 2; k++) {
+		ft_json_arr(j, k ? "after_runs" : "before_runs");
+		for (int i = 0; i < d->nruns[k]; i++)
+			ft_json_str(j, NULL, d->runs[k][i]);
+		ft_json_end(j);
+	}
+	ft_json_obj(j, "metrics");
+	for (int i = 0; i < d->nmetrics; i++)
+		json_pair(j, &d->metrics[i]);
+	ft_json_end(j);
+	json_change(j, "change", d->change, d->change_of);
+	json_change(j, "median_change", d->median, "step_median");
+	ft_json_str(j, "conclusion_on", d->change ? d->change_of : NULL);
+	ft_json_str(j, "unit", d->unit);
+	ft_json_str(j, "feeds_window", d->feeds_window);
+	ft_json_obj(j, "feeds");
+	for (int c = 0; c < FT_CAT_N; c++)
+		json_pair(j, &d->feeds[c]);
+	ft_json_end(j);
+	findings(j, d);
+	if (d->gpu_idle < 0) {
+		ft_json_null(j, "gpu_idle");
+	} else {
+		ft_json_obj(j, "gpu_idle");
+		ft_json_str(j, "basis", d->gpu_idle ? "measured" : "modelled");
+		ft_json_fixed(j, "before", d->gpu_idle_share[0], 4);
+		ft_json_fixed(j, "after", d->gpu_idle_share[1], 4);
+		ft_json_end(j);
+	}
+	ft_json_obj(j, "verdict");
+	const char *la = ft_limit_name(d->limit[0]), *lb = ft_limit_name(d->limit[1]);
+	ft_json_str(j, "before", la ? la : "");
+	ft_json_str(j, "after", lb ? lb : "");
+	ft_json_end(j);
+	ft_gate_json(d->gates, d->ngates, j, "gate");
+	ft_json_str(j, "conclusion", d->conclusion);
+	ft_json_end(j);
+	fputc('\n', out);
+}
