@@ -10,17 +10,14 @@
 
 #include "cli.h"
 #include "symbolize.h"
+#include "util.h"
 
 void ft_cli_begin(struct ft_cli *c, const char *cmd, int argc, char **argv)
 {
 	/* getopt wants the program's name first */
 	c->cmd = cmd;
 	c->argc = argc + 1;
-	c->argv = malloc(sizeof *c->argv * (size_t)(argc + 2));
-	if (!c->argv) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	c->argv = ft_xmalloc(sizeof *c->argv * (size_t)(argc + 2));
 	c->argv[0] = (char *)cmd;
 	for (int i = 0; i < argc; i++)
 		c->argv[i + 1] = argv[i];
