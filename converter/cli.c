@@ -44,6 +44,24 @@ void ft_cli_bad(const struct ft_cli *c, int code)
 		fprintf(stderr, "feedtrace %s: unknown option %s\n", c->cmd, arg);
 }
 
+int ft_cli_next(struct ft_cli *c, const char *shortopts, const struct option *opts,
+		const struct ft_cli_shared *sh)
+{
+	for (;;) {
+		int code = getopt_long(c->argc, c->argv, shortopts, opts, NULL), k = 0;
+		if (code == -1 || !sh)
+			return code;
+		if (sh->an)
+			k = ft_an_set_opt(sh->an, c->cmd, code, optarg);
+		if (!k && sh->mg)
+			k = ft_read_set_opt(sh->mg, sh->mixed, c->cmd, code, optarg);
+		if (k < 0)
+			return FT_CLI_BADVAL;
+		if (!k)
+			return code;
+	}
+}
+
 int ft_an_set_opt(struct ft_an_opts *o, const char *cmd, int code, const char *arg)
 {
 	struct stat st;
