@@ -10,17 +10,14 @@
 
 #include "cli.h"
 #include "symbolize.h"
+#include "util.h"
 
 void ft_cli_begin(struct ft_cli *c, const char *cmd, int argc, char **argv)
 {
 	/* getopt wants the program's name first */
 	c->cmd = cmd;
 	c->argc = argc + 1;
-	c->argv = malloc(sizeof *c->argv * (size_t)(argc + 2));
-	if (!c->argv) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	c->argv = ft_xmalloc(sizeof *c->argv * (size_t)(argc + 2));
 	c->argv[0] = (char *)cmd;
 	for (int i = 0; i < argc; i++)
 		c->argv[i + 1] = argv[i];
@@ -45,6 +42,24 @@ void ft_cli_bad(const struct ft_cli *c, int code)
 		fprintf(stderr, "feedtrace %s: unknown option -%c\n", c->cmd, optopt);
 	else
 		fprintf(stderr, "feedtrace %s: unknown option %s\n", c->cmd, arg);
+}
+
+int ft_cli_next(struct ft_cli *c, const char *shortopts, const struct option *opts,
+		const struct ft_cli_shared *sh)
+{
+	for (;;) {
+		int code = getopt_long(c->argc, c->argv, shortopts, opts, NULL), k = 0;
+		if (code == -1 || !sh)
+			return code;
+		if (sh->an)
+			k = ft_an_set_opt(sh->an, c->cmd, code, optarg);
+		if (!k && sh->mg)
+			k = ft_read_set_opt(sh->mg, sh->mixed, c->cmd, code, optarg);
+		if (k < 0)
+			return FT_CLI_BADVAL;
+		if (!k)
+			return code;
+	}
 }
 
 int ft_an_set_opt(struct ft_an_opts *o, const char *cmd, int code, const char *arg)

@@ -2,7 +2,9 @@
  * cli.h: what the commands share on their command lines (uftrace's way:
  * each command one getopt_long table, built from these pieces). The
  * analysis options, --reorder-ms and --mixed as table entries with their
- * codes; getopt_long over a command's arguments; one line for a bad one.
+ * codes, --help and the end as every table's last entries; getopt_long
+ * over a command's arguments, the shared options taken on the way
+ * (ft_cli_next); one line for a bad one.
  */
 #ifndef FT_CLI_H
 #define FT_CLI_H
@@ -33,6 +35,10 @@ enum {
 #define FT_READ_LONGOPTS \
 	{ "reorder-ms", required_argument, NULL, FT_OPT_REORDER_MS }, \
 	{ "mixed", no_argument, NULL, FT_OPT_MIXED }
+/* every table's end: -h, --help (code 'h') and the terminator */
+#define FT_HELP_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ NULL, 0, NULL, 0 }
 #define FT_READ_HELP \
 	"  --reorder-ms MS      merge window across threads (1000)\n" \
 	"  --mixed              read files of several runs together (refused else)\n"
@@ -44,6 +50,21 @@ void ft_cli_end(struct ft_cli *c);
 /* the one line for getopt_long's '?' (an unknown option) or ':' (a value
  * missing: the short options start with ':') */
 void ft_cli_bad(const struct ft_cli *c, int code);
+
+/* The shared options a command takes (its table holds their entries):
+ * an for FT_AN_LONGOPTS, mg and mixed for FT_READ_LONGOPTS; NULL: none. */
+struct ft_cli_shared {
+	struct ft_an_opts *an;
+	struct ft_merge_opts *mg;
+	int *mixed;
+};
+enum { FT_CLI_BADVAL = -2 };
+/* getopt_long's next code over the command's arguments, the shared
+ * options taken into sh on the way: a code of the command's own (or '?',
+ * ':', 1 as getopt_long gives them), -1 at the end, FT_CLI_BADVAL after a
+ * shared option's bad value (its line printed) */
+int ft_cli_next(struct ft_cli *c, const char *shortopts, const struct option *opts,
+		const struct ft_cli_shared *sh);
 
 /* an analysis option's code and value into o: 1 taken, 0 not one, -1 a bad
  * value (one line printed) */

@@ -71,15 +71,14 @@ int ft_cmd_capture(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "steps", required_argument, NULL, STEPS },
 		{ "seconds", required_argument, NULL, SECONDS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	unsigned long steps = 0, ms = 0;
 	int c;
 	char *end;
 	struct ft_cli cli;
 	ft_cli_begin(&cli, "capture", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
+	while ((c = ft_cli_next(&cli, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case STEPS:
 			steps = strtoul(optarg, &end, 10);

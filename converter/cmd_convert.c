@@ -49,25 +49,20 @@ int ft_cmd_convert(int argc, char **argv)
 		{ "threads", required_argument, NULL, THREADS },
 		{ "ranks", required_argument, NULL, RANKS },
 		{ "quiet", no_argument, NULL, QUIET },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	struct ft_conv_opts o;
 	memset(&o, 0, sizeof o);
 	ft_an_default_opts(&o.an);
 	int quiet = 0;
 	const char *dir = NULL, *out = NULL, *ranks = NULL;
-	int mixed = 0, c, k;
+	int mixed = 0, c;
 	struct ft_cli cli;
 	ft_cli_begin(&cli, "convert", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":o:h", opts, NULL)) != -1) {
-		if ((k = ft_an_set_opt(&o.an, "convert", c, optarg)) ||
-		    (k = ft_read_set_opt(&o.mg, &mixed, "convert", c, optarg))) {
-			if (k < 0)
-				goto bad;
-			continue;
-		}
+	const struct ft_cli_shared sh = { &o.an, &o.mg, &mixed };
+	while ((c = ft_cli_next(&cli, ":o:h", opts, &sh)) != -1) {
 		switch (c) {
+		case FT_CLI_BADVAL: goto bad;
 		case 'o': out = optarg; break;
 		case THREADS: {
 			char *end;

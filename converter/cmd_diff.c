@@ -36,12 +36,11 @@ int ft_cmd_diff(int argc, char **argv)
 		{ "junit", required_argument, NULL, JUNIT },
 		{ "fail-if", required_argument, NULL, FAIL_IF },
 		{ "html", required_argument, NULL, HTML },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	static struct ft_gate gates[FT_GATE_MAX];
 	static struct ft_diff_args a;
-	int bad = 0, npos = 0, c, r;
+	int bad = 0, npos = 0, c;
 	memset(&a, 0, sizeof a);
 	ft_an_default_opts(&a.an);
 	a.gates = gates;
@@ -54,8 +53,9 @@ int ft_cmd_diff(int argc, char **argv)
 	 * ends getopt's scan: what follows is parsed again as the after side,
 	 * options still allowed there */
 	int side = 0;                     /* 1: past the "--" */
+	const struct ft_cli_shared sh = { &a.an, &a.mg, &a.mixed };
 	for (;;) {
-		c = getopt_long(cli.argc, cli.argv, "-:o:h", opts, NULL);
+		c = ft_cli_next(&cli, "-:o:h", opts, &sh);
 		if (c == -1) {
 			if (side || optind >= cli.argc)
 				break;
@@ -72,13 +72,8 @@ int ft_cmd_diff(int argc, char **argv)
 			side = 1;
 			continue;
 		}
-		if ((r = ft_an_set_opt(&a.an, "diff", c, optarg)) ||
-		    (r = ft_read_set_opt(&a.mg, &a.mixed, "diff", c, optarg))) {
-			if (r < 0)
-				goto fail;
-			continue;
-		}
 		switch (c) {
+		case FT_CLI_BADVAL: goto fail;
 		case 1: {                      /* BEFORE AFTER, or BEFORE... -- AFTER... */
 			int j = side ? 1 : sep ? 0 : npos++;
 			if (!sep && npos > 2)

@@ -75,13 +75,12 @@ static int run_of_pid(const char *arg, char *dir, size_t cap)
 int ft_cmd_flight(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	struct ft_cli cli;
 	int c;
 	ft_cli_begin(&cli, "flight", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
+	while ((c = ft_cli_next(&cli, ":h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(flight_usage, stdout);
 			ft_cli_end(&cli);

@@ -295,20 +295,16 @@ int ft_cmd_ranks(int argc, char **argv)
 	static const struct option opts[] = {
 		FT_READ_LONGOPTS,
 		{ "json", no_argument, NULL, JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
-	int json = 0, mixed = 0, c, k;
+	int json = 0, mixed = 0, c;
 	struct ft_merge_opts mg = { 0, 0 };
 	struct ft_cli cli;
 	ft_cli_begin(&cli, "ranks", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
-		if ((k = ft_read_set_opt(&mg, &mixed, "ranks", c, optarg))) {
-			if (k < 0)
-				goto bad;
-			continue;
-		}
+	const struct ft_cli_shared sh = { NULL, &mg, &mixed };
+	while ((c = ft_cli_next(&cli, ":h", opts, &sh)) != -1) {
 		switch (c) {
+		case FT_CLI_BADVAL: goto bad;
 		case JSON: json = 1; break;
 		case 'h':
 			fputs(ranks_usage, stdout);

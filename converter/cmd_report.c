@@ -36,26 +36,21 @@ int ft_cmd_report(int argc, char **argv)
 		{ "junit", required_argument, NULL, JUNIT },
 		{ "html", required_argument, NULL, HTML },
 		{ "quiet", no_argument, NULL, QUIET },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	struct ft_an_opts o;
 	struct ft_merge_opts mg = { 0, 0 };
 	int quiet = 0;
 	const char *dir = NULL, *junit = NULL, *html = NULL;
-	int json = 0, ng = 0, mixed = 0, c, k;
+	int json = 0, ng = 0, mixed = 0, c;
 	static struct ft_gate g[FT_GATE_MAX];
 	ft_an_default_opts(&o);
 	struct ft_cli cli;
 	ft_cli_begin(&cli, "report", argc, argv);
-	while ((c = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
-		if ((k = ft_an_set_opt(&o, "report", c, optarg)) ||
-		    (k = ft_read_set_opt(&mg, &mixed, "report", c, optarg))) {
-			if (k < 0)
-				goto bad;
-			continue;
-		}
+	const struct ft_cli_shared sh = { &o, &mg, &mixed };
+	while ((c = ft_cli_next(&cli, ":h", opts, &sh)) != -1) {
 		switch (c) {
+		case FT_CLI_BADVAL: goto bad;
 		case JSON: json = 1; break;
 		case FAIL_IF:
 			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], optarg) != 0)

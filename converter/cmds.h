@@ -1,7 +1,8 @@
 /*
  * cmds.h: the command-line tool's commands, one entry point each, called
- * by main.c with the arguments after the command's name. Each parses its
- * own options with one getopt_long table (cli.h) in the file named.
+ * by main.c (through its table of commands: name, entry point, line of
+ * the usage text) with the arguments after the command's name. Each parses
+ * its own options with one getopt_long table (cli.h) in the file named.
  */
 #ifndef FT_CMDS_H
 #define FT_CMDS_H

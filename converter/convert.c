@@ -323,10 +323,8 @@ static struct cthread *cthread_of(struct conv *c, int32_t tid)
 	for (int i = 0; i < c->nth; i++)
 		if (c->th[i].tid == tid)
 			return &c->th[c->last_th = i];
-	if (c->nth == c->capth) {
-		c->capth = c->capth ? c->capth * 2 : 16;
-		c->th = ft_xrealloc(c->th, (size_t)c->capth * sizeof *c->th);
-	}
+	if (c->nth == c->capth)
+		FT_GROW(c->th, c->capth, 16);
 	struct cthread *t = &c->th[c->nth];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
@@ -346,10 +344,8 @@ static struct cstream *cstream_of(struct conv *c, uint64_t id)
 	for (int i = 0; i < c->nsm; i++)
 		if (c->sm[i].id == id)
 			return &c->sm[i];
-	if (c->nsm == c->capsm) {
-		c->capsm = c->capsm ? c->capsm * 2 : 8;
-		c->sm = ft_xrealloc(c->sm, (size_t)c->capsm * sizeof *c->sm);
-	}
+	if (c->nsm == c->capsm)
+		FT_GROW(c->sm, c->capsm, 8);
 	struct cstream *s = &c->sm[c->nsm++];
 	memset(s, 0, sizeof *s);
 	s->id = id;
@@ -847,11 +843,7 @@ static int role_count(const struct ft_event *ev, void *arg)
  * writes to the consumer's reads (xflows.c): one light pass */
 static struct ft_role_proc *roles_of(struct ft_trace *tr, FILE *err, struct ft_xflows *xf)
 {
-	struct ft_role_proc *rl = calloc((size_t)(tr->nprocs ? tr->nprocs : 1), sizeof *rl);
-	if (!rl) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	struct ft_role_proc *rl = ft_xcalloc((size_t)(tr->nprocs ? tr->nprocs : 1), sizeof *rl);
 	for (int i = 0; i < tr->nprocs; i++) {
 		struct ft_process *p = tr->procs[i];
 		rl[i].pid = p->hdr.pid;
@@ -879,13 +871,9 @@ static void process_tree(struct pf_writer *w, const struct ft_trace *tr,
 			 const struct ft_role_proc *rl, const struct ft_conv_opts *o)
 {
 	int n = tr->nprocs;
-	int32_t *pid = calloc((size_t)n + 1, sizeof *pid), *ppid = calloc((size_t)n + 1, sizeof *ppid);
-	char (*name)[600] = calloc((size_t)n + 1, sizeof *name);
-	const char **argv = calloc(2 * (size_t)n + 1, sizeof *argv);
-	if (!pid || !ppid || !name || !argv) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	int32_t *pid = ft_xcalloc((size_t)n + 1, sizeof *pid), *ppid = ft_xcalloc((size_t)n + 1, sizeof *ppid);
+	char (*name)[600] = ft_xcalloc((size_t)n + 1, sizeof *name);
+	const char **argv = ft_xcalloc(2 * (size_t)n + 1, sizeof *argv);
 	for (int i = 0; i < n; i++) {
 		/* every process with its parent pid, traced or not (a process
 		 * listed without one leaves its children unlinked) */

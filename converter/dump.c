@@ -423,13 +423,12 @@ static int dump_main(int argc, char **argv, FILE *out, int summary)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, JSON },
 		{ "summary", no_argument, NULL, SUMMARY },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	struct ft_cli cli;
 	int code;
 	ft_cli_begin(&cli, "dump", argc, argv);
-	while ((code = getopt_long(cli.argc, cli.argv, ":h", opts, NULL)) != -1) {
+	while ((code = ft_cli_next(&cli, ":h", opts, NULL)) != -1) {
 		switch (code) {
 		case JSON: c.json = 1; break;
 		case SUMMARY: c.summary = 1; break;

@@ -65,10 +65,8 @@ static json_object *metrics_of(struct ft_report *r, json_object **root)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	if (!f) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	if (!f)
+		ft_oom();
 	ft_report_json(r, f);
 	fclose(f);
 	*root = json_tokener_parse(buf);

@@ -177,10 +177,8 @@ static void add(struct edge **e, int *n, int *cap, uint64_t t0, uint64_t t1, int
 {
 	if (t1 <= t0)
 		return;
-	if (*n + 2 > *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		*e = ft_xrealloc(*e, (size_t)*cap * sizeof **e);
-	}
+	if (*n + 2 > *cap)
+		FT_GROW(*e, *cap, 64);
 	(*e)[(*n)++] = (struct edge){ t0, r, u, b };
 	(*e)[(*n)++] = (struct edge){ t1, -r, -u, -b };
 }

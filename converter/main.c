@@ -13,19 +13,31 @@
 
 #define FT_VERSION "0.9"
 
+/* The commands: a new one is its file (cmds.h) and one line here; the
+ * help is what follows the name on its line of the usage text. */
+static const struct ft_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "run", ft_cmd_run, " [-o DIR] [--append] -- CMD   run CMD under the tracer (run --help)" },
+	{ "dump", ft_cmd_dump, " DIR [--json] [--summary]   print every recorded call and a tally" },
+	{ "convert", ft_cmd_convert, " DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings" },
+	{ "report", ft_cmd_report, " DIR [--json] [--fail-if C]  the verdict, findings and call sites" },
+	{ "diff", ft_cmd_diff, " BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs" },
+	{ "ranks", ft_cmd_ranks, " SUMMARY.json|DIR... [--json]  which rank starves a job of ranks" },
+	{ "open", ft_cmd_open, " RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI" },
+	{ "capture", ft_cmd_capture, " PID|RUN_DIR [--steps N|--seconds S]  record a window of a running job" },
+	{ "flight", ft_cmd_flight, " PID|RUN_DIR               a flight recorder's window, now (flight --help)" },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
 static void usage(FILE *out)
 {
-	fputs("usage: feedtrace COMMAND ...\n"
-	      "  run [-o DIR] [--append] -- CMD   run CMD under the tracer (run --help)\n"
-	      "  dump DIR [--json] [--summary]   print every recorded call and a tally\n"
-	      "  convert DIR [-o FILE.pftrace]   write a Perfetto timeline with the findings\n"
-	      "  report DIR [--json] [--fail-if C]  the verdict, findings and call sites\n"
-	      "  diff BEFORE.. [--] AFTER.. [--json] [--fail-if C] [-o F]  compare runs\n"
-	      "  ranks SUMMARY.json|DIR... [--json]  which rank starves a job of ranks\n"
-	      "  open RUN|FILE.pftrace [--no-browser]  the timeline in the Perfetto UI\n"
-	      "  capture PID|RUN_DIR [--steps N|--seconds S]  record a window of a running job\n"
-	      "  flight PID|RUN_DIR               a flight recorder's window, now (flight --help)\n"
-	      "Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
+	fputs("usage: feedtrace COMMAND ...\n", out);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %s%s\n", commands[i].name, commands[i].help);
+	fputs("Each command takes --help. Without the command: LD_PRELOAD=libfeedtrace.so\n"
 	      "CMD traces CMD into ./feedtrace-DATE-TIME-PID (FEEDTRACE_OUT=DIR chooses);\n"
 	      "FEEDTRACE_HOOKS, FEEDTRACE_BUF_KB, FEEDTRACE_MEM_MB, FEEDTRACE_FLUSH_MS,\n"
 	      "FEEDTRACE_STACK_DEPTH, FEEDTRACE_REDACT tune it; FEEDTRACE_CAPTURE says when\n"
@@ -57,24 +69,9 @@ static int finish_stdout(int rc)
 
 static int dispatch(int argc, char **argv)
 {
-	if (strcmp(argv[1], "dump") == 0)
-		return ft_cmd_dump(argc - 2, argv + 2);
-	if (strcmp(argv[1], "convert") == 0)
-		return ft_cmd_convert(argc - 2, argv + 2);
-	if (strcmp(argv[1], "report") == 0)
-		return ft_cmd_report(argc - 2, argv + 2);
-	if (strcmp(argv[1], "diff") == 0)
-		return ft_cmd_diff(argc - 2, argv + 2);
-	if (strcmp(argv[1], "ranks") == 0)
-		return ft_cmd_ranks(argc - 2, argv + 2);
-	if (strcmp(argv[1], "run") == 0)
-		return ft_cmd_run(argc - 2, argv + 2);
-	if (strcmp(argv[1], "open") == 0)
-		return ft_cmd_open(argc - 2, argv + 2);
-	if (strcmp(argv[1], "capture") == 0)
-		return ft_cmd_capture(argc - 2, argv + 2);
-	if (strcmp(argv[1], "flight") == 0)
-		return ft_cmd_flight(argc - 2, argv + 2);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

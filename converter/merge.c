@@ -102,13 +102,8 @@ static struct fifo *fifo_of(struct merger *m, int32_t tid)
 			return &m->q[i];
 		}
 	if (m->nq == m->capq) {
-		m->capq = m->capq ? m->capq * 2 : 16;
-		m->q = realloc(m->q, (size_t)m->capq * sizeof *m->q);
-		m->heap = realloc(m->heap, (size_t)m->capq * sizeof *m->heap);
-		if (!m->q || !m->heap) {
-			fprintf(stderr, "feedtrace: out of memory\n");
-			exit(2);
-		}
+		FT_GROW(m->q, m->capq, 16);
+		m->heap = ft_xrealloc(m->heap, (size_t)m->capq * sizeof *m->heap);
 	}
 	struct fifo *f = &m->q[m->nq];
 	memset(f, 0, sizeof *f);

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmds.h"
 
 #define UI_ORIGIN "https://ui.perfetto.dev"
@@ -134,18 +135,12 @@ int ft_cmd_open(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "no-browser", no_argument, NULL, 'n' },
 		{ "port", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
-	char *args[argc + 2];
-	args[0] = "feedtrace open";
-	for (int k = 0; k < argc; k++)
-		args[k + 1] = argv[k];
-	args[argc + 1] = NULL;
 	int browser = 1, port = 9001, c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc + 1, args, "h", opts, NULL)) != -1) {
+	struct ft_cli cli;
+	ft_cli_begin(&cli, "open", argc, argv);
+	while ((c = ft_cli_next(&cli, "h", opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'n': browser = 0; break;
@@ -153,21 +148,27 @@ int ft_cmd_open(int argc, char **argv)
 			port = (int)strtol(optarg, &end, 10);
 			if (*end || port < 1 || port > 65535) {
 				fprintf(stderr, "feedtrace open: --port needs 1-65535, not '%s'\n", optarg);
+				ft_cli_end(&cli);
 				return 2;
 			}
 			break;
-		case 'h': fputs(open_usage, stdout); return 0;
+		case 'h':
+			fputs(open_usage, stdout);
+			ft_cli_end(&cli);
+			return 0;
 		default:
-			fprintf(stderr, "feedtrace open: unknown option %s\n", args[optind - 1]);
+			fprintf(stderr, "feedtrace open: unknown option %s\n", cli.argv[optind - 1]);
 			fputs(open_usage, stderr);
+			ft_cli_end(&cli);
 			return 2;
 		}
 	}
-	if (optind != argc) {
+	const char *what = optind + 1 == cli.argc ? cli.argv[optind] : NULL;
+	ft_cli_end(&cli);
+	if (!what) {
 		fputs(open_usage, stderr);
 		return 2;
 	}
-	const char *what = args[optind];
 	char file[4200];
 	struct stat st;
 	if (stat(what, &st) != 0) {

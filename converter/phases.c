@@ -48,10 +48,8 @@ static int starts(const char *s, const char *prefix)
 static struct item *add(struct ft_phases *s, const struct ft_event *ev, int kind, uint64_t l,
 			uint64_t h, uint64_t r)
 {
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 256;
-		s->v = ft_xrealloc(s->v, s->cap * sizeof *s->v);
-	}
+	if (s->n == s->cap)
+		FT_GROW(s->v, s->cap, 256);
 	struct item *it = &s->v[s->n++];
 	*it = (struct item){ .start = ev->ts_ns, .end = ev->ts_ns, .launches = l, .hidden = h,
 			     .reads = r, .tid = ev->tid, .kind = (uint8_t)kind };

@@ -141,14 +141,8 @@ struct acc {
 
 static struct ft_problem *add(struct acc *a)
 {
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 16;
-		a->p = realloc(a->p, (size_t)a->cap * sizeof *a->p);
-		if (!a->p) {
-			fprintf(stderr, "feedtrace: out of memory\n");
-			exit(2);
-		}
-	}
+	if (a->n == a->cap)
+		FT_GROW(a->p, a->cap, 16);
 	struct ft_problem *p = &a->p[a->n++];
 	memset(p, 0, sizeof *p);
 	p->first = -1;
@@ -457,11 +451,7 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
  * storms each process made alone. */
 static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 {
-	char *taken = calloc((size_t)r->ncand + 1, 1);
-	if (!taken) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	char *taken = ft_xcalloc((size_t)r->ncand + 1, 1);
 	char dir[160], other[160], both[160];
 	/* a candidate on the data set of a storm row joins it (a third worker
 	 * that stayed under the threshold beside two that did not) */
@@ -573,12 +563,8 @@ static int by_cost(const void *x, const void *y)
 int ft_problems(const struct ft_report *r, struct ft_problem **out)
 {
 	struct acc acc = { 0 };
-	char *taken = calloc((size_t)r->nf + 1, 1);
-	int *members = malloc(((size_t)r->nf + 1) * sizeof *members);
-	if (!taken || !members) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	char *taken = ft_xcalloc((size_t)r->nf + 1, 1);
+	int *members = ft_xmalloc(((size_t)r->nf + 1) * sizeof *members);
 	launch_bound(r, &acc);
 	int lb_pid = acc.n ? acc.p[0].pid : -1;
 	for (int i = 0; i < r->nf; i++) {

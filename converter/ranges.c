@@ -45,11 +45,7 @@ int ft_ranges_kind(unsigned kind)
 struct ft_ranges *ft_ranges_new(struct ft_pipe *pl, const struct ft_process *p, uint64_t proc_id,
 				int64_t ts_shift, uint64_t *slices)
 {
-	struct ft_ranges *r = calloc(1, sizeof *r);
-	if (!r) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	struct ft_ranges *r = ft_xcalloc(1, sizeof *r);
 	r->pl = pl;
 	r->p = p;
 	r->proc_id = proc_id;

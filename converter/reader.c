@@ -323,10 +323,8 @@ static void add_strings(struct ft_process *p, struct ft_strtab **tp, const unsig
 			return;
 		memcpy(s, d + o + sizeof e, e.len);
 		s[e.len] = 0;
-		if (t->n == t->cap) {
-			t->cap = t->cap ? t->cap * 2 : 256;
-			t->e = ft_xrealloc(t->e, t->cap * sizeof *t->e);
-		}
+		if (t->n == t->cap)
+			FT_GROW(t->e, t->cap, 256);
 		t->e[t->n++] = (struct strent){ e.id, s };
 		o += sizeof e + padded;
 	}
@@ -351,10 +349,8 @@ static void add_point(struct ft_cpu_point **v, int *n, int *cap, uint64_t ticks,
 {
 	if (*n && (int64_t)(ticks - (*v)[*n - 1].ticks) <= 0)
 		return;
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 16;
-		*v = ft_xrealloc(*v, (size_t)*cap * sizeof **v);
-	}
+	if (*n == *cap)
+		FT_GROW(*v, *cap, 16);
 	(*v)[(*n)++] = (struct ft_cpu_point){ ticks, x };
 }
 
@@ -463,10 +459,8 @@ static void add_fault_samples(struct ft_process *p, const unsigned char *d, size
 		p->fault_flags |= s.flags;
 		if (f->n && (int64_t)(s.ticks - f->pt[f->n - 1].ticks) <= 0)
 			continue;
-		if (f->n == f->cap) {
-			f->cap = f->cap ? 2 * f->cap : 16;
-			f->pt = ft_xrealloc(f->pt, (size_t)f->cap * sizeof *f->pt);
-		}
+		if (f->n == f->cap)
+			FT_GROW(f->pt, f->cap, 16);
 		/* a sample without the wait (a count by getrusage) carries the
 		 * last one known; a baseline series' wait counts from its first
 		 * timed sample, one that counts from 0 from its start */
@@ -748,10 +742,8 @@ static void add_modules(struct ft_process *p, const unsigned char *d, size_t n)
 		const char *path = (const char *)id + e.build_id_len;
 		if (path[e.path_len - 1] != 0 || e.lo >= e.hi)
 			break;
-		if (p->nmods == p->capmods) {
-			p->capmods = p->capmods ? 2 * p->capmods : 32;
-			p->mods = ft_xrealloc(p->mods, (size_t)p->capmods * sizeof *p->mods);
-		}
+		if (p->nmods == p->capmods)
+			FT_GROW(p->mods, p->capmods, 32);
 		struct ft_module *m = &p->mods[p->nmods++];
 		m->bias = e.bias;
 		m->lo = e.lo;

@@ -46,10 +46,8 @@ static void keep(void *arg, const struct ft_finding *f)
 {
 	struct ft_report *r = arg;
 	if (f->candidate) {
-		if (r->ncand == r->capcand) {
-			r->capcand = r->capcand ? r->capcand * 2 : 16;
-			r->cand = ft_xrealloc(r->cand, (size_t)r->capcand * sizeof *r->cand);
-		}
+		if (r->ncand == r->capcand)
+			FT_GROW(r->cand, r->capcand, 16);
 		r->cand[r->ncand++] = *f;
 		r->cand[r->ncand - 1].bins = NULL;      /* valid during this call only */
 		r->cand[r->ncand - 1].nbins = 0;
@@ -72,10 +70,8 @@ static void keep(void *arg, const struct ft_finding *f)
 		r->gaps_left_out++;
 		return;
 	}
-	if (r->nf == r->capf) {
-		r->capf = r->capf ? r->capf * 2 : 64;
-		r->f = ft_xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
-	}
+	if (r->nf == r->capf)
+		FT_GROW(r->f, r->capf, 64);
 	r->f[r->nf++] = *f;
 	r->f[r->nf - 1].bursts = NULL;          /* valid during this call only */
 	r->f[r->nf - 1].nbursts = 0;

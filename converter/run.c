@@ -26,6 +26,7 @@
 #include <gelf.h>
 
 #include "../libfeedtrace/format.h"
+#include "cli.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -162,37 +163,35 @@ int ft_cmd_run(int argc, char **argv)
 		{ "append", no_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "capture", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		FT_HELP_LONGOPTS,
 	};
 	const char *out_dir = NULL;
 	int append = 0, quiet = 0, c;
-	/* argv[0] is the first argument after "run": getopt wants a name there */
-	char *args[argc + 2];
-	args[0] = "feedtrace run";
-	for (int k = 0; k < argc; k++)
-		args[k + 1] = argv[k];
-	args[argc + 1] = NULL;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc + 1, args, "+o:qh", opts, NULL)) != -1) {
+	struct ft_cli cli;
+	ft_cli_begin(&cli, "run", argc, argv);
+	while ((c = ft_cli_next(&cli, "+o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out_dir = optarg; break;
 		case 'a': append = 1; break;
 		case 'q': quiet = 1; break;
 		case 'c': setenv("FEEDTRACE_CAPTURE", optarg, 1); break;   /* the library checks it */
-		case 'h': fputs(run_usage, stdout); return 0;
+		case 'h':
+			fputs(run_usage, stdout);
+			ft_cli_end(&cli);
+			return 0;
 		default:
 			if (optopt == 'o')
 				fprintf(stderr, "feedtrace run: -o needs a directory\n");
 			else if (optopt == 'c')
 				fprintf(stderr, "feedtrace run: --capture needs on, off, steps:A-B or time:D\n");
 			else
-				fprintf(stderr, "feedtrace run: unknown option %s\n", args[optind - 1]);
+				fprintf(stderr, "feedtrace run: unknown option %s\n", cli.argv[optind - 1]);
 			fputs(run_usage, stderr);
+			ft_cli_end(&cli);
 			return 2;
 		}
 	}
+	ft_cli_end(&cli);
 	int i = optind - 1;              /* index into argv */
 	if (i >= argc) {
 		fputs(run_usage, stderr);

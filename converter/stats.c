@@ -106,12 +106,7 @@ static void conclude(struct ft_change *out, double *d)
 
 static double *changes(void)
 {
-	double *d = malloc(FT_BOOT_N * sizeof *d);
-	if (!d) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
-	return d;
+	return ft_xmalloc(FT_BOOT_N * sizeof(double));
 }
 
 int ft_change_ci(const struct ft_sample *a, int na, const struct ft_sample *b, int nb,
@@ -126,12 +121,8 @@ int ft_change_ci(const struct ft_sample *a, int na, const struct ft_sample *b, i
 		cap = a[i].n * (size_t)na > cap ? a[i].n * (size_t)na : cap;
 	for (int i = 0; i < nb; i++)
 		cap = b[i].n * (size_t)nb > cap ? b[i].n * (size_t)nb : cap;
-	uint64_t *buf = malloc(cap * sizeof *buf);
+	uint64_t *buf = ft_xmalloc(cap * sizeof *buf);
 	double *d = changes();
-	if (!buf) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
 	out->before = side(a, na, NULL, buf);
 	out->after = side(b, nb, NULL, buf);
 	uint64_t seed = 0x5EEDF00D;

@@ -50,11 +50,7 @@ int ft_step_name(const char *name, const char *prefix)
 
 struct ft_steps *ft_steps_new(const struct ft_process *p, const char *prefix)
 {
-	struct ft_steps *s = calloc(1, sizeof *s);
-	if (!s) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	struct ft_steps *s = ft_xcalloc(1, sizeof *s);
 	s->p = p;
 	s->python = ft_is_python(*p->cmdline ? p->cmdline : p->exe);
 	snprintf(s->prefix, sizeof s->prefix, "%s", prefix ? prefix : FT_STEP_DEFAULT);
@@ -82,14 +78,8 @@ static int is_step(const struct ft_steps *s, uint32_t name)
 
 static void closed(struct ft_steps *s, uint64_t start, uint64_t end)
 {
-	if (s->nlen == s->caplen) {
-		s->caplen = s->caplen ? s->caplen * 2 : 64;
-		s->len = realloc(s->len, s->caplen * sizeof *s->len);
-		if (!s->len) {
-			fprintf(stderr, "feedtrace: out of memory\n");
-			exit(2);
-		}
-	}
+	if (s->nlen == s->caplen)
+		FT_GROW(s->len, s->caplen, 64);
 	uint64_t d = end > start ? end - start : 0;
 	s->len[s->nlen++] = (struct span){ start, d };
 	s->r.steps++;
@@ -259,11 +249,7 @@ static int by_start(const void *x, const void *y)
 uint64_t *ft_steps_lengths(struct ft_steps *s, size_t *n)
 {
 	settle(s);
-	uint64_t *v = malloc(s->nlen * sizeof *v + 1);
-	if (!v) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	uint64_t *v = ft_xmalloc(s->nlen * sizeof *v + 1);
 	for (size_t i = 0; i < s->nlen; i++)
 		v[i] = s->len[i].len;
 	*n = s->nlen;
@@ -274,11 +260,7 @@ uint64_t *ft_steps_periods(struct ft_steps *s, size_t *n)
 {
 	settle(s);
 	qsort(s->len, s->nlen, sizeof *s->len, by_start);
-	uint64_t *v = malloc(s->nlen * sizeof *v + 1);
-	if (!v) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	uint64_t *v = ft_xmalloc(s->nlen * sizeof *v + 1);
 	/* optimizer steps tile their training phases (each from the mark
 	 * before): their lengths are the periods, and the time between
 	 * phases (evaluation passes) stays out */

@@ -62,8 +62,8 @@ struct sym {
 
 void ft_symbols_add_dir(const char *dir)
 {
-	dirs = realloc(dirs, (size_t)(ndirs + 1) * sizeof *dirs);
-	dirs[ndirs++] = strdup(dir);
+	dirs = ft_xrealloc(dirs, (size_t)(ndirs + 1) * sizeof *dirs);
+	dirs[ndirs++] = ft_xstrdup(dir);
 }
 
 static void note(const char *text)
@@ -181,7 +181,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		snprintf(path, sizeof path, "%s/%s", dirs[i], base_name(file_name));
 		fd = open_same(want, wn, path);
 		if (fd >= 0) {
-			*found = strdup(path);
+			*found = ft_xstrdup(path);
 			return fd;
 		}
 	}
@@ -222,15 +222,15 @@ static struct sym *sym_of(struct ft_process *p)
 		size_t n = 64;
 		for (int i = 0; i < ndirs; i++)
 			n += strlen(dirs[i]) + 1;
-		debug_path = malloc(n);
+		debug_path = ft_xmalloc(n);
 		strcpy(debug_path, "-:.debug:/usr/lib/debug");
 		for (int i = 0; i < ndirs; i++) {
 			strcat(debug_path, ":");
 			strcat(debug_path, dirs[i]);
 		}
 	}
-	struct sym *s = calloc(1, sizeof *s);
-	s->mods = calloc((size_t)p->nmods + 1, sizeof *s->mods);
+	struct sym *s = ft_xcalloc(1, sizeof *s);
+	s->mods = ft_xcalloc((size_t)p->nmods + 1, sizeof *s->mods);
 	s->dwfl = dwfl_begin(&callbacks);
 	p->sym = s;
 	p->sym_free = sym_free;
@@ -306,7 +306,7 @@ static void put(struct out *o, const char *fmt, ...)
 {
 	if (!o->s) {
 		o->cap = 256;
-		o->s = malloc(o->cap);
+		o->s = ft_xmalloc(o->cap);
 	}
 	for (;;) {
 		va_list ap;
@@ -320,7 +320,7 @@ static void put(struct out *o, const char *fmt, ...)
 			return;
 		}
 		o->cap = 2 * o->cap + (size_t)n + 64;
-		o->s = realloc(o->s, o->cap);
+		o->s = ft_xrealloc(o->s, o->cap);
 	}
 }
 
@@ -435,7 +435,7 @@ static const struct frame *frame_of(struct sym *s, const struct ft_process *p, u
 		struct frame *old = s->f;
 		size_t oldcap = s->capf;
 		s->capf = s->capf ? 2 * s->capf : 1024;
-		s->f = calloc(s->capf, sizeof *s->f);
+		s->f = ft_xcalloc(s->capf, sizeof *s->f);
 		for (size_t i = 0; i < oldcap; i++) {
 			if (!old[i].text)
 				continue;
@@ -455,7 +455,7 @@ static const struct frame *frame_of(struct sym *s, const struct ft_process *p, u
 	put_frames(s, p, ip, &o, &own);
 	int mi = module_at(p, ip);
 	int tracer = mi >= 0 && !strncmp(base_name(p->mods[mi].path), "libfeedtrace", 12);
-	s->f[j] = (struct frame){ ip, o.s ? o.s : strdup(""), own, tracer };
+	s->f[j] = (struct frame){ ip, o.s ? o.s : ft_xstrdup(""), own, tracer };
 	s->nf++;
 	return &s->f[j];
 }
@@ -503,7 +503,7 @@ static char *symbolise(struct sym *s, const struct ft_process *p, const char *st
 			put(&all, "\n%s", lines[i]);
 		free(lines[i]);
 	}
-	return all.s ? all.s : strdup("");
+	return all.s ? all.s : ft_xstrdup("");
 }
 
 /* the modules a "no symbols" note named already (any process's): each is
@@ -558,7 +558,7 @@ static struct cached *cache_slot(struct sym *s, uint32_t id)
 		struct cached *old = s->c;
 		size_t oldcap = s->capc;
 		s->capc = s->capc ? 2 * s->capc : 256;
-		s->c = calloc(s->capc, sizeof *s->c);
+		s->c = ft_xcalloc(s->capc, sizeof *s->c);
 		s->nc = 0;
 		for (size_t i = 0; i < oldcap; i++) {
 			if (!old[i].id)
@@ -582,7 +582,7 @@ static uint32_t text_key(struct sym *s, const char *text, uint32_t id)
 		struct bytext *old = s->t;
 		size_t oldcap = s->capt;
 		s->capt = s->capt ? 2 * s->capt : 256;
-		s->t = calloc(s->capt, sizeof *s->t);
+		s->t = ft_xcalloc(s->capt, sizeof *s->t);
 		for (size_t i = 0; i < oldcap; i++) {
 			if (!old[i].hash)
 				continue;
@@ -668,8 +668,8 @@ const char *ft_data_symbol(const struct ft_process *cp, uint64_t addr)
 		else
 			snprintf(buf, sizeof buf, "%s", name);
 		/* kept with the process's stacks, freed with them */
-		s->names = realloc(s->names, (s->nnames + 1) * sizeof *s->names);
-		out = s->names[s->nnames++] = strdup(buf);
+		s->names = ft_xrealloc(s->names, (s->nnames + 1) * sizeof *s->names);
+		out = s->names[s->nnames++] = ft_xstrdup(buf);
 	}
 	pthread_mutex_unlock(&lock);
 	return out;

@@ -8,12 +8,16 @@
 
 #include "util.h"
 
+void ft_oom(void)
+{
+	fprintf(stderr, "feedtrace: out of memory\n");
+	exit(2);
+}
+
 static void *need(void *p)
 {
-	if (!p) {
-		fprintf(stderr, "feedtrace: out of memory\n");
-		exit(2);
-	}
+	if (!p)
+		ft_oom();
 	return p;
 }
 

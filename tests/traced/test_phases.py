@@ -151,6 +151,9 @@ def test_workers_keep_up(tmp_path):
                              "waits for data 10% of each step (time in the DataLoader's "
                              "__next__).")
     assert [p["kind"] for p in v["phases"]["list"]] == ["train", "eval"] * 3
+    # the training phase with most steps: its loader's workers and window
+    assert (v["phases"]["training"]["workers"], v["phases"]["training"]["dataset"]) == \
+        (4, "ImageFolder")
 
 
 def test_no_stop_mark_and_mid_epoch_validation(tmp_path):
