@@ -20,6 +20,7 @@
 #include <linux/futex.h>
 
 #include "config.h"
+#include "dlreal.h"
 #include "internal.h"
 #include "recorder.h"
 
@@ -429,16 +430,27 @@ void ft_thread_set_name(struct ft_thread *t, const char *name)
 /* The name Python's threading gave the calling thread, taken by its
  * creator from the Thread it started (shim/thread.c): 47 bytes at most.
  * A thread without a ring is attached for it, so that a Python thread is
- * named even if it makes no traced call. */
-void ft_thread_set_py_name(const char *name)
+ * named even if it makes no traced call. Called by start_tracked before
+ * a sanitizer's own start routine has set the thread up: not
+ * instrumented, and no array on its stack or memcpy (a sanitizer's
+ * memcpy would check shadow memory that is not the thread's yet). */
+FT_NO_SAN void ft_thread_set_py_name(const char *name)
 {
 	struct ft_thread *t = ft_self ? ft_own_ring() : ft_thread_attach();
 	if (!t)
 		return;
-	uint64_t w[6] = { 0 };
-	memcpy(w, name, strnlen(name, sizeof w - 1));
-	for (int i = 0; i < 6; i++)
-		atomic_store_explicit(&t->py_name[i], w[i], memory_order_relaxed);
+	int end = 0;
+	for (int i = 0; i < 6; i++) {
+		uint64_t v = 0;
+		for (int b = 0; b < 8 && !end; b++) {
+			unsigned char c = (unsigned char)name[i * 8 + b];
+			if (!c || i * 8 + b == 47)
+				end = 1;
+			else
+				v |= (uint64_t)c << (8 * b);
+		}
+		atomic_store_explicit(&t->py_name[i], v, memory_order_relaxed);
+	}
 	atomic_store_explicit(&t->renamed, 1, memory_order_release);
 }
 
