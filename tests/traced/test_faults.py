@@ -157,8 +157,11 @@ def test_full_disk_tmpfs(tmpfs, data, tmp_path, size):
 def test_file_size_limit_not_killed(data, tmp_path, how, limit):
     """RLIMIT_FSIZE: a write past it raises SIGXFSZ, whose default kills.
     The last writes (destructor, _exit) come from the program's thread:
-    the program must still end by its own exit status, not by SIGXFSZ."""
-    n = 20000
+    the program must still end by its own exit status, not by SIGXFSZ.
+    60 000 reads: a trace of about 260 KB, four times the larger limit
+    (20 000 made 70 KB, which a run with larger chunks compressed under
+    64 KiB: then no write failed)."""
+    n = 60000
     out = str(tmp_path / "trace")
 
     def limited():
