@@ -1,8 +1,9 @@
 /*
  * io.c: file I/O wrappers (open*, close, read*, stdio, file mmap, the
- * stdio readers' refills, copies in the kernel, POSIX aio reads). Every
- * read is recorded, however fast: small-read storms are made of reads that
- * finish in under a microsecond. Never allocates, never locks, keeps errno.
+ * stdio readers' refills, copies in the kernel, POSIX aio reads, the stat
+ * family). Every read is recorded, however fast: small-read storms are
+ * made of reads that finish in under a microsecond. Never allocates,
+ * never locks, keeps errno.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -1110,5 +1111,56 @@ int io_uring_setup(unsigned entries, struct io_uring_params *p)
 	errno = e;
 	return r;
 }
+
+
+/* ---- the stat family: a path's metadata looked up (events.def says
+ * which call each kind stands for). The path is read only when the call
+ * could read it (not after EFAULT); an empty one with AT_EMPTY_PATH (or
+ * statx's NULL) is the descriptor's own, named by its path. ---- */
+static inline __attribute__((always_inline)) void
+record_stat(struct ft_thread *t, unsigned kind, uint64_t t0, int dir, const char *path,
+	    int flags, int r, int e)
+{
+	uint32_t id = 0;
+	if (r == 0 || e != EFAULT) {
+		if (path && path[0])
+			id = ft_intern_path(path);
+		else if (flags & AT_EMPTY_PATH)
+			id = ft_fd_path(dir);
+	}
+	ft_record4(t, kind, t0, ft_now(), (uint32_t)dir, id, (uint32_t)(r < 0 ? -e : r),
+		   (uint32_t)flags);
+}
+
+/* dir, flags: the record's (AT_FDCWD and 0 for stat and lstat) */
+#define STAT_AT(name, kind, params, args, dir, flags)                   \
+	TIMED(int, name, FT_G_IO, params, args,                          \
+	      record_stat(t, kind, t0, dir, path, flags, r, e))
+
+STAT_AT(stat, FT_EV_STAT, (const char *path, struct stat *st), (path, st), AT_FDCWD, 0)
+STAT_AT(stat64, FT_EV_STAT, (const char *path, struct stat64 *st), (path, st), AT_FDCWD, 0)
+STAT_AT(lstat, FT_EV_LSTAT, (const char *path, struct stat *st), (path, st), AT_FDCWD, 0)
+STAT_AT(lstat64, FT_EV_LSTAT, (const char *path, struct stat64 *st), (path, st), AT_FDCWD, 0)
+STAT_AT(fstatat, FT_EV_FSTATAT, (int dir, const char *path, struct stat *st, int flags),
+	(dir, path, st, flags), dir, flags)
+STAT_AT(fstatat64, FT_EV_FSTATAT, (int dir, const char *path, struct stat64 *st, int flags),
+	(dir, path, st, flags), dir, flags)
+STAT_AT(statx, FT_EV_STATX,
+	(int dir, const char *path, int flags, unsigned mask, struct statx *st),
+	(dir, path, flags, mask, st), dir, flags)
+STAT_AT(__xstat, FT_EV_STAT, (int ver, const char *path, struct stat *st), (ver, path, st),
+	AT_FDCWD, 0)
+STAT_AT(__xstat64, FT_EV_STAT, (int ver, const char *path, struct stat64 *st),
+	(ver, path, st), AT_FDCWD, 0)
+STAT_AT(__lxstat, FT_EV_LSTAT, (int ver, const char *path, struct stat *st), (ver, path, st),
+	AT_FDCWD, 0)
+STAT_AT(__lxstat64, FT_EV_LSTAT, (int ver, const char *path, struct stat64 *st),
+	(ver, path, st), AT_FDCWD, 0)
+STAT_AT(__fxstatat, FT_EV_FSTATAT,
+	(int ver, int dir, const char *path, struct stat *st, int flags),
+	(ver, dir, path, st, flags), dir, flags)
+STAT_AT(__fxstatat64, FT_EV_FSTATAT,
+	(int ver, int dir, const char *path, struct stat64 *st, int flags),
+	(ver, dir, path, st, flags), dir, flags)
 
 #pragma GCC visibility pop

@@ -25,6 +25,7 @@
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <threads.h>
 #include <unistd.h>
@@ -58,6 +59,14 @@ int io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
 int io_uring_queue_init_mem(unsigned entries, struct io_uring *ring,
 			    struct io_uring_params *p, void *buf, size_t buf_size);
 int io_uring_setup(unsigned entries, struct io_uring_params *p);
+/* the stat family's forms before glibc 2.33, still exported (no header
+ * has them since) */
+int __xstat(int ver, const char *path, struct stat *st);
+int __xstat64(int ver, const char *path, struct stat64 *st);
+int __lxstat(int ver, const char *path, struct stat *st);
+int __lxstat64(int ver, const char *path, struct stat64 *st);
+int __fxstatat(int ver, int dir, const char *path, struct stat *st, int flags);
+int __fxstatat64(int ver, int dir, const char *path, struct stat64 *st, int flags);
 /* getc's old name, still exported (no header has it) */
 int _IO_getc(FILE *f);
 /* what every dynamically linked program's _start calls (no header has it) */

@@ -121,3 +121,17 @@ def test_launch_wrapper(hook):
     assert direct <= allowed, direct - allowed
     assert indirect == 1          # the driver's function
     assert ijmp <= 1              # the same, untraced (tail call)
+
+
+@pytest.mark.parametrize("hook", ["stat", "stat64", "lstat", "lstat64", "fstatat", "fstatat64",
+                                  "statx", "__xstat", "__xstat64", "__lxstat", "__lxstat64",
+                                  "__fxstatat", "__fxstatat64"])
+def test_stat_hooks(hook):
+    """The stat family (shape.h's TIMED): the real function, the path's
+    string id (ft_intern_path; an empty path's descriptor path is a load)
+    and the record inline; nothing else but the cold paths."""
+    direct, indirect, ijmp = calls(body(hook), hook)
+    allowed = COLD | {"ft_intern_path"}
+    assert direct <= allowed, direct - allowed
+    assert indirect == 1          # the real function, traced
+    assert ijmp <= 1              # the same, untraced (tail call)
