@@ -42,6 +42,8 @@
  *   mixed      N iterations of: open one of 16 files, reads of varied sizes,
  *              close; a second thread takes a shared mutex so that some
  *              locks wait (trace-size run); prints ns per iteration
+ *   stat1      stat(FILE) (a dataset scan's lookup); direct: the system
+ *              call glibc's stat makes (newfstatat)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,6 +196,20 @@ static double block_mutex_##sfx(long n)                                        \
 DEF_BLOCKS(name, pread, read, open, close, pthread_mutex_lock, pthread_mutex_unlock)
 DEF_BLOCKS(direct, direct.pread, direct.read, direct.open, direct.close,
 	   direct.lock, direct.unlock)
+
+static __attribute__((noinline)) double block_stat1(const char *path, long n, int by_name)
+{
+	struct stat st;
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		int r = by_name ? stat(path, &st)
+				: (int)syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0);
+		if (r != 0)
+			die("stat");
+		sink += st.st_size;
+	}
+	return (double)(now_ns() - t0) / (double)n;
+}
 
 static void *hammer(void *arg)
 {
@@ -489,6 +506,8 @@ int main(int argc, char **argv)
 				v = d ? block_openclose_direct(path, n) : block_openclose_name(path, n);
 			else if (strcmp(mode, "mutex") == 0)
 				v = d ? block_mutex_direct(n) : block_mutex_name(n);
+			else if (strcmp(mode, "stat1") == 0)
+				v = block_stat1(path, n, !d);
 			else if (strcmp(mode, "contended") == 0)
 				v = block_contended(n);
 			else if (strcmp(mode, "clock") == 0)
