@@ -7,6 +7,7 @@ thread, a forked child) and a Python dataset scan (os.stat, os.lstat,
 os.path.exists, os.scandir's DirEntry.stat, dir_fd). Each traced run's
 stdout must equal the untraced run's.
 """
+import glob
 import os
 
 from conftest import PYTHON, built_prog, report_json, untraced
@@ -18,9 +19,9 @@ ENOENT, EFAULT = -2, -14
 FAMILY = ("stat", "lstat", "fstatat", "statx")
 
 
-def make_dir(tmp_path):
+def make_dir(tmp_path, name="data"):
     """DIR with f0..f(N-1) (100 * (i + 1) bytes) and link -> f0"""
-    d = tmp_path / "data"
+    d = tmp_path / name
     d.mkdir()
     for i in range(N):
         (d / ("f%d" % i)).write_bytes(b"x" * (100 * (i + 1)))
@@ -145,3 +146,30 @@ def test_python_dataset_scan(traced, tmp_path):
         [("fstatat", fd[0], "link", "0x0", 0)])
     assert {e["tid"] for e in ours} == {e["pid"] for e in ours}
     assert t.procs[0]["lost"] == 0
+
+
+def test_idle_outside_a_capture_window_and_redacted(traced, tmp_path):
+    """FEEDTRACE_CAPTURE=off: the lookups pass through, nothing recorded;
+    FEEDTRACE_REDACT=1: no looked-up path reaches the trace in clear, and
+    one path hashes the same in stat, statx and __xstat."""
+    exe = built_prog("stat_calls")
+    d = make_dir(tmp_path, "very-secret-scan")
+    argv = [exe, d, str(N)]
+    r = traced(argv, env={"FEEDTRACE_CAPTURE": "off"})
+    same_output(r, argv)
+    assert [e for e in r.trace.events if e["call"] in FAMILY] == []
+    r = traced(argv, env={"FEEDTRACE_REDACT": "1"})
+    same_output(r, argv)
+    for f in glob.glob(os.path.join(r.dir, "*.ft")):
+        assert b"very-secret" not in open(f, "rb").read()
+    t = r.trace
+    main_pid = min(p["pid"] for p in t.procs)
+    mine = [e for e in t.events if e["call"] in FAMILY and e["tid"] == main_pid]
+    assert len(mine) == N + 5 + 4 + 5 + 2
+    paths = [e["args"]["path"] for e in mine]
+    efault = N + 2
+    assert paths[efault] == ""
+    assert all(p.startswith("redacted:") for i, p in enumerate(paths) if i != efault)
+    # f0: stat, stat64, statx, __xstat, __xstat64 (their places in the program)
+    f0 = {paths[i] for i in (0, N, N + 8, N + 10, N + 11)}
+    assert len(f0) == 1 and len(set(paths[:N])) == N
