@@ -1112,7 +1112,6 @@ int io_uring_setup(unsigned entries, struct io_uring_params *p)
 	return r;
 }
 
-
 /* ---- the stat family: a path's metadata looked up (events.def says
  * which call each kind stands for). The path is read only when the call
  * could read it (not after EFAULT); an empty one with AT_EMPTY_PATH (or
