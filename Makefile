@@ -47,6 +47,9 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
+# the trace format, one directory both sides include (format.h, events.def
+# and the headers the recorder and the converter must agree on)
+FORMAT_INC = -Ilibfeedtrace/format
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
 CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
@@ -104,16 +107,16 @@ $(BUILD)/feedtrace-python/%.py: libfeedtrace/python/%.py
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(FORMAT_INC) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
 
 # CUDA wrappers: generated from one table (shim/cuda.tsv)
-$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py scripts/ftdefs.py libfeedtrace/events.def
+$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py scripts/ftdefs.py libfeedtrace/format/events.def
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/gen_cuda.py shim/cuda.tsv $(dir $@)
 
 $(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_CFLAGS) -Ishim -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(FORMAT_INC) $(LIB_CFLAGS) -Ishim -c $< -o $@
 
 # With the toolkit present, every wrapper's parameters are checked against cuda.h.
 $(BUILD)/gen/cuda_checked: $(CUDA_GEN)
@@ -145,7 +148,7 @@ $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyf
 PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUILD)/tests/pyskew/pywalk.o
 $(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
+	$(CC) $(CFLAGS) $(FORMAT_INC) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
 $(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS) shim/versions.map
 	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 

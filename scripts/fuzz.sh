@@ -33,13 +33,13 @@ build() {
 	srcs="$(${MAKE:-make} -s --no-print-directory print-fuzz-srcs) converter/pftrace.c
 	      $F/gen/perfetto.pb-c.c tests/fuzz/fuzz_reader.c"
 	# rebuild only when a source is newer than the harness
-	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*.h libfeedtrace/*.h \
-	     libfeedtrace/events.def -newer $F/fuzz_reader 2>/dev/null)" ]; then
+	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*.h libfeedtrace/*.h libfeedtrace/format/* \
+	     -newer $F/fuzz_reader 2>/dev/null)" ]; then
 		return 0
 	fi
 	$CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty -ljson-c -lm
+		-Iconverter -Ilibfeedtrace/format -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty -ljson-c -lm
 	mv $F/fuzz_reader.$$ $F/fuzz_reader
 }
 

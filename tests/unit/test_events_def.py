@@ -1,4 +1,4 @@
-"""libfeedtrace/events.def: every kind has its number (1, 2, 3... in line
+"""libfeedtrace/format/events.def: every kind has its number (1, 2, 3... in line
 order: the file format's kind numbers) and a class the converter knows
 (converter/events.h's FT_KCLASSES), one that fits its hook group and its
 fields, since the analyses' facts of a kind follow from its class
