@@ -19,7 +19,7 @@ GROUPS = {
 
 
 def converter_classes():
-    src = open(os.path.join(ROOT, "converter", "events.h")).read()
+    src = open(os.path.join(ROOT, "converter", "read", "events.h")).read()
     body = src[src.index("#define FT_KCLASSES(X)"):src.index("enum ft_kclass")]
     return re.findall(r"X\((\w+),", body)
 

@@ -23,7 +23,7 @@ EXPECTED = (
 
 def test_the_writer_writes_exactly_this(tmp_path):
     exe = str(tmp_path / "json_writer")
-    conv = os.path.join(ROOT, "converter")
+    conv = os.path.join(ROOT, "converter", "base")
     subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-I", conv, "-o", exe,
                     os.path.join(ROOT, "tests", "unit", "json_writer.c"),
                     os.path.join(conv, "json.c")], check=True, timeout=120)
