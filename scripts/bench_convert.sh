@@ -21,7 +21,7 @@
 # converter itself costs when the machine is shared. Peak RSS is the
 # converter's maximum resident set. The converter runs two threads (reading,
 # merging and analyses on one; encoding and writing the Perfetto file on
-# the other: converter/pipeline.c), so events/s (CPU) counts both.
+# the other: converter/out/pipeline.c), so events/s (CPU) counts both.
 # 5 M + 20 M + 50 M events take about 2-3 minutes on 2 cores.
 set -euo pipefail
 

@@ -1,4 +1,4 @@
-"""The writer's own TrackEvent encoder (converter/pftrace.c, encode_event):
+"""The writer's own TrackEvent encoder (converter/out/pftrace.c, encode_event):
 with FEEDTRACE_PFTRACE_VERIFY=1 every event packet is packed by protobuf-c
 as well and the writer aborts unless the two are byte-identical. Run over
 the cmocka writer test (every arg kind, counters, flows, intern resets) and

@@ -1,8 +1,8 @@
 """libfeedtrace/format/events.def: every kind has its number (1, 2, 3... in line
 order: the file format's kind numbers) and a class the converter knows
-(converter/events.h's FT_KCLASSES), one that fits its hook group and its
+(converter/read/events.h's FT_KCLASSES), one that fits its hook group and its
 fields, since the analyses' facts of a kind follow from its class
-(converter/evfacts.c)."""
+(converter/analyse/evfacts.c)."""
 import os
 import re
 

@@ -1,4 +1,4 @@
-"""converter/json.c, the one JSON writer of report, diff, dump and ranks:
+"""converter/base/json.c, the one JSON writer of report, diff, dump and ranks:
 the commas between values at each level, keys, the numbers' formats, null,
 and the string escapes (control characters as \\u00XX, a byte that is not
 valid UTF-8 as \\udcXX, Python's surrogateescape), by the exact text a
