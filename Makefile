@@ -47,28 +47,28 @@ LIB_SRCS = libfeedtrace/state.c libfeedtrace/clock.c libfeedtrace/config.c libfe
 # The library exports its wrappers only (shim/*.c mark them); everything
 # else is hidden, so internal calls and globals need no PLT or GOT.
 LIB_CFLAGS = -fvisibility=hidden
+# the trace format, one directory both sides include (format.h, events.def
+# and the headers the recorder and the converter must agree on)
+FORMAT_INC = -Ilibfeedtrace/format
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/cuda_wrappers.o
 CUDA_GEN = $(BUILD)/gen/cuda_wrappers.c
 
-READER_SRCS = converter/reader.c converter/events.c converter/util.c
-TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
-              converter/convert.c converter/cmd_convert.c converter/outfile.c converter/analysis.c converter/evfacts.c converter/threads.c \
-              converter/analyse.c converter/gpu.c converter/gpu_measured.c converter/reads.c converter/locks.c converter/colls.c \
-              converter/verdict.c converter/ranks.c converter/ranks_out.c converter/ranksum.c converter/rankpick.c \
-              converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
-              converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
-              converter/cmd_capture.c \
-              converter/diff_json.c \
-              converter/steps.c converter/phases.c converter/pipeline.c converter/problems.c \
-              converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
-              converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c \
-              converter/cmd_flight.c
-READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
-# the converter's sources without its main(): what scripts/fuzz.sh links
-# with its harness (one list, here)
-.PHONY: print-fuzz-srcs
+# The converter: one directory per layer (docs/ARCHITECTURE.md, "Layers";
+# their order, lowest first, is tests/unit/test_layers.py's). Every .c of a
+# directory is built, so a new file needs no line here; the compiler gets
+# one -I per directory, so a file names a header by its name alone.
+# converter/out/pftrace.c is built by converter/out/pftrace.mk (it needs the
+# generated protobuf header).
+CONV_DIRS = $(patsubst %/,%,$(sort $(wildcard converter/*/)))
+CONV_INC  = $(addprefix -I,$(CONV_DIRS))
+TOOL_SRCS = $(filter-out converter/out/pftrace.c,$(wildcard $(addsuffix /*.c,$(CONV_DIRS))))
+# the converter's sources without its main(), and the flags they are
+# compiled with: what scripts/fuzz.sh links with its harness (one list, here)
+.PHONY: print-fuzz-srcs print-fuzz-cflags
 print-fuzz-srcs:
-	@echo $(READER_SRCS) $(filter-out converter/main.c,$(TOOL_SRCS))
+	@echo $(filter-out converter/cmd/main.c,$(TOOL_SRCS))
+print-fuzz-cflags:
+	@echo $(FORMAT_INC) $(CONV_INC)
 TOOL_OBJS   = $(patsubst %.c,$(BUILD)/obj/%.o,$(TOOL_SRCS))
 
 # Each object's headers (and the .def tables they include) as the compiler
@@ -91,7 +91,7 @@ VSHAPES = $(patsubst tests/vshapes/%.c,$(BUILD)/vshapes/%,$(wildcard tests/vshap
 .PHONY: all deps demo test test-only bench install clean
 
 include tests/simgpu/simgpu.mk
-include converter/pftrace.mk
+include converter/out/pftrace.mk
 
 # the Python-side instrumentation, beside the library (libfeedtrace/pyinject.c)
 PY_PART = $(BUILD)/feedtrace-python/sitecustomize.py
@@ -104,16 +104,17 @@ $(BUILD)/feedtrace-python/%.py: libfeedtrace/python/%.py
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(FORMAT_INC) $(if $(filter libfeedtrace/% shim/%,$<),$(LIB_CFLAGS)) \
+	    $(if $(filter converter/%,$<),$(CONV_INC)) -c $< -o $@
 
 # CUDA wrappers: generated from one table (shim/cuda.tsv)
-$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py scripts/ftdefs.py libfeedtrace/events.def
+$(CUDA_GEN): shim/cuda.tsv scripts/gen_cuda.py scripts/ftdefs.py libfeedtrace/format/events.def
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/gen_cuda.py shim/cuda.tsv $(dir $@)
 
 $(BUILD)/obj/gen/cuda_wrappers.o: $(CUDA_GEN)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(LIB_CFLAGS) -Ishim -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(FORMAT_INC) $(LIB_CFLAGS) -Ishim -c $< -o $@
 
 # With the toolkit present, every wrapper's parameters are checked against cuda.h.
 $(BUILD)/gen/cuda_checked: $(CUDA_GEN)
@@ -145,11 +146,11 @@ $(BUILD)/libfeedtrace.so: $(LIB_OBJS) $(BUILD)/gen/cuda_checked $(BUILD)/gen/pyf
 PYSKEW_OBJS = $(filter-out $(BUILD)/obj/libfeedtrace/pywalk.o,$(LIB_OBJS)) $(BUILD)/tests/pyskew/pywalk.o
 $(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
+	$(CC) $(CFLAGS) $(FORMAT_INC) $(LIB_CFLAGS) -DFT_PYWALK_SKEW=4 -c $< -o $@
 $(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS) shim/versions.map
 	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
-$(BUILD)/feedtrace: $(TOOL_OBJS) $(READER_OBJS) $(PFTRACE_OBJS)
+$(BUILD)/feedtrace: $(TOOL_OBJS) $(PFTRACE_OBJS)
 	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm
 
 $(BUILD)/tests/%: tests/progs/%.c
@@ -287,7 +288,7 @@ TSAN_PLAIN = $(BUILD)/obj/shim/process.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/l
 $(TSAN_PLAIN): CFLAGS := $(filter-out -fsanitize=thread,$(CFLAGS))
 endif
 
--include $(patsubst %.o,%.d,$(LIB_OBJS) $(TOOL_OBJS) $(READER_OBJS))
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(TOOL_OBJS))
 
 # tests/gpucheck/: the real-GPU check program of scripts/gpu_check.sh (it
 # reaches libcuda.so.1 by dlopen: built here, carried to a GPU machine)

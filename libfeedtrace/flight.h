@@ -13,7 +13,6 @@
 #include "format.h"
 
 #define FT_FLIGHT_DEFAULT_MIB 256       /* the window's bound when only seconds are given */
-#define FT_FLIGHT_REQUEST_FILE "flight.request"   /* in the run directory: `feedtrace flight` */
 
 struct ft_flight_cfg {
 	int on;                         /* FEEDTRACE_FLIGHT set and valid */

@@ -21,7 +21,7 @@
 # converter itself costs when the machine is shared. Peak RSS is the
 # converter's maximum resident set. The converter runs two threads (reading,
 # merging and analyses on one; encoding and writing the Perfetto file on
-# the other: converter/pipeline.c), so events/s (CPU) counts both.
+# the other: converter/out/pipeline.c), so events/s (CPU) counts both.
 # 5 M + 20 M + 50 M events take about 2-3 minutes on 2 cores.
 set -euo pipefail
 
@@ -38,7 +38,8 @@ SIZES=("$@")
 mkdir -p "$(dirname "$GEN")"
 if [ ! -x "$GEN" ] || [ "$ROOT/tests/bench/gen_events.c" -nt "$GEN" ]; then
     ${CC:-cc} -O2 -g -Wall -Wextra -D_GNU_SOURCE -std=gnu11 -o "$GEN" \
-        "$ROOT/tests/bench/gen_events.c" "$ROOT/converter/events.c" -lzstd
+        -I"$ROOT/converter/read" -I"$ROOT/libfeedtrace/format" \
+        "$ROOT/tests/bench/gen_events.c" "$ROOT/converter/read/events.c" -lzstd
 fi
 
 SCRATCH=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/ftconv.XXXXXX")

@@ -795,7 +795,7 @@ def report_convert(w, res):
       "directly in the trace format, then `feedtrace convert DIR -o FILE.pftrace --quiet` runs "
       "under `/usr/bin/time -v`. The converter runs two threads (reading, merging and analyses on "
       "one; building the slices' arguments, Perfetto encoding and writing on the other: "
-      "converter/pipeline.c), so its wall time is below its CPU time. events/s (wall) is the goal's "
+      "converter/out/pipeline.c), so its wall time is below its CPU time. events/s (wall) is the goal's "
       "figure; events/s (CPU) is over user+system time of both threads, what the converter costs "
       "when the machine is shared. One run per size.")
     w("")
@@ -1125,7 +1125,7 @@ def honesty_6_8(res):
         if slow:
             H.append("**Converter goal (≥ 5 M events/s wall) missed**: " + ", ".join(
                 f"{r['m']} M at {r['cells'][3]}/s wall ({r['cells'][5]}/s CPU)" for r in slow) +
-                ". The converter runs two threads (converter/pipeline.c); the wall figure "
+                ". The converter runs two threads (converter/out/pipeline.c); the wall figure "
                 "depends on both cores being free, and on the kernel writing the .pftrace out "
                 "(page cache) while it runs.")
         if len(conv["rows"]) >= 2:

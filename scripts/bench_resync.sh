@@ -20,7 +20,8 @@ GEN=$BUILD/bench/gen_events
 mkdir -p "$(dirname "$GEN")"
 if [ ! -x "$GEN" ] || [ "$ROOT/tests/bench/gen_events.c" -nt "$GEN" ]; then
     ${CC:-cc} -O2 -g -Wall -Wextra -D_GNU_SOURCE -std=gnu11 -o "$GEN" \
-        "$ROOT/tests/bench/gen_events.c" "$ROOT/converter/events.c" -lzstd
+        -I"$ROOT/converter/read" -I"$ROOT/libfeedtrace/format" \
+        "$ROOT/tests/bench/gen_events.c" "$ROOT/converter/read/events.c" -lzstd
 fi
 SCRATCH=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/ftresync.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT

@@ -1,5 +1,5 @@
-"""ftdefs.py: the one Python reader of libfeedtrace/events.def, the table
-of event kinds (libfeedtrace/layout.h is its C reader). Used by the CUDA
+"""ftdefs.py: the one Python reader of libfeedtrace/format/events.def, the table
+of event kinds (libfeedtrace/format/layout.h is its C reader). Used by the CUDA
 wrapper generator (the kind of each driver call), the documentation's
 kind table (update_format_kinds.py, tests/unit/test_docs.py) and the synthetic
 trace writer of the tests (tests/ftgen.py)."""
@@ -8,7 +8,7 @@ import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EVENTS_DEF = os.path.join(ROOT, "libfeedtrace", "events.def")
+EVENTS_DEF = os.path.join(ROOT, "libfeedtrace", "format", "events.def")
 
 # a field's bytes by type, as layout.h lays them out: 8-byte fields on an
 # 8-byte boundary, after the 16-byte record head

@@ -28,18 +28,18 @@ MAX_LEN=${FT_FUZZ_MAX_LEN:-2097152}
 
 build() {
 	mkdir -p $F/gen $F/artifacts $F/corpus
-	[ -f $F/gen/perfetto.pb-c.c ] && [ $F/gen/perfetto.pb-c.c -nt converter/perfetto.proto ] ||
-		protoc-c --proto_path=converter --c_out=$F/gen converter/perfetto.proto
-	srcs="$(${MAKE:-make} -s --no-print-directory print-fuzz-srcs) converter/pftrace.c
+	[ -f $F/gen/perfetto.pb-c.c ] && [ $F/gen/perfetto.pb-c.c -nt converter/out/perfetto.proto ] ||
+		protoc-c --proto_path=converter/out --c_out=$F/gen converter/out/perfetto.proto
+	srcs="$(${MAKE:-make} -s --no-print-directory print-fuzz-srcs) converter/out/pftrace.c
 	      $F/gen/perfetto.pb-c.c tests/fuzz/fuzz_reader.c"
 	# rebuild only when a source is newer than the harness
-	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*.h libfeedtrace/*.h \
-	     libfeedtrace/events.def -newer $F/fuzz_reader 2>/dev/null)" ]; then
+	if [ -x $F/fuzz_reader ] && [ -z "$(find $srcs converter/*/*.h libfeedtrace/*.h libfeedtrace/format/* \
+	     -newer $F/fuzz_reader 2>/dev/null)" ]; then
 		return 0
 	fi
 	$CLANG -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iconverter -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty -ljson-c -lm
+		$(${MAKE:-make} -s --no-print-directory print-fuzz-cflags) -I$F/gen -o $F/fuzz_reader.$$ $srcs -lzstd -lprotobuf-c -ldw -lelf -liberty -ljson-c -lm
 	mv $F/fuzz_reader.$$ $F/fuzz_reader
 }
 

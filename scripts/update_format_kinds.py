@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """update_format_kinds.py: rewrites the table of event kinds in
-docs/FORMAT.md from libfeedtrace/events.def (tests/unit/test_docs.py checks
+docs/FORMAT.md from libfeedtrace/format/events.def (tests/unit/test_docs.py checks
 that the two agree). Run it after adding a kind."""
 import os
 

@@ -7,7 +7,7 @@
  * submission's stream; a poller thread of ours polls those events and
  * turns each completed one into host time against a reference event of
  * ours; the flusher writes them as FT_CHUNK_GPU samples
- * (libfeedtrace/format.h).
+ * (libfeedtrace/format/format.h).
  *
  * The poller, not the flusher, makes our driver calls: the driver works
  * through its descriptors of /dev/nvidia*, and the flusher's table of
@@ -51,7 +51,7 @@
 
 #include "gpu_time.h"
 #include "../libfeedtrace/config.h"
-#include "../libfeedtrace/format.h"
+#include "format.h"
 #include "../libfeedtrace/internal.h"
 
 #define POOLS 16

@@ -18,7 +18,7 @@
 #include "real.h"
 #include "shape.h"
 #include "solo.h"
-#include "../libfeedtrace/modpath.h"
+#include "modpath.h"
 #include "../libfeedtrace/internal.h"
 
 /* every non-static function below is a wrapper: exported */

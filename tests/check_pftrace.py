@@ -3,7 +3,7 @@
 
 Owns the rules Perfetto's trace processor applies silently (dropped events,
 skipped packets, unended slices) as checks on a .pftrace file, decoded with
-`protoc --decode=perfetto.protos.Trace` against converter/perfetto.proto.
+`protoc --decode=perfetto.protos.Trace` against converter/out/perfetto.proto.
 
 Usage: check_pftrace.py FILE [--expect-slices N] [--count-name NAME] [--json]
        check_pftrace.py --self-test
@@ -25,7 +25,7 @@ from array import array
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_PROTO = os.path.join(ROOT, "converter", "perfetto.proto")
+DEFAULT_PROTO = os.path.join(ROOT, "converter", "out", "perfetto.proto")
 BATCH_BYTES = 8 << 20
 
 TYPES = {"TYPE_SLICE_BEGIN": 1, "TYPE_SLICE_END": 2, "TYPE_INSTANT": 3,

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
-#include "../../converter/events.h"
+#include "events.h"
 
 #define CHUNK_SLOTS 16384
 #define NFILES 2000

@@ -12,7 +12,7 @@ import ftgen
 
 US = 1000
 MS = 1_000_000
-PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
+PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format/format.h)
 N = 40
 
 

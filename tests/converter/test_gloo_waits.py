@@ -17,7 +17,7 @@ from conftest import TOOL, report_json
 
 MS = 1_000_000
 US = 1_000
-PIPE, SOCKET = 2, 3            # enum ft_fd_kind (libfeedtrace/format.h)
+PIPE, SOCKET = 2, 3            # enum ft_fd_kind (libfeedtrace/format/format.h)
 STEPS = 12
 
 

@@ -1,4 +1,4 @@
-"""The writer's own TrackEvent encoder (converter/pftrace.c, encode_event):
+"""The writer's own TrackEvent encoder (converter/out/pftrace.c, encode_event):
 with FEEDTRACE_PFTRACE_VERIFY=1 every event packet is packed by protobuf-c
 as well and the writer aborts unless the two are byte-identical. Run over
 the cmocka writer test (every arg kind, counters, flows, intern resets) and
@@ -59,8 +59,10 @@ def test_convert_matches_protobuf_c(tmp_path):
 def test_bench_generator_trace_converts(tmp_path):
     gen = str(tmp_path / "gen_events")
     r = subprocess.run(["cc", "-O1", "-D_GNU_SOURCE", "-std=gnu11", "-o", gen,
+                        "-I", os.path.join(ROOT, "converter", "read"),
+                        "-I", os.path.join(ROOT, "libfeedtrace", "format"),
                         os.path.join(ROOT, "tests", "bench", "gen_events.c"),
-                        os.path.join(ROOT, "converter", "events.c"), "-lzstd"],
+                        os.path.join(ROOT, "converter", "read", "events.c"), "-lzstd"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     d = str(tmp_path / "gen")

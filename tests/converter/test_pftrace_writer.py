@@ -1,4 +1,4 @@
-"""The Perfetto writer layer (converter/pftrace.c): its cmocka test writes two
+"""The Perfetto writer layer (converter/out/pftrace.c): its cmocka test writes two
 traces; the structure checker and Perfetto's own trace processor read them."""
 import os
 import subprocess

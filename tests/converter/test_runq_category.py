@@ -15,7 +15,7 @@ import ftgen
 
 MS = 1_000_000
 US = 1_000
-PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
+PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format/format.h)
 
 
 def loaded(d, samples=True, main_q=50 * MS):

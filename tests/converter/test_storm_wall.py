@@ -132,7 +132,7 @@ def test_union_across_processes_is_exact(tmp_path):
     assert row["what"].endswith("; 400.0 ms of reads in 4 processes, over 130.0 ms of the run")
 
 
-PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
+PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format/format.h)
 
 
 def fed_run(d):

@@ -32,7 +32,7 @@
 
 #include "cmds.h"
 #include "reader.h"
-#include "../libfeedtrace/format.h"
+#include "format.h"
 
 static char dir[256], file1[300], file2[300];
 

@@ -1,5 +1,5 @@
 """`feedtrace convert --threads 1` and `--threads 2` (the pipeline of
-converter/pipeline.c) write byte-identical files, with the same messages and
+converter/out/pipeline.c) write byte-identical files, with the same messages and
 exit status: on traces of real programs, on synthetic ones (tests/ftgen.py:
 CUDA steps with hidden syncs, flows and findings, several threads and
 processes, user ranges; long enough to fill many of the pipeline's batches)

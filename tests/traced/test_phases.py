@@ -1,5 +1,5 @@
 """Phases and optimizer steps from the Python-side instrumentation's
-ranges (converter/phases.c; docs/ANALYSES.md, "Phases"), on synthetic
+ranges (converter/analyse/phases.c; docs/ANALYSES.md, "Phases"), on synthetic
 traces with the timing planted: what the verdict says of a loop that
 loads its own data, of one whose workers keep up, which steps count, and
 what diff compares."""

@@ -1,7 +1,7 @@
 """Steps without code change (issue 13): with no step ranges, the batches
 a Python main process receives from its DataLoader workers (one
 multiprocessing message each on the result queue's pipe) mark its steps
-(converter/steps.c). Real Debian PyTorch (CPU), unmodified scripts."""
+(converter/analyse/steps.c). Real Debian PyTorch (CPU), unmodified scripts."""
 import json
 import os
 import subprocess

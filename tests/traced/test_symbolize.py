@@ -1,4 +1,4 @@
-"""Native call sites read offline (converter/symbolize.c): programs built as
+"""Native call sites read offline (converter/read/symbolize.c): programs built as
 users build them (-g -O2, no -rdynamic) on the simulated driver, with hidden
 syncs planted in a static function, a non-static one, an inlined one and one
 in a shared library of their own, and a contended global mutex

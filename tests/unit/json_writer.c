@@ -1,5 +1,5 @@
 /*
- * json_writer.c: converter/json.c driven through every call once, for
+ * json_writer.c: converter/base/json.c driven through every call once, for
  * tests/unit/test_json_writer.py, which holds the exact text expected.
  */
 #include <stdint.h>

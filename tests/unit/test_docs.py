@@ -64,7 +64,7 @@ def test_readme_names_every_variable():
 def test_metrics_keys_documented_in_order():
     """REPORT-SCHEMA's METRICS paragraph names metrics.def's keys in its order"""
     keys = re.findall(r'^METRIC\(\s*\w+,\s*"(\w+)"',
-                      open(os.path.join(ROOT, "converter", "metrics.def")).read(), re.M)
+                      open(os.path.join(ROOT, "converter", "analyse", "metrics.def")).read(), re.M)
     assert len(keys) == 24
     doc = open(os.path.join(ROOT, "docs", "REPORT-SCHEMA.md")).read()
     para = doc[doc.index("**METRICS**"):doc.index("then the steps")]

@@ -1,8 +1,8 @@
-"""libfeedtrace/events.def: every kind has its number (1, 2, 3... in line
+"""libfeedtrace/format/events.def: every kind has its number (1, 2, 3... in line
 order: the file format's kind numbers) and a class the converter knows
-(converter/events.h's FT_KCLASSES), one that fits its hook group and its
+(converter/read/events.h's FT_KCLASSES), one that fits its hook group and its
 fields, since the analyses' facts of a kind follow from its class
-(converter/evfacts.c)."""
+(converter/analyse/evfacts.c)."""
 import os
 import re
 
@@ -19,7 +19,7 @@ GROUPS = {
 
 
 def converter_classes():
-    src = open(os.path.join(ROOT, "converter", "events.h")).read()
+    src = open(os.path.join(ROOT, "converter", "read", "events.h")).read()
     body = src[src.index("#define FT_KCLASSES(X)"):src.index("enum ft_kclass")]
     return re.findall(r"X\((\w+),", body)
 

@@ -1,4 +1,4 @@
-"""converter/json.c, the one JSON writer of report, diff, dump and ranks:
+"""converter/base/json.c, the one JSON writer of report, diff, dump and ranks:
 the commas between values at each level, keys, the numbers' formats, null,
 and the string escapes (control characters as \\u00XX, a byte that is not
 valid UTF-8 as \\udcXX, Python's surrogateescape), by the exact text a
@@ -23,7 +23,7 @@ EXPECTED = (
 
 def test_the_writer_writes_exactly_this(tmp_path):
     exe = str(tmp_path / "json_writer")
-    conv = os.path.join(ROOT, "converter")
+    conv = os.path.join(ROOT, "converter", "base")
     subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-I", conv, "-o", exe,
                     os.path.join(ROOT, "tests", "unit", "json_writer.c"),
                     os.path.join(conv, "json.c")], check=True, timeout=120)

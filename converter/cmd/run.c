@@ -25,7 +25,7 @@
 
 #include <gelf.h>
 
-#include "../libfeedtrace/format.h"
+#include "format.h"
 #include "cli.h"
 #include "cmds.h"
 #include "report.h"

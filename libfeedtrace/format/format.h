@@ -285,6 +285,10 @@ struct ft_window_mark {                  /* 32 bytes */
 	uint64_t ticks;                  /* when */
 };
 
+/* the run directory's file that asks its traced processes for their
+ * flight windows (`feedtrace flight`, libfeedtrace/flight.c) */
+#define FT_FLIGHT_REQUEST_FILE "flight.request"
+
 /* Why a flight recorder wrote its window (FEEDTRACE_FLIGHT) */
 enum ft_flight_why {
 	FT_FLIGHT_REQUEST = 1,  /* the run directory's request file (`feedtrace flight`) */

@@ -120,7 +120,7 @@ struct ft_diff_side {
 	size_t nlen;                    /* 0: no steps (no chart) */
 };
 int ft_diff_html(const char *path, const struct ft_diff_side side[2], const char *conclusion);
-/* report's progress line while it reads processes (cli.h; NULL: none) */
+/* report's progress line while it reads processes (progress.h; NULL: none) */
 struct ft_progress;
 void ft_report_progress(struct ft_progress *pg);
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "states.h"
+#include "cmdline.h"
 
 struct ft_role_proc {
 	int32_t pid, ppid;
@@ -40,8 +41,6 @@ struct ft_role_proc {
 /* parents, the main process (its index, returned) and every role */
 int ft_roles(struct ft_role_proc *p, int n);
 int ft_role_depth(const struct ft_role_proc *p, int n, int i);
-/* a command line whose program is CPython ("python3", "/usr/bin/python3.11") */
-int ft_is_python(const char *cmdline);
 /* the program's base name and its arguments, each path cut to its base
  * name: "python3 train.py --fixed" (60 characters at most) */
 void ft_brief_command(const char *cmdline, char *out, size_t cap);

@@ -18,7 +18,7 @@ struct ft_progress;
 struct ft_conv_opts {
 	struct ft_an_opts an;
 	struct ft_merge_opts mg;
-	struct ft_progress *progress;   /* the progress line (cli.h), or NULL */
+	struct ft_progress *progress;   /* the progress line (progress.h), or NULL */
 	const char *label;       /* prefix of process names ("before: "), or NULL */
 	int64_t ts_shift;        /* added to every timestamp */
 	const int64_t *proc_shift;  /* and per process (convert --ranks: rankpick.h), or NULL */

@@ -1,6 +1,6 @@
 /*
  * events.c: builds the reader's view of every event kind from the one
- * table in libfeedtrace/events.def, parsing each field list once.
+ * table in libfeedtrace/format/events.def, parsing each field list once.
  */
 #include <string.h>
 
@@ -13,14 +13,14 @@ static const struct {
 } table[FT_EV_COUNT] = {
 	[FT_EV_NONE] = { NULL, 0, 0, 0, NULL },
 #define EV(id, num, nm, grp, cls, ns, flds) [FT_EV_##id] = { nm, grp, FT_K_##cls, ns, flds },
-#include "../libfeedtrace/events.def"
+#include "events.def"
 #undef EV
 };
 
 static struct ft_kind_info kinds[FT_EV_COUNT];
 static int built;
 
-/* "fd:i32 path:str ..." -> fields with offsets (libfeedtrace/layout.h) */
+/* "fd:i32 path:str ..." -> fields with offsets (libfeedtrace/format/layout.h) */
 static void parse_fields(struct ft_kind_info *k, const char *spec)
 {
 	static char names[FT_EV_COUNT][FT_MAX_FIELDS][24];

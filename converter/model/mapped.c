@@ -20,7 +20,7 @@
 #include "events.h"
 #include "report.h"
 #include "util.h"
-#include "../libfeedtrace/modpath.h"
+#include "modpath.h"
 
 struct scan {
 	const struct ft_process *p;

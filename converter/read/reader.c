@@ -20,7 +20,7 @@
 #include "util.h"
 #include "events.h"
 #include "reader.h"
-#include "../libfeedtrace/shuffle.h"
+#include "shuffle.h"
 
 struct strent {
 	uint32_t id;

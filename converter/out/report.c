@@ -21,7 +21,7 @@
 #include "problems.h"
 #include "report.h"
 #include "ranksum.h"
-#include "cli.h"
+#include "progress.h"
 #include "gpu_measured.h"
 #include "roles.h"
 #include "steps.h"

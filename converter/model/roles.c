@@ -18,15 +18,6 @@
 #include "roles.h"
 #include "util.h"
 
-int ft_is_python(const char *cmdline)
-{
-	const char *end = cmdline + strcspn(cmdline, " "), *base = cmdline;
-	for (const char *q = cmdline; q < end; q++)
-		if (*q == '/')
-			base = q + 1;
-	return !strncmp(base, "python", 6);
-}
-
 void ft_thread_label(const struct ft_process *p, int32_t tid, char *out, size_t cap)
 {
 	const char *name = ft_thread_name(p, tid);

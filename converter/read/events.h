@@ -1,5 +1,5 @@
 /*
- * events.h: the event table (libfeedtrace/events.def) seen from the
+ * events.h: the event table (libfeedtrace/format/events.def) seen from the
  * reader's side: each kind's name, group, class and decoded field layout.
  */
 #ifndef FT_EVENTS_H
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../libfeedtrace/format.h"
-#include "../libfeedtrace/layout.h"
+#include "format.h"
+#include "layout.h"
 
 #define FT_MAX_FIELDS 12
 

@@ -10,7 +10,7 @@
 
 #include "util.h"
 #include "analyses.h"
-#include "../libfeedtrace/modpath.h"
+#include "modpath.h"
 #include "events.h"
 #include "storm.h"
 

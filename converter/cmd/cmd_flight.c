@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../libfeedtrace/flight.h"
+#include "format.h"
 #include "cli.h"
 #include "cmds.h"
 

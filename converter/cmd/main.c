@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "../libfeedtrace/format.h"
+#include "format.h"
 
 #define FT_VERSION "0.9"
 

@@ -27,7 +27,6 @@
 #include "problems.h"
 #include "report.h"
 #include "stats.h"
-#include "cli.h"
 #include "steps.h"
 
 struct metric { const char *name, *key; int time; size_t off; };

@@ -14,7 +14,7 @@
 #include "util.h"
 #include "events.h"
 #include "phases.h"
-#include "roles.h"
+#include "cmdline.h"
 #include "steps.h"
 
 #define MAX_DEPTH 64                  /* deeper pushes are matched by level only */

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "merge.h"
+#include "progress.h"
 
 enum {
 	FT_OPT_GAP_MS = 256, FT_OPT_STORM_READS, FT_OPT_STORM_WINDOW_MS, FT_OPT_SMALL_READ,
@@ -72,17 +73,5 @@ int ft_an_set_opt(struct ft_an_opts *o, const char *cmd, int code, const char *a
 /* --reorder-ms, --mixed: 1 taken, 0 not one, -1 bad */
 int ft_read_set_opt(struct ft_merge_opts *mg, int *mixed, const char *cmd, int code,
 		    const char *arg);
-
-/* A progress line on stderr, only when stderr is a terminal and not
- * --quiet: "\r" + the text, at most every 0.25 s (every call when force);
- * ft_progress_end leaves the last line (keep) or clears it. */
-struct ft_progress {
-	int on, shown;
-	struct timespec last;
-};
-void ft_progress_init(struct ft_progress *pg, int quiet);
-void ft_progress_line(struct ft_progress *pg, int force, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void ft_progress_end(struct ft_progress *pg, int keep);
 
 #endif

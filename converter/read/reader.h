@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../libfeedtrace/format.h"
+#include "format.h"
 
 struct ft_strtab;
 

@@ -24,7 +24,7 @@
 #include "events.h"
 #include "pipeline.h"
 #include "problems.h"
-#include "cli.h"
+#include "progress.h"
 #include "roles.h"
 #include "xflows.h"
 #include "ranges.h"

@@ -12,7 +12,7 @@
 
 #include "analyses.h"
 #include "phases.h"
-#include "roles.h"
+#include "cmdline.h"
 
 void ft_verdict_free(struct ft_verdict *v)
 {

@@ -1,21 +1,22 @@
-# pftrace.mk - make fragment for the Perfetto writer layer (converter/).
-# Builds the protobuf-c code from converter/perfetto.proto, the writer and
-# its cmocka test. Included by the top-level Makefile (BUILD, CC, CFLAGS).
+# pftrace.mk - make fragment for the Perfetto writer (converter/out/).
+# Builds the protobuf-c code from converter/out/perfetto.proto, the writer and
+# its cmocka test. Included by the top-level Makefile (BUILD, CC, CFLAGS,
+# CONV_INC).
 
 # Keep whatever default goal the includer has (or will define next).
 pftrace_saved_goal := $(.DEFAULT_GOAL)
 
 PFTRACE_GEN    := $(BUILD)/gen
-PFTRACE_OBJS   := $(BUILD)/obj/pftrace.o $(BUILD)/obj/perfetto.pb-c.o
-PFTRACE_CFLAGS := -Iconverter -I$(PFTRACE_GEN)
+PFTRACE_OBJS   := $(BUILD)/obj/converter/out/pftrace.o $(BUILD)/obj/perfetto.pb-c.o
+PFTRACE_CFLAGS := $(CONV_INC) -I$(PFTRACE_GEN)
 PFTRACE_LIBS   := -lprotobuf-c
 PFTRACE_TEST   := $(BUILD)/tests/test_pftrace
 PFTRACE_PYTHON := $(or $(PYTHON),python3)
 
 # protoc-c writes the .c and .h together: the .h rides on the .c's rule.
-$(PFTRACE_GEN)/perfetto.pb-c.c: converter/perfetto.proto
+$(PFTRACE_GEN)/perfetto.pb-c.c: converter/out/perfetto.proto
 	@mkdir -p $(PFTRACE_GEN)
-	protoc-c --proto_path=converter --c_out=$(PFTRACE_GEN) converter/perfetto.proto
+	protoc-c --proto_path=converter/out --c_out=$(PFTRACE_GEN) converter/out/perfetto.proto
 
 $(PFTRACE_GEN)/perfetto.pb-c.h: $(PFTRACE_GEN)/perfetto.pb-c.c ;
 
@@ -23,14 +24,14 @@ $(BUILD)/obj/perfetto.pb-c.o: $(PFTRACE_GEN)/perfetto.pb-c.c $(PFTRACE_GEN)/perf
 	@mkdir -p $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/pftrace.o: converter/pftrace.c converter/pftrace.h converter/util.h $(PFTRACE_GEN)/perfetto.pb-c.h
-	@mkdir -p $(BUILD)/obj
+$(BUILD)/obj/converter/out/pftrace.o: converter/out/pftrace.c converter/out/pftrace.h converter/base/util.h $(PFTRACE_GEN)/perfetto.pb-c.h
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -c -o $@ $<
 
-# the writer maps the caller's track ids with converter/util.c's ft_map
-$(PFTRACE_TEST): tests/converter/test_pftrace.c converter/pftrace.h $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o
+# the writer maps the caller's track ids with converter/base/util.c's ft_map
+$(PFTRACE_TEST): tests/converter/test_pftrace.c converter/out/pftrace.h $(PFTRACE_OBJS) $(BUILD)/obj/converter/base/util.o
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -o $@ $< $(PFTRACE_OBJS) $(BUILD)/obj/converter/util.o \
+	$(CC) $(CFLAGS) $(PFTRACE_CFLAGS) -o $@ $< $(PFTRACE_OBJS) $(BUILD)/obj/converter/base/util.o \
 		$(LDFLAGS) $(PFTRACE_LIBS) -lcmocka
 
 # Runs the cmocka test, then checks the traces it wrote: structure with
