@@ -26,12 +26,6 @@ const char *const ft_cat_name[FT_CAT_N] = {
 const char *const ft_cat_label[FT_CAT_N] = {
 	"submitting", "waiting on GPU", "hidden sync", "file I/O", "locks",
 	"waiting for data", "other ranks", "other CPU", "waiting for a core" };
-const char *const ft_fkind_track[FT_FK_N] = {
-	"launch gaps", "hidden syncs", "small-read storms", "lock contention" };
-const char *const ft_fkind_slice[FT_FK_N] = {
-	"launch gap", "hidden sync", "small-read storm", "lock contention" };
-const char *const ft_fkind_key[FT_FK_N] = {
-	"launch_gap", "hidden_sync", "small_read_storm", "lock_contention" };
 const char *const ft_ctr_name[FT_CTR_N] = {
 	"kernel launches per ms", "bytes read per ms", "reads per ms",
 	"outstanding async work" };

@@ -66,10 +66,13 @@ extern const char ft_an_opts_help[];
 /* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */
 int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns);
 
-enum ft_fkind { FT_FK_GAP, FT_FK_HIDDEN, FT_FK_STORM, FT_FK_LOCK, FT_FK_N };
-extern const char *const ft_fkind_track[FT_FK_N];  /* "launch gaps", ... */
-extern const char *const ft_fkind_slice[FT_FK_N];  /* "launch gap", ... */
-extern const char *const ft_fkind_key[FT_FK_N];    /* "launch_gap", ... (JSON) */
+/* the finding kinds (fkinds.def; each kind's names and ops: fkind.h) */
+enum ft_fkind {
+#define FKIND(name, ops) FT_FK_##name,
+#include "fkinds.def"
+#undef FKIND
+	FT_FK_N
+};
 
 #define FT_STORM_TOP 5
 #define FT_STORM_HIST 8           /* read sizes: <512, <1K, <4K, <16K, <64K, <256K, <1M, more */

@@ -18,76 +18,6 @@
 #include "util.h"
 #include "report.h"
 
-const char *ft_finding_suggestion(const struct ft_finding *f)
-{
-	switch (f->kind) {
-	case FT_FK_GAP:
-		switch (f->cause) {
-		case FT_CAT_SUBMIT:
-		case FT_CAT_CPU:
-			return "the launching thread is busy on the CPU between launches: fewer, "
-			       "larger launches (CUDA graphs, kernel fusion, torch.compile) or less "
-			       "Python per step";
-		case FT_CAT_DATA:
-			return "the GPU waits while the feeding thread waits for the next batch: "
-			       "speed up data delivery (see the verdict's producers)";
-		case FT_CAT_HIDDEN:
-			return "a hidden sync ends the GPU's queue before the gap: remove it (see "
-			       "the hidden-sync rows)";
-		case FT_CAT_GPU_WAIT:
-			return "an explicit synchronize empties the queue: synchronize less often";
-		case FT_CAT_IO:
-			return "the launching thread reads files itself: move the reads to loader "
-			       "workers";
-		case FT_CAT_LOCK:
-			return "the launching thread waits for a lock: shorten or split the lock";
-		case FT_CAT_RANKS:
-			return "the launching thread waits for other ranks in a collective: the "
-			       "last rank to arrive sets the pace (the Ranks block, feedtrace ranks)";
-		}
-		return "";
-	case FT_FK_HIDDEN:
-		if (f->symbol && strstr(f->symbol, "DtoH"))
-			return "a device-to-host copy waits for the GPU each time (.item(), .cpu(), "
-			       "printing a tensor): keep the value on the device and read it every "
-			       "N steps";
-		if (f->symbol && strstr(f->symbol, "HtoD"))
-			return "a copy from pageable host memory synchronizes: pin the host buffer "
-			       "(pin_memory=True) and copy with non_blocking=True";
-		if (f->symbol && strstr(f->symbol, "Free"))
-			return "freeing device memory waits for the GPU: keep and reuse buffers "
-			       "(a caching allocator) instead of freeing in the loop";
-		return "this call waits for the GPU: make it asynchronous or move it out of "
-		       "the loop";
-	case FT_FK_STORM:
-		if (f->files && f->reads >= 2 * f->files)
-			return "files are read in small pieces: read each file whole (one read of "
-			       "its size) or through a larger buffer";
-		return "many small files, each read once: pack them into larger shards (tar, "
-		       "WebDataset, one array file) and read those in large pieces";
-	case FT_FK_LOCK:
-		if (f->gil)
-			return "Python threads queue for the interpreter (the GIL): move CPU work "
-			       "of the other threads into worker processes (DataLoader workers, "
-			       "multiprocessing) or into code that releases the GIL";
-		return "threads queue on this lock: shorten the critical section or split the "
-		       "lock";
-	}
-	return "";
-}
-
-const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
-{
-	int gil = f->kind == FT_FK_LOCK && f->gil;
-	for (int i = 0; i < r->nprocs && gil; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
-			return "Python threads of this worker process queue for its interpreter "
-			       "(the GIL): do the work on the worker's own thread (no thread "
-			       "pools in __getitem__ or the transforms) and add workers for "
-			       "more, or use code that releases the GIL";
-	return ft_finding_suggestion(f);
-}
-
 /* The directory the storm's most-read files share ("" if none). */
 void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 {
@@ -176,14 +106,6 @@ static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pi
 		if (r->procs[k].pid == pid)
 			return &r->procs[k].v;
 	return NULL;
-}
-
-uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
-{
-	const struct ft_verdict *v = verdict_of(r, f->pid);
-	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && v->basis == FT_BASIS_GPU_IDLE)
-		return f->gpu_idle_ns;
-	return f->lost_ns;
 }
 
 int ft_gap_queued(const struct ft_report *r, int i)
@@ -399,7 +321,7 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 		exact &= p->mem[i]->ncov > 0;
 		u += p->mem[i]->covered_ns;
 	}
-	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
+	int lock = p->first >= 0 && (ft_fkinds[r->f[p->first].kind]->flags & FT_FKF_COVER_WAITS);
 	if (exact) {
 		u = ft_cover_union(iv, n, p->nmem);
 		if (r->feed_known) {      /* a lock's: the feeding threads' own waits on it too */
@@ -527,7 +449,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		if (!storm)
 			continue;
 		struct ft_problem *p = add(acc);
-		p->kind = ft_fkind_slice[FT_FK_STORM];
+		p->kind = ft_fkinds[FT_FK_STORM]->row;
 		p->fk = FT_FK_STORM;
 		p->pid = r->cand[i].pid;
 		p->nprocs = p->under = npids;
@@ -578,7 +500,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 				members[nm++] = j, taken[j] = 1;
 		struct ft_problem *p = add(&acc);
 		const struct ft_finding *f = &r->f[i];
-		p->kind = f->kind == FT_FK_GAP ? "launch gaps" : ft_fkind_slice[f->kind];
+		p->kind = ft_fkind(f)->row;
 		p->fk = f->kind;
 		p->pid = f->pid;
 		p->first = i;
@@ -586,7 +508,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->suggestion = ft_finding_advice(r, f);
 		for (int k = 0; k < nm; k++) {
 			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
-			if (f->kind == FT_FK_STORM || f->kind == FT_FK_LOCK)
+			if (ft_fkind(f)->flags & FT_FKF_COVER)
 				cover_add(p, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
@@ -604,67 +526,4 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;
 	return acc.n;
-}
-
-/* The innermost frame of a call site, for 80 columns: a Python frame
- * ("dir/file.py:57 in step") without its directory; *n is its length. */
-const char *ft_site_brief(const char *site, int *n)
-{
-	size_t len = strcspn(site, "\n;");
-	const char *colon = memchr(site, ':', len);
-	if (colon && colon - site > 3 && !memcmp(colon - 3, ".py", 3)) {
-		const char *base = site;
-		for (const char *p = site; p < colon; p++)
-			if (*p == '/')
-				base = p + 1;
-		len -= (size_t)(base - site);
-		site = base;
-	}
-	*n = (int)len;
-	return site;
-}
-
-/* one line of evidence for a finding */
-void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
-{
-	char a[32], b[32];
-	switch (f->kind) {
-	case FT_FK_GAP:
-		ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
-		if (f->scope == 0)
-			snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
-				 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
-				 f->tid, ft_cat_label[f->cause], a);
-		else
-			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
-				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
-		break;
-	case FT_FK_HIDDEN: {
-		int n;
-		const char *site = ft_site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->tid);
-		break;
-	}
-	case FT_FK_STORM:
-		ft_fmt_bytes(a, sizeof a, f->bytes);
-		ft_fmt_count(b, sizeof b, f->reads);
-		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of up to 1 MiB each would do)",
-			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
-		break;
-	case FT_FK_LOCK: {
-		int n;
-		const char *site = ft_site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s %s%s0x%llx%s%s%.*s x%llu (max %s), %d thread%s", f->symbol,
-			 f->lock_name ? f->lock_name : "", f->lock_name ? " (" : "",
-			 (unsigned long long)f->addr, f->lock_name ? ")" : "",
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->threads,
-			 f->threads == 1 ? "" : "s");
-		break;
-	}
-	default:
-		snprintf(buf, cap, "?");
-	}
 }
