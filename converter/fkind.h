@@ -1,7 +1,7 @@
 /*
  * fkind.h: one place per finding kind. Each kind of finding (enum
  * ft_fkind, fkinds.def) has one `const struct ft_fkind_ops` in a file of
- * its own (fk_gap.c, fk_hidden.c, fk_storm.c, fk_lock.c, ...): its names,
+ * its own (fk_NAME.c): its names,
  * its suggestion, its cost, its line of evidence, its members in the
  * report's JSON, its timeline arguments, its identity across runs (diff)
  * and its call-site row. fkind.c lists them (ft_fkinds, from fkinds.def)
