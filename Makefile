@@ -64,7 +64,8 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c \
               converter/cmd_flight.c \
               converter/fkind.c converter/sitebrief.c converter/catnames.c \
-              converter/fk_gap.c converter/fk_hidden.c converter/fk_storm.c converter/fk_lock.c
+              converter/fk_gap.c converter/fk_hidden.c converter/fk_storm.c converter/fk_lock.c \
+              converter/fk_runq.c
 READER_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_SRCS))
 # the converter's sources without its main(): what scripts/fuzz.sh links
 # with its harness (one list, here)
