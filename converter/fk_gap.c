@@ -8,6 +8,7 @@
 #include "fkind.h"
 #include "json.h"
 #include "pftrace.h"
+#include "problems.h"
 #include "util.h"
 
 static const char *suggestion(const struct ft_finding *f)
@@ -90,9 +91,55 @@ static void identity(const struct ft_finding *f, char *t, size_t cap)
 	snprintf(t, cap, "launch gaps (%s)", ft_cat_label[f->cause]);
 }
 
+/* what the launching thread was doing in a gap, by cause */
+static const char *const doing[FT_CAT_N] = {
+	[FT_CAT_SUBMIT] = "on the CPU (submitting or other work)",
+	[FT_CAT_GPU_WAIT] = "in an explicit synchronize",
+	[FT_CAT_HIDDEN] = "in a hidden sync",
+	[FT_CAT_IO] = "reading files",
+	[FT_CAT_LOCK] = "waiting for a lock",
+	[FT_CAT_DATA] = "waiting for data",
+	[FT_CAT_RANKS] = "waiting for other ranks in a collective",
+	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
+};
+
+int ft_gap_cause_class(int cause)
+{
+	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
+}
+
+/* one row: a process's gaps of one scope and cause */
+static int same_row(const struct ft_finding *a, const struct ft_finding *b)
+{
+	return a->pid == b->pid && a->scope == b->scope &&
+	       ft_gap_cause_class(a->cause) == ft_gap_cause_class(b->cause);
+}
+
+static void describe(const struct ft_verdict *v, const struct ft_finding *all,
+		     const int *m, int nm, struct ft_problem *p)
+{
+	(void)v;
+	const struct ft_finding *f = &all[m[0]];
+	char b[32];
+	uint64_t longest = 0, synced = 0;
+	for (int k = 0; k < nm; k++) {
+		if (all[m[k]].lost_ns > longest)
+			longest = all[m[k]].lost_ns;
+		synced += all[m[k]].after_sync != 0;
+	}
+	ft_fmt_ns(b, sizeof b, longest);
+	char after[48] = "";
+	if (synced)
+		snprintf(after, sizeof after, " (%llu after a sync)", (unsigned long long)synced);
+	snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
+		 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
+		 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
+		 doing[ft_gap_cause_class(f->cause)], b);
+}
+
 const struct ft_fkind_ops ft_fk_gap = {
 	.key = "launch_gap", .slice = "launch gap", .track = "launch gaps",
 	.row = "launch gaps",
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
-	.identity = identity,
+	.identity = identity, .same_row = same_row, .describe = describe,
 };

@@ -9,6 +9,7 @@
 #include "fkind.h"
 #include "json.h"
 #include "pftrace.h"
+#include "problems.h"
 #include "util.h"
 
 static const char *suggestion(const struct ft_finding *f)
@@ -90,9 +91,26 @@ static void site(const struct ft_finding *f, char *line, size_t cap)
 		snprintf(line, cap, "%s in thread %d", f->symbol, f->tid);
 }
 
+/* one finding a row; with its GPU idle where that is its cost */
+static void describe(const struct ft_verdict *v, const struct ft_finding *all,
+		     const int *m, int nm, struct ft_problem *p)
+{
+	(void)nm;
+	const struct ft_finding *f = &all[m[0]];
+	label(f, p->what, sizeof p->what);
+	if (cost(v, f) != f->lost_ns) {
+		char w[32], i[32];
+		size_t n = strlen(p->what);
+		ft_fmt_ns(w, sizeof w, f->total_ns);
+		ft_fmt_ns(i, sizeof i, f->gpu_idle_ns);
+		snprintf(p->what + n, sizeof p->what - n, "; waited %s in all, the GPU idle %s "
+			 "after them", w, i);
+	}
+}
+
 const struct ft_fkind_ops ft_fk_hidden = {
 	.key = "hidden_sync", .slice = "hidden sync", .track = "hidden syncs",
 	.row = "hidden sync", .flags = FT_FKF_BURSTS | FT_FKF_OCCURRENCES,
 	.suggestion = suggestion, .cost = cost, .label = label, .json = json,
-	.args = args, .identity = identity, .site = site,
+	.args = args, .identity = identity, .site = site, .describe = describe,
 };

@@ -5,6 +5,7 @@
  * data set across processes).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "fkind.h"
 #include "json.h"
@@ -73,6 +74,109 @@ static int args(const struct ft_finding *f, struct pf_arg *a, char (*key)[32])
 	return n;
 }
 
+void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
+{
+	out[0] = 0;
+	/* a relative path (the program opened "data/x.bin") gives a relative
+	 * data set: the program's own words for it */
+	if (!f->ntop || !f->top_file[0] || !f->top_file[0][0] || f->top_file[0][0] == '(')
+		return;
+	size_t n = strlen(f->top_file[0]);
+	for (int k = 1; k < f->ntop; k++) {
+		size_t i = 0;
+		while (i < n && f->top_file[k][i] == f->top_file[0][i])
+			i++;
+		n = i;
+	}
+	while (n > 0 && f->top_file[0][n - 1] != '/')
+		n--;
+	if (n > 1)
+		n--;                    /* without the trailing '/' */
+	snprintf(out, cap, "%.*s", (int)n, f->top_file[0]);
+}
+
+/* a becomes the directory a and b share ("/data/set" of /data/set/part0
+ * and /data/set/part1): shards of one data set read by different workers */
+void ft_storm_common_dir(char *a, const char *b)
+{
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	if (!((a[i] == 0 && (b[i] == 0 || b[i] == '/')) || (a[i] == '/' && b[i] == 0)))
+		while (i > 0 && a[i - 1] != '/')
+			i--;
+	if (i > 1 && a[i - 1] == '/')
+		i--;
+	a[i] = 0;
+}
+
+/* path components: 2 for "/data/set", and for "pair/data" */
+int ft_storm_depth(const char *d)
+{
+	int n = *d && *d != '/';
+	for (; *d; d++)
+		n += *d == '/' && d[1] && d[1] != '/';
+	return n;
+}
+
+/* the opener of the storm findings that read most of their files */
+void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f)
+{
+	if (f->opener && f->opener_reads > p->opener_reads)
+		p->opener = f->opener, p->opener_reads = f->opener_reads;
+}
+
+/* a storm row's line, from its totals */
+void ft_storm_what(struct ft_problem *p)
+{
+	char a[32], b[32], c[32], procs[96] = "";
+	ft_fmt_count(a, sizeof a, p->reads);
+	ft_fmt_count(b, sizeof b, p->files);
+	ft_fmt_count(c, sizeof c, p->need);
+	if (p->nprocs > 1)
+		snprintf(procs, sizeof procs, ", over %d processes%s", p->nprocs,
+			 p->under == p->nprocs ? ", each under the per-process threshold"
+			 : p->under ? " (some under the per-process threshold)" : "");
+	int len = snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
+			   "files%s (%s reads of up to 1 MiB each would do)",
+			   *p->dir ? p->dir : "(no common directory)", a,
+			   (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
+	if (len >= (int)sizeof p->what)
+		return;                 /* cut (a directory of 160 characters): no opener */
+	if (p->opener) {
+		/* its innermost frame: where the program opens them */
+		size_t n = strlen(p->what), k = strcspn(p->opener, ";");
+		snprintf(p->what + n, sizeof p->what - n, "; opened at %.*s", (int)k, p->opener);
+	}
+}
+
+/* one row: storms whose data sets share a directory two components deep */
+static int same_row(const struct ft_finding *a, const struct ft_finding *b)
+{
+	char da[512], db[512];
+	ft_storm_dir(a, da, sizeof da);
+	ft_storm_dir(b, db, sizeof db);
+	ft_storm_common_dir(da, db);
+	return ft_storm_depth(da) >= 2;
+}
+
+static void describe(const struct ft_verdict *v, const struct ft_finding *all,
+		     const int *m, int nm, struct ft_problem *p)
+{
+	(void)v;
+	char other[160];
+	ft_storm_dir(&all[m[0]], p->dir, sizeof p->dir);
+	for (int k = 0; k < nm; k++) {
+		const struct ft_finding *x = &all[m[k]];
+		p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
+		p->need += x->reads_needed;
+		ft_storm_take_opener(p, x);
+		ft_storm_dir(x, other, sizeof other);
+		ft_storm_common_dir(p->dir, other);
+	}
+	ft_storm_what(p);
+}
+
 static void row_identity(const struct ft_problem *p, char *t, size_t cap)
 {
 	snprintf(t, cap, "small-read storm%s%s", *p->dir ? " in " : "", p->dir);
@@ -82,5 +186,5 @@ const struct ft_fkind_ops ft_fk_storm = {
 	.key = "small_read_storm", .slice = "small-read storm", .track = "small-read storms",
 	.row = "small-read storm", .flags = FT_FKF_COVER,
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
-	.row_identity = row_identity,
+	.row_identity = row_identity, .same_row = same_row, .describe = describe,
 };

@@ -70,6 +70,13 @@ struct ft_fkind_ops {
 	/* its row under "Top call sites" (text) without the counts; NULL: it has
 	 * no call site (nor a row in the JSON's call_sites and HTML's table) */
 	void (*site)(const struct ft_finding *f, char *line, size_t cap);
+	/* Problems (problems.c): findings a and b of this kind make one row;
+	 * NULL: each finding is a row of its own */
+	int (*same_row)(const struct ft_finding *a, const struct ft_finding *b);
+	/* a row's line (p->what) and totals from its findings f[m[0..nm)], v
+	 * the first one's process verdict (NULL: none); NULL: its label */
+	void (*describe)(const struct ft_verdict *v, const struct ft_finding *f,
+			 const int *m, int nm, struct ft_problem *p);
 	/* the analysis that finds it, when no other does: runs after the
 	 * analyses' finishes, hands its findings to c->sink; NULL: none */
 	void (*emit)(struct ft_an_ctx *c);
@@ -99,6 +106,19 @@ const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding
 uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
+/* Submitting and other CPU are one cause for a gap: the thread was busy
+ * (fk_gap.c). */
+int ft_gap_cause_class(int cause);
+/* A storm's data set: the directory its most-read files share ("" if
+ * none), also what diff matches storms by; two data sets' common one; its
+ * depth in path components (2 for "/data/set" and for "pair/data"); a
+ * storm row's opener (of the storms that read most of their files) and
+ * its line from its totals. fk_storm.c; problems.c's run-wide pass. */
+void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
+void ft_storm_common_dir(char *a, const char *b);
+int ft_storm_depth(const char *d);
+void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f);
+void ft_storm_what(struct ft_problem *p);
 /* The innermost frame of a call site, for 80 columns: a Python frame
  * ("dir/file.py:57 in step") without its directory; *n is its length
  * (sitebrief.c). */

@@ -7,7 +7,11 @@
  * split over four workers is one row; a hidden sync is already one per
  * call site and a lock one per lock. A run whose verdict is work
  * submission gets a launch-bound row ("1 200 launches per step, mean 9 us
- * of CPU between launches"). Each row carries one suggestion.
+ * of CPU between launches"). Each row carries one suggestion. What makes
+ * two findings one row and a row's line are their kind's (same_row,
+ * describe: fkind.h); here are the passes across kinds and processes:
+ * the gaps the launch-bound row folds in, the storms of several workers
+ * each under the threshold, a row's wall time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,52 +21,6 @@
 #include "problems.h"
 #include "util.h"
 #include "report.h"
-
-/* The directory the storm's most-read files share ("" if none). */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
-{
-	out[0] = 0;
-	/* a relative path (the program opened "data/x.bin") gives a relative
-	 * data set: the program's own words for it */
-	if (!f->ntop || !f->top_file[0] || !f->top_file[0][0] || f->top_file[0][0] == '(')
-		return;
-	size_t n = strlen(f->top_file[0]);
-	for (int k = 1; k < f->ntop; k++) {
-		size_t i = 0;
-		while (i < n && f->top_file[k][i] == f->top_file[0][i])
-			i++;
-		n = i;
-	}
-	while (n > 0 && f->top_file[0][n - 1] != '/')
-		n--;
-	if (n > 1)
-		n--;                    /* without the trailing '/' */
-	snprintf(out, cap, "%.*s", (int)n, f->top_file[0]);
-}
-
-/* a becomes the directory a and b share ("/data/set" of /data/set/part0
- * and /data/set/part1): shards of one data set read by different workers */
-static void common_dir(char *a, const char *b)
-{
-	size_t i = 0;
-	while (a[i] && a[i] == b[i])
-		i++;
-	if (!((a[i] == 0 && (b[i] == 0 || b[i] == '/')) || (a[i] == '/' && b[i] == 0)))
-		while (i > 0 && a[i - 1] != '/')
-			i--;
-	if (i > 1 && a[i - 1] == '/')
-		i--;
-	a[i] = 0;
-}
-
-/* path components: 2 for "/data/set", and for "pair/data" */
-static int depth(const char *d)
-{
-	int n = *d && *d != '/';
-	for (; *d; d++)
-		n += *d == '/' && d[1] && d[1] != '/';
-	return n;
-}
 
 struct acc {
 	struct ft_problem *p;
@@ -79,24 +37,6 @@ static struct ft_problem *add(struct acc *a)
 	p->nprocs = 1;
 	p->count = 1;
 	return p;
-}
-
-/* what the launching thread was doing in a gap, by cause */
-static const char *const doing[FT_CAT_N] = {
-	[FT_CAT_SUBMIT] = "on the CPU (submitting or other work)",
-	[FT_CAT_GPU_WAIT] = "in an explicit synchronize",
-	[FT_CAT_HIDDEN] = "in a hidden sync",
-	[FT_CAT_IO] = "reading files",
-	[FT_CAT_LOCK] = "waiting for a lock",
-	[FT_CAT_DATA] = "waiting for data",
-	[FT_CAT_RANKS] = "waiting for other ranks in a collective",
-	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
-};
-
-/* submitting and other CPU are one cause for a gap: the thread was busy */
-static int cause_class(int cause)
-{
-	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
 }
 
 /* process pid's verdict, NULL when pid is none of the report's */
@@ -136,7 +76,7 @@ static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 	const struct ft_finding *f = &r->f[i];
 	if (f->kind != FT_FK_GAP)
 		return 0;
-	if (f->pid == launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
+	if (f->pid == launch_bound_pid && ft_gap_cause_class(f->cause) == FT_CAT_CPU)
 		return 1;
 	if (ft_gap_queued(r, i) || ft_gap_startup(r, i))
 		return 1;
@@ -147,101 +87,24 @@ static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 	return 0;
 }
 
-/* findings i and j belong to one row */
+/* findings i and j belong to one row (their kind's same_row) */
 static int same_row(const struct ft_report *r, int i, int j)
 {
 	const struct ft_finding *a = &r->f[i], *b = &r->f[j];
-	if (a->kind != b->kind)
-		return 0;
-	if (a->kind == FT_FK_GAP)
-		return a->pid == b->pid && a->scope == b->scope &&
-		       cause_class(a->cause) == cause_class(b->cause);
-	if (a->kind == FT_FK_STORM) {
-		char da[512], db[512];
-		ft_storm_dir(a, da, sizeof da);
-		ft_storm_dir(b, db, sizeof db);
-		common_dir(da, db);
-		return depth(da) >= 2;
-	}
-	return 0;
+	const struct ft_fkind_ops *k = ft_fkind(a);
+	return a->kind == b->kind && k->same_row && k->same_row(a, b);
 }
 
-/* the opener of the storm findings that read most of their files */
-static void take_opener(struct ft_problem *p, const struct ft_finding *f)
-{
-	if (f->opener && f->opener_reads > p->opener_reads)
-		p->opener = f->opener, p->opener_reads = f->opener_reads;
-}
-
-/* a storm row's line, from its totals */
-static void storm_what(struct ft_problem *p)
-{
-	char a[32], b[32], c[32], procs[96] = "";
-	ft_fmt_count(a, sizeof a, p->reads);
-	ft_fmt_count(b, sizeof b, p->files);
-	ft_fmt_count(c, sizeof c, p->need);
-	if (p->nprocs > 1)
-		snprintf(procs, sizeof procs, ", over %d processes%s", p->nprocs,
-			 p->under == p->nprocs ? ", each under the per-process threshold"
-			 : p->under ? " (some under the per-process threshold)" : "");
-	int len = snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
-			   "files%s (%s reads of up to 1 MiB each would do)",
-			   *p->dir ? p->dir : "(no common directory)", a,
-			   (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
-	if (len >= (int)sizeof p->what)
-		return;                 /* cut (a directory of 160 characters): no opener */
-	if (p->opener) {
-		/* its innermost frame: where the program opens them */
-		size_t n = strlen(p->what), k = strcspn(p->opener, ";");
-		snprintf(p->what + n, sizeof p->what - n, "; opened at %.*s", (int)k, p->opener);
-	}
-}
-
+/* a row's line and totals: its kind's describe, else its one finding's label */
 static void describe(const struct ft_report *r, struct ft_problem *p, const int *members,
 		     int nm)
 {
 	const struct ft_finding *f = &r->f[members[0]];
-	char b[32];
-	if (f->kind == FT_FK_GAP) {
-		uint64_t longest = 0, synced = 0;
-		for (int k = 0; k < nm; k++) {
-			if (r->f[members[k]].lost_ns > longest)
-				longest = r->f[members[k]].lost_ns;
-			synced += r->f[members[k]].after_sync != 0;
-		}
-		ft_fmt_ns(b, sizeof b, longest);
-		char after[48] = "";
-		if (synced)
-			snprintf(after, sizeof after, " (%llu after a sync)", (unsigned long long)synced);
-		snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
-			 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
-			 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
-			 doing[cause_class(f->cause)], b);
-		return;
-	}
-	if (f->kind == FT_FK_STORM) {
-		char other[160];
-		ft_storm_dir(f, p->dir, sizeof p->dir);
-		for (int k = 0; k < nm; k++) {
-			const struct ft_finding *x = &r->f[members[k]];
-			p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
-			p->need += x->reads_needed;
-			take_opener(p, x);
-			ft_storm_dir(x, other, sizeof other);
-			common_dir(p->dir, other);
-		}
-		storm_what(p);
-		return;
-	}
-	ft_finding_label(f, p->what, sizeof p->what);
-	if (f->kind == FT_FK_HIDDEN && ft_finding_cost(r, f) != f->lost_ns) {
-		char w[32], i[32];
-		size_t n = strlen(p->what);
-		ft_fmt_ns(w, sizeof w, f->total_ns);
-		ft_fmt_ns(i, sizeof i, f->gpu_idle_ns);
-		snprintf(p->what + n, sizeof p->what - n, "; waited %s in all, the GPU idle %s "
-			 "after them", w, i);
-	}
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	if (k->describe)
+		k->describe(verdict_of(r, f->pid), r->f, members, nm, p);
+	else
+		ft_finding_label(f, p->what, sizeof p->what);
 }
 
 /* The launch-bound row: the verdict says work submission. */
@@ -385,14 +248,14 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			if (p->fk != FT_FK_STORM || !*p->dir)
 				continue;
 			snprintf(both, sizeof both, "%s", p->dir);
-			common_dir(both, other);
-			if (depth(both) < 2)
+			ft_storm_common_dir(both, other);
+			if (ft_storm_depth(both) < 2)
 				continue;
 			snprintf(p->dir, sizeof p->dir, "%s", both);
 			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
 			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
 			cover_add(p, c);
-			take_opener(p, c);
+			ft_storm_take_opener(p, c);
 			p->count++;
 			int seen = 0;
 			for (int q = 0; q < r->nf && !seen; q++)
@@ -401,7 +264,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 				seen = taken[q] && r->cand[q].pid == c->pid;
 			if (!seen)
 				p->nprocs++, p->under++;
-			storm_what(p);
+			ft_storm_what(p);
 			taken[j] = 1;
 		}
 	}
@@ -409,7 +272,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		if (taken[i])
 			continue;
 		ft_storm_dir(&r->cand[i], dir, sizeof dir);
-		if (depth(dir) < 2)
+		if (ft_storm_depth(dir) < 2)
 			continue;
 		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
 		uint64_t t0 = r->cand[i].start, t1 = r->cand[i].end;
@@ -420,8 +283,8 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 				continue;
 			ft_storm_dir(&r->cand[j], other, sizeof other);
 			snprintf(both, sizeof both, "%s", dir);
-			common_dir(both, other);
-			if (depth(both) < 2)
+			ft_storm_common_dir(both, other);
+			if (ft_storm_depth(both) < 2)
 				continue;
 			const struct ft_finding *c = &r->cand[j];
 			snprintf(dir, sizeof dir, "%s", both);
@@ -459,14 +322,14 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
 		for (int j = i; j < r->ncand; j++)
 			if (taken[j] == 4) {
-				take_opener(p, &r->cand[j]);
+				ft_storm_take_opener(p, &r->cand[j]);
 				cover_add(p, &r->cand[j]);
 				taken[j] = 1;
 			}
 		struct ft_finding like = r->cand[i];
 		like.reads = reads, like.files = files;
 		p->suggestion = ft_finding_suggestion(&like);
-		storm_what(p);
+		ft_storm_what(p);
 	}
 	free(taken);
 }

@@ -48,9 +48,6 @@ struct ft_problem {
  * is known (feed_ns), else its cost (lost_ns) */
 uint64_t ft_problem_rank_ns(const struct ft_problem *p);
 
-/* The directory a storm's most-read files share, its data set ("" if
- * none): also what diff matches storms by. */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
 
 
 /* The problems of a built report, largest first: *out malloc'd (free it);

@@ -37,7 +37,7 @@ int main(void)
 		ft_json_obj(j, "ops");
 #define OP(name) ft_json_bool(j, #name, o->name != NULL);
 		OP(suggestion) OP(advice) OP(cost) OP(label) OP(json) OP(args)
-		OP(identity) OP(row_identity) OP(site) OP(emit)
+		OP(identity) OP(row_identity) OP(site) OP(same_row) OP(describe) OP(emit)
 #undef OP
 		ft_json_end(j);
 		if (o->json) {
