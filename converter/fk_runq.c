@@ -1,16 +1,19 @@
 /*
  * fk_runq.c: "CPU oversubscribed" as a finding kind (fkind.h), and the
- * pass that finds it: two or more threads of a process runnable but
- * waiting for a core (their run-queue delay, from the SCHED samples) for
- * at least FT_RUNQ_PCT of their sampled time in the window: the process
- * runs more busy threads than it gets cores (an intra-op pool per
- * DataLoader worker, OMP threads beside loader threads). One thread
- * waiting alone is a machine shared with other work, not this process's
- * own threads crowding each other: no finding (docs/ANALYSES.md, "CPU
+ * pass that finds it: two or more busy threads of a process (on a CPU
+ * FT_RUNQ_PCT of their sampled time in the window or more, by the CPU
+ * samples) runnable but waiting for a core (their run-queue delay, by
+ * the SCHED samples) FT_RUNQ_PCT of it or more: the process runs more
+ * busy threads than it gets cores (an intra-op pool per DataLoader
+ * worker, OMP threads beside loader threads). One thread waiting alone
+ * is a machine shared with other work, not this process's threads
+ * crowding each other; a thread that barely runs (waking from short
+ * sleeps) waits for a core at each wake on a loaded machine, whatever
+ * its process does: neither makes a finding (docs/ANALYSES.md, "CPU
  * oversubscribed").
  *
  * Its fields: tid, max_ns (the thread that waited longest, its delay),
- * threads (those at or over FT_RUNQ_PCT), total_ns (their delay summed),
+ * threads (the busy ones waiting), total_ns (their delay summed),
  * count (the threads sampled in the window); lost_ns is max_ns, the wall
  * time in which at least one of its threads waited for a core.
  */
@@ -23,7 +26,8 @@
 #include "report.h"
 #include "util.h"
 
-#define FT_RUNQ_PCT 10          /* a thread waits for a core this share of its time */
+#define FT_RUNQ_PCT 10          /* a thread runs, and waits for a core, this share
+                                   of its time or more */
 #define FT_RUNQ_THREADS 2       /* threads that do, for a finding */
 
 static void emit(struct ft_an_ctx *c)
@@ -47,7 +51,9 @@ static void emit(struct ft_an_ctx *c)
 		if (q < 0)
 			continue;
 		f.count++;
-		if ((uint64_t)q * 100 < (b - a) * FT_RUNQ_PCT)
+		int64_t cpu = ft_thread_cpu_ns(p, t->tid, a, b);      /* -1: no samples */
+		if ((uint64_t)q * 100 < (b - a) * FT_RUNQ_PCT ||
+		    cpu < 0 || (uint64_t)cpu * 100 < (b - a) * FT_RUNQ_PCT)
 			continue;
 		f.threads++;
 		f.total_ns += (uint64_t)q;
@@ -85,8 +91,8 @@ static void label(const struct ft_finding *f, char *buf, size_t cap)
 	ft_fmt_ns(a, sizeof a, f->total_ns);
 	ft_fmt_ns(b, sizeof b, f->max_ns);
 	uint64_t w = f->end > f->start ? f->end - f->start : 1;
-	snprintf(buf, cap, "%d of %llu threads runnable, waiting for a core %d%% of their time "
-		 "or more: %s in all; thread %d %s (%.0f%% of the window)", f->threads,
+	snprintf(buf, cap, "%d of %llu threads busy and runnable, waiting for a core %d%% of "
+		 "their time or more: %s in all; thread %d %s (%.0f%% of the window)", f->threads,
 		 (unsigned long long)f->count, FT_RUNQ_PCT, a, f->tid, b,
 		 100.0 * (double)f->max_ns / (double)w);
 }

@@ -1,9 +1,11 @@
 """The "CPU oversubscribed" finding (converter/fk_runq.c, docs/ANALYSES.md
-"CPU oversubscribed"): two or more threads of a process runnable but
-waiting for a core (run-queue delay, SCHED samples) 10% of their sampled
-time in the window or more. Synthetic runs (tests/ftgen.py) with the
-delays inside the samples: the shape where it must fire, and shapes where
-it must not (idle threads, one thread waiting alone, delays under 10%),
+"CPU oversubscribed"): two or more busy threads of a process (on a CPU
+10% of their sampled time in the window or more) runnable but waiting
+for a core (run-queue delay, SCHED samples) 10% of it or more. Synthetic
+runs (tests/ftgen.py) with the CPU time and the delays inside the
+samples: the shapes where it must fire (threads, a DataLoader worker
+process), and shapes where it must not (idle threads, one thread waiting
+alone, delays under 10%, threads that barely run, no CPU samples),
 through report --json, the text report, the timeline and diff."""
 import json
 import os
@@ -18,13 +20,14 @@ US = 1_000
 PIPE = 2                       # enum ft_fd_kind (libfeedtrace/format.h)
 
 
-def run(d, main_pct, other_pct):
+def run(d, main_pct, other_pct, busy=30, cpu=True):
     """pid 600: its main thread receives a batch every 10 ms (40 pipe
     reads of 6 ms from 1 ms: its findings' window is its first event's
-    start to its last's end, 1 to 397 ms); one more thread per entry of other_pct, which
-    makes no traced call (an intra-op pool's). SCHED samples every 200 ms
-    from the start, each thread runnable, waiting for a core, its pct of
-    the time (integers: per 200 ms, 2 ms per percent)."""
+    start to its last's end, 1 to 397 ms); one more thread per entry of
+    other_pct, which makes no traced call (an intra-op pool's). CPU and
+    SCHED samples every 200 ms from the start: each thread on a CPU busy%
+    of the time (cpu=False: no CPU samples), runnable, waiting for a core,
+    its pct of it (2 ms per percent per 200 ms)."""
     os.makedirs(d)
     w = ftgen.TraceFile(os.path.join(d, "host.600.ft"), 600, ["python", "train.py"])
     w.thread(600, "python", main=True)
@@ -35,9 +38,10 @@ def run(d, main_pct, other_pct):
     for i in range(len(other_pct)):
         w.thread(610 + i, "pool%d" % i)
     for j in range(4):
-        w.runq(600, w.start + j * 200 * MS, j * main_pct * 2 * MS)
-        for i, pct in enumerate(other_pct):
-            w.runq(610 + i, w.start + j * 200 * MS, j * pct * 2 * MS)
+        for tid, pct in [(600, main_pct)] + [(610 + i, p) for i, p in enumerate(other_pct)]:
+            w.runq(tid, w.start + j * 200 * MS, j * pct * 2 * MS)
+            if cpu:
+                w.cpu(tid, w.start + j * 200 * MS, j * busy * 2 * MS)
     w.close()
     return d
 
@@ -60,16 +64,27 @@ def test_threads_crowding_the_cores_are_a_finding(tmp_path):
     assert "torch.set_num_threads" in f["suggestion"]
     [row] = [p for p in doc["problems"] if p["kind"] == "CPU oversubscribed"]
     assert row["lost_ns"] == 237600 * US and row["count"] == 1
-    assert row["what"] == ("3 of 4 threads runnable, waiting for a core 10% of their "
-                           "time or more: 495.0 ms in all; thread 610 237.6 ms "
+    assert row["what"] == ("3 of 4 threads busy and runnable, waiting for a core 10% of "
+                           "their time or more: 495.0 ms in all; thread 610 237.6 ms "
                            "(60% of the window)")
     txt = subprocess.run([TOOL, "report", d], capture_output=True, text=True).stdout
     assert "CPU oversubscribed" in txt and "thread 610 237.6 ms" in txt
 
 
 def test_exactly_the_threshold_counts(tmp_path):
-    [f] = oversubscribed(report_json(run(str(tmp_path / "run"), 10, [10])))
+    [f] = oversubscribed(report_json(run(str(tmp_path / "run"), 10, [10], busy=10)))
     assert (f["threads"], f["total_ns"]) == (2, 2 * 39600 * US)
+
+
+def test_threads_that_barely_run_are_no_finding(tmp_path):
+    """threads waking from short sleeps wait for a core at each wake on a
+    loaded machine: on a CPU 9% of the time, they are not crowding it"""
+    assert oversubscribed(report_json(run(str(tmp_path / "run"), 40, [40, 40], busy=9))) == []
+
+
+def test_without_cpu_samples_no_finding(tmp_path):
+    """whether the threads are busy is not known"""
+    assert oversubscribed(report_json(run(str(tmp_path / "run"), 40, [40, 40], cpu=False))) == []
 
 
 def test_idle_threads_are_no_finding(tmp_path):
@@ -131,8 +146,10 @@ def test_in_a_dataloader_worker_the_advice_is_the_workers(tmp_path):
         w.thread(710 + i, "pool%d" % i)
     for j in range(4):
         m.runq(700, m.start + j * 200 * MS, j * 20 * MS)
+        m.cpu(700, m.start + j * 200 * MS, j * 100 * MS)
         for i in range(3):
             w.runq(710 + i, m.start + j * 200 * MS, j * 80 * MS)
+            w.cpu(710 + i, m.start + j * 200 * MS, j * 60 * MS)
     m.close()
     w.close()
     doc = report_json(d)
