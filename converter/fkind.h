@@ -6,7 +6,10 @@
  * report's JSON, its timeline arguments, its identity across runs (diff)
  * and its call-site row. fkind.c lists them (ft_fkinds, from fkinds.def)
  * and dispatches; the report, the Problems, the timeline, diff and the
- * HTML page index that table and never test a kind by name.
+ * HTML page index that table. A kind is named outside its file only by
+ * the analysis that makes it and by the passes across kinds: the gaps a
+ * launch-bound row folds in and the storms of several workers
+ * (problems.c), the cap on the launch gaps a report keeps (report.c).
  *
  * A new kind: a file with its ops, one line in fkinds.def, and the
  * analysis that finds it (an existing analysis handing it to the sink, or
