@@ -1,10 +1,10 @@
 /*
  * fkind.h: one place per finding kind. Each kind of finding (enum
  * ft_fkind, fkinds.def) has one `const struct ft_fkind_ops` in a file of
- * its own (fk_NAME.c): its names,
- * its suggestion, its cost, its line of evidence, its members in the
- * report's JSON, its timeline arguments, its identity across runs (diff)
- * and its call-site row. fkind.c lists them (ft_fkinds, from fkinds.def)
+ * its own (fk_NAME.c): its names, its suggestion, its cost, its line of
+ * evidence, its members in the report's JSON, its timeline arguments,
+ * its identity across runs (diff), its call-site row and its Problems
+ * row. fkind.c lists them (ft_fkinds, from fkinds.def)
  * and dispatches; the report, the Problems, the timeline, diff and the
  * HTML page index that table. A kind is named outside its file only by
  * the analysis that makes it and by the passes across kinds: the gaps a
