@@ -1,8 +1,11 @@
 /*
  * fk_storm.c: the small-read storm as a finding kind (fkind.h): a
- * process's burst of small file reads (reads.c, storm.c), matched across
- * runs by its data set (its Problems row: problems.c groups storms by
- * data set across processes).
+ * process's burst of small file reads (reads.c, storm.c). Its data set
+ * (the directory its most-read files share) makes its Problems row, one
+ * per data set across processes, and its identity across runs (diff, by
+ * that row); the data-set helpers are also what problems.c's pass over
+ * several workers' candidates and the timeline's per-data-set counter
+ * (convert.c) use.
  */
 #include <stdio.h>
 #include <string.h>
