@@ -74,14 +74,17 @@ static const char *suggestion(const struct ft_finding *f)
 	       "the job cores of its own (taskset)";
 }
 
-/* a DataLoader worker's threads: each worker starts an intra-op pool */
+/* a DataLoader worker: PyTorch runs its own pool on one thread there
+ * (torch.set_num_threads(1) in its worker loop), so the busy threads are
+ * its transforms' libraries' */
 static const char *advice(const struct ft_report *r, const struct ft_finding *f)
 {
 	for (int i = 0; i < r->nprocs; i++)
 		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
-			return "this DataLoader worker's threads wait for a core (each worker "
-			       "starts a full intra-op pool): torch.set_num_threads(1) in the "
-			       "DataLoader's worker_init_fn, or fewer workers";
+			return "this DataLoader worker runs several busy threads, those of the "
+			       "libraries its transforms call (OpenCV, OpenMP, BLAS): one thread "
+			       "per worker (cv2.setNumThreads(0), OMP_NUM_THREADS=1 in the "
+			       "worker_init_fn) or fewer workers";
 	return suggestion(f);
 }
 

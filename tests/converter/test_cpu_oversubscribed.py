@@ -157,4 +157,4 @@ def test_in_a_dataloader_worker_the_advice_is_the_workers(tmp_path):
     assert roles[701] == "worker"
     [f] = oversubscribed(doc)
     assert (f["pid"], f["threads"], f["threads_sampled"]) == (701, 3, 3)
-    assert "worker_init_fn" in f["suggestion"]
+    assert "worker_init_fn" in f["suggestion"] and "OpenCV" in f["suggestion"]
