@@ -5,8 +5,9 @@
  * file of its own behind struct ft_an_ops (analyses.h): steps, reads and
  * storms, per-ms counters, the GPU (streams, gaps, hidden syncs), locks,
  * collectives.
- * At the end their finishes run in table order, then the run's metrics
- * and the verdict (verdict.c). Memory grows with threads, streams, locks,
+ * At the end their finishes run in table order, then the `emit` of each
+ * finding kind that finds itself (fkind.h), then the run's metrics and
+ * the verdict (verdict.c). Memory grows with threads, streams, locks,
  * call sites, files in one storm and stream work open at once, never with
  * events.
  */
@@ -15,28 +16,15 @@
 
 #include "util.h"
 #include "analyses.h"
+#include "fkind.h"
 #include "events.h"
 #include "groups.h"
 #include "phases.h"
 #include "symbolize.h"
 
-const char *const ft_cat_name[FT_CAT_N] = {
-	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_ranks",
-	"other_cpu", "runq" };
-const char *const ft_cat_label[FT_CAT_N] = {
-	"submitting", "waiting on GPU", "hidden sync", "file I/O", "locks",
-	"waiting for data", "other ranks", "other CPU", "waiting for a core" };
-const char *const ft_fkind_track[FT_FK_N] = {
-	"launch gaps", "hidden syncs", "small-read storms", "lock contention" };
-const char *const ft_fkind_slice[FT_FK_N] = {
-	"launch gap", "hidden sync", "small-read storm", "lock contention" };
-const char *const ft_fkind_key[FT_FK_N] = {
-	"launch_gap", "hidden_sync", "small_read_storm", "lock_contention" };
 const char *const ft_ctr_name[FT_CTR_N] = {
 	"kernel launches per ms", "bytes read per ms", "reads per ms",
 	"outstanding async work" };
-const char *const ft_storm_hist_label[FT_STORM_HIST] = {
-	"<512", "<1K", "<4K", "<16K", "<64K", "<256K", "<1M", ">=1M" };
 
 /* ---- options ---- */
 
@@ -311,6 +299,9 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 	struct ft_an_ctx *c = &a->c;
 	for (int i = 0; i < NAN_OPS; i++)
 		table[i]->finish(a->state[i], c);
+	for (int k = 0; k < FT_FK_N; k++)       /* the kinds that find themselves */
+		if (ft_fkinds[k]->emit)
+			ft_fkinds[k]->emit(c);
 	const struct ft_process *p = c->p;
 	uint64_t lost = 0;
 	for (int i = 0; i < p->nthreads; i++)

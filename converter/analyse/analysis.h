@@ -66,10 +66,13 @@ extern const char ft_an_opts_help[];
 /* "--reorder-ms MS": 0 and *ns set, or -1 after one line naming cmd and opt */
 int ft_parse_ms(const char *cmd, const char *opt, const char *text, uint64_t *ns);
 
-enum ft_fkind { FT_FK_GAP, FT_FK_HIDDEN, FT_FK_STORM, FT_FK_LOCK, FT_FK_N };
-extern const char *const ft_fkind_track[FT_FK_N];  /* "launch gaps", ... */
-extern const char *const ft_fkind_slice[FT_FK_N];  /* "launch gap", ... */
-extern const char *const ft_fkind_key[FT_FK_N];    /* "launch_gap", ... (JSON) */
+/* the finding kinds (fkinds.def; each kind's names and ops: fkind.h) */
+enum ft_fkind {
+#define FKIND(name, ops) FT_FK_##name,
+#include "fkinds.def"
+#undef FKIND
+	FT_FK_N
+};
 
 #define FT_STORM_TOP 5
 #define FT_STORM_HIST 8           /* read sizes: <512, <1K, <4K, <16K, <64K, <256K, <1M, more */
@@ -82,54 +85,63 @@ extern const char *const ft_storm_hist_label[FT_STORM_HIST];
 struct ft_burst { uint64_t start, end, count, total_ns; };
 struct ft_iv;
 
+/* A finding: a head every kind has, then its kind's payload (one arm of
+ * the union: read only the arm of f->kind; the kinds' files, fkind.h). */
 struct ft_finding {
 	int kind;                 /* enum ft_fkind */
 	int32_t pid;
 	uint64_t start, end;      /* CLOCK_MONOTONIC ns */
 	uint64_t lost_ns;         /* the time it cost (ranking) */
 	int32_t tid;              /* gap: thread that ended it; hidden: the thread */
-	/* launch gap */
-	int scope;                /* 0 stream, 1 submitting thread */
-	uint64_t stream;
-	int after_sync;           /* the gap began when a sync returned */
-	uint64_t attr[FT_CAT_N];  /* what the submitting thread did meanwhile */
-	int cause;                /* enum ft_cat: the largest share of attr */
-	const char *next_call;    /* the submission that ended it */
-	/* hidden sync, lock contention */
-	const char *symbol;       /* exact driver symbol; lock: the call */
-	const char *site;         /* call site ("" until call sites are recorded) */
-	uint64_t count, total_ns, max_ns;
-	uint64_t addr;            /* lock address */
-	const char *lock_name;    /* the symbol that holds it ("launch_lock"), or NULL */
-	int gil;                  /* lock: CPython's interpreter lock (named "Python GIL") */
-	int threads;              /* distinct threads that waited */
-	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
-	                                   (FT_BURST_GAP_NS); valid during the sink's call */
-	int nbursts;
-	uint64_t gpu_idle_ns;     /* hidden sync: the device's idle time after these
-	                             syncs, by the GPU model (ANALYSES.md, "Hidden syncs") */
-	int gpu_idle_known;       /* hidden sync: gpu_idle_ns is the model's (a launch seen) */
-	/* small-read storm */
-	uint64_t reads, bytes, files, reads_needed;
-	uint64_t hist[FT_STORM_HIST];
-	const char *top_file[FT_STORM_TOP];
-	uint64_t top_reads[FT_STORM_TOP];
-	int ntop;
-	const uint32_t *bins;     /* storm: small reads per FT_STORM_BIN_NS from bin0 */
-	int nbins;                /* (valid during the sink's call) */
-	uint64_t bin0;
-	const char *opener;       /* storm: the Python site that opened most of its
-	                             files' descriptors ("f.py:42 in __getitem__;..."), or NULL */
-	uint64_t opener_reads;    /* the reads of files it opened */
 	int candidate;            /* storm: a burst under the per-process threshold
 	                             (FT_STORM_CANDIDATE reads or more), for the
 	                             run-wide check across workers (problems.c) */
+	/* valid during the sink's call only (a kept copy clears them) */
+	const struct ft_burst *bursts;  /* hidden sync, lock: its occurrences as bursts
+	                                   (FT_BURST_GAP_NS) */
+	int nbursts;
+	const uint32_t *bins;     /* storm: small reads per FT_STORM_BIN_NS from bin0 */
+	int nbins;
 	uint64_t covered_ns;      /* storm, lock, hidden sync: the wall time its reads
 	                             or waits covered (the union over the process's
 	                             threads; lost_ns sums them) */
 	const struct ft_iv *cov;  /* storm, lock: that time as sorted, disjoint
 	                             intervals (cover.h; valid during the sink's call) */
 	int ncov;
+	union {
+		struct {                  /* launch gap */
+			int scope;        /* 0 stream, 1 submitting thread */
+			uint64_t stream;
+			int after_sync;   /* the gap began when a sync returned */
+			uint64_t attr[FT_CAT_N];  /* what the submitting thread did meanwhile */
+			int cause;        /* enum ft_cat: the largest share of attr */
+			const char *next_call;    /* the submission that ended it */
+		};
+		struct {                  /* waits: hidden sync, lock contention, CPU
+		                             oversubscribed (count, total_ns, max_ns, threads) */
+			const char *symbol;   /* exact driver symbol; lock: the call */
+			const char *site;     /* call site ("" until call sites are recorded) */
+			uint64_t count, total_ns, max_ns;
+			uint64_t addr;        /* lock address */
+			const char *lock_name;  /* the symbol that holds it ("launch_lock"), or NULL */
+			int gil;              /* lock: CPython's interpreter lock ("Python GIL") */
+			int threads;          /* distinct threads that waited */
+			uint64_t gpu_idle_ns; /* hidden sync: the device's idle time after these
+			                         syncs, by the GPU model (ANALYSES.md, "Hidden syncs") */
+			int gpu_idle_known;   /* hidden sync: gpu_idle_ns is the model's (a launch seen) */
+		};
+		struct {                  /* small-read storm */
+			uint64_t reads, bytes, files, reads_needed;
+			uint64_t hist[FT_STORM_HIST];
+			const char *top_file[FT_STORM_TOP];
+			uint64_t top_reads[FT_STORM_TOP];
+			int ntop;
+			uint64_t bin0;        /* the start of bins[0] */
+			const char *opener;   /* the Python site that opened most of its files'
+			                         descriptors ("f.py:42 in __getitem__;..."), or NULL */
+			uint64_t opener_reads;  /* the reads of files it opened */
+		};
+	};
 };
 #define FT_STORM_CANDIDATE 100
 #define FT_STORM_BIN_NS 100000000ull    /* a storm's reads counted per 100 ms */

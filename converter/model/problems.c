@@ -7,7 +7,11 @@
  * split over four workers is one row; a hidden sync is already one per
  * call site and a lock one per lock. A run whose verdict is work
  * submission gets a launch-bound row ("1 200 launches per step, mean 9 us
- * of CPU between launches"). Each row carries one suggestion.
+ * of CPU between launches"). Each row carries one suggestion. What makes
+ * two findings one row and a row's line are their kind's (same_row,
+ * describe: fkind.h); here are the passes across kinds and processes:
+ * the gaps the launch-bound row folds in, the storms of several workers
+ * each under the threshold, a row's wall time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,122 +21,6 @@
 #include "problems.h"
 #include "util.h"
 #include "report.h"
-
-const char *ft_finding_suggestion(const struct ft_finding *f)
-{
-	switch (f->kind) {
-	case FT_FK_GAP:
-		switch (f->cause) {
-		case FT_CAT_SUBMIT:
-		case FT_CAT_CPU:
-			return "the launching thread is busy on the CPU between launches: fewer, "
-			       "larger launches (CUDA graphs, kernel fusion, torch.compile) or less "
-			       "Python per step";
-		case FT_CAT_DATA:
-			return "the GPU waits while the feeding thread waits for the next batch: "
-			       "speed up data delivery (see the verdict's producers)";
-		case FT_CAT_HIDDEN:
-			return "a hidden sync ends the GPU's queue before the gap: remove it (see "
-			       "the hidden-sync rows)";
-		case FT_CAT_GPU_WAIT:
-			return "an explicit synchronize empties the queue: synchronize less often";
-		case FT_CAT_IO:
-			return "the launching thread reads files itself: move the reads to loader "
-			       "workers";
-		case FT_CAT_LOCK:
-			return "the launching thread waits for a lock: shorten or split the lock";
-		case FT_CAT_RANKS:
-			return "the launching thread waits for other ranks in a collective: the "
-			       "last rank to arrive sets the pace (the Ranks block, feedtrace ranks)";
-		}
-		return "";
-	case FT_FK_HIDDEN:
-		if (f->symbol && strstr(f->symbol, "DtoH"))
-			return "a device-to-host copy waits for the GPU each time (.item(), .cpu(), "
-			       "printing a tensor): keep the value on the device and read it every "
-			       "N steps";
-		if (f->symbol && strstr(f->symbol, "HtoD"))
-			return "a copy from pageable host memory synchronizes: pin the host buffer "
-			       "(pin_memory=True) and copy with non_blocking=True";
-		if (f->symbol && strstr(f->symbol, "Free"))
-			return "freeing device memory waits for the GPU: keep and reuse buffers "
-			       "(a caching allocator) instead of freeing in the loop";
-		return "this call waits for the GPU: make it asynchronous or move it out of "
-		       "the loop";
-	case FT_FK_STORM:
-		if (f->files && f->reads >= 2 * f->files)
-			return "files are read in small pieces: read each file whole (one read of "
-			       "its size) or through a larger buffer";
-		return "many small files, each read once: pack them into larger shards (tar, "
-		       "WebDataset, one array file) and read those in large pieces";
-	case FT_FK_LOCK:
-		if (f->gil)
-			return "Python threads queue for the interpreter (the GIL): move CPU work "
-			       "of the other threads into worker processes (DataLoader workers, "
-			       "multiprocessing) or into code that releases the GIL";
-		return "threads queue on this lock: shorten the critical section or split the "
-		       "lock";
-	}
-	return "";
-}
-
-const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
-{
-	int gil = f->kind == FT_FK_LOCK && f->gil;
-	for (int i = 0; i < r->nprocs && gil; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
-			return "Python threads of this worker process queue for its interpreter "
-			       "(the GIL): do the work on the worker's own thread (no thread "
-			       "pools in __getitem__ or the transforms) and add workers for "
-			       "more, or use code that releases the GIL";
-	return ft_finding_suggestion(f);
-}
-
-/* The directory the storm's most-read files share ("" if none). */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
-{
-	out[0] = 0;
-	/* a relative path (the program opened "data/x.bin") gives a relative
-	 * data set: the program's own words for it */
-	if (!f->ntop || !f->top_file[0] || !f->top_file[0][0] || f->top_file[0][0] == '(')
-		return;
-	size_t n = strlen(f->top_file[0]);
-	for (int k = 1; k < f->ntop; k++) {
-		size_t i = 0;
-		while (i < n && f->top_file[k][i] == f->top_file[0][i])
-			i++;
-		n = i;
-	}
-	while (n > 0 && f->top_file[0][n - 1] != '/')
-		n--;
-	if (n > 1)
-		n--;                    /* without the trailing '/' */
-	snprintf(out, cap, "%.*s", (int)n, f->top_file[0]);
-}
-
-/* a becomes the directory a and b share ("/data/set" of /data/set/part0
- * and /data/set/part1): shards of one data set read by different workers */
-static void common_dir(char *a, const char *b)
-{
-	size_t i = 0;
-	while (a[i] && a[i] == b[i])
-		i++;
-	if (!((a[i] == 0 && (b[i] == 0 || b[i] == '/')) || (a[i] == '/' && b[i] == 0)))
-		while (i > 0 && a[i - 1] != '/')
-			i--;
-	if (i > 1 && a[i - 1] == '/')
-		i--;
-	a[i] = 0;
-}
-
-/* path components: 2 for "/data/set", and for "pair/data" */
-static int depth(const char *d)
-{
-	int n = *d && *d != '/';
-	for (; *d; d++)
-		n += *d == '/' && d[1] && d[1] != '/';
-	return n;
-}
 
 struct acc {
 	struct ft_problem *p;
@@ -151,24 +39,6 @@ static struct ft_problem *add(struct acc *a)
 	return p;
 }
 
-/* what the launching thread was doing in a gap, by cause */
-static const char *const doing[FT_CAT_N] = {
-	[FT_CAT_SUBMIT] = "on the CPU (submitting or other work)",
-	[FT_CAT_GPU_WAIT] = "in an explicit synchronize",
-	[FT_CAT_HIDDEN] = "in a hidden sync",
-	[FT_CAT_IO] = "reading files",
-	[FT_CAT_LOCK] = "waiting for a lock",
-	[FT_CAT_DATA] = "waiting for data",
-	[FT_CAT_RANKS] = "waiting for other ranks in a collective",
-	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
-};
-
-/* submitting and other CPU are one cause for a gap: the thread was busy */
-static int cause_class(int cause)
-{
-	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
-}
-
 /* process pid's verdict, NULL when pid is none of the report's */
 static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pid)
 {
@@ -176,14 +46,6 @@ static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pi
 		if (r->procs[k].pid == pid)
 			return &r->procs[k].v;
 	return NULL;
-}
-
-uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
-{
-	const struct ft_verdict *v = verdict_of(r, f->pid);
-	if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known && v && v->basis == FT_BASIS_GPU_IDLE)
-		return f->gpu_idle_ns;
-	return f->lost_ns;
 }
 
 int ft_gap_queued(const struct ft_report *r, int i)
@@ -214,7 +76,7 @@ static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 	const struct ft_finding *f = &r->f[i];
 	if (f->kind != FT_FK_GAP)
 		return 0;
-	if (f->pid == launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
+	if (f->pid == launch_bound_pid && ft_gap_cause_class(f->cause) == FT_CAT_CPU)
 		return 1;
 	if (ft_gap_queued(r, i) || ft_gap_startup(r, i))
 		return 1;
@@ -225,101 +87,24 @@ static int folded(const struct ft_report *r, int i, int launch_bound_pid)
 	return 0;
 }
 
-/* findings i and j belong to one row */
+/* findings i and j belong to one row (their kind's same_row) */
 static int same_row(const struct ft_report *r, int i, int j)
 {
 	const struct ft_finding *a = &r->f[i], *b = &r->f[j];
-	if (a->kind != b->kind)
-		return 0;
-	if (a->kind == FT_FK_GAP)
-		return a->pid == b->pid && a->scope == b->scope &&
-		       cause_class(a->cause) == cause_class(b->cause);
-	if (a->kind == FT_FK_STORM) {
-		char da[512], db[512];
-		ft_storm_dir(a, da, sizeof da);
-		ft_storm_dir(b, db, sizeof db);
-		common_dir(da, db);
-		return depth(da) >= 2;
-	}
-	return 0;
+	const struct ft_fkind_ops *k = ft_fkind(a);
+	return a->kind == b->kind && k->same_row && k->same_row(a, b);
 }
 
-/* the opener of the storm findings that read most of their files */
-static void take_opener(struct ft_problem *p, const struct ft_finding *f)
-{
-	if (f->opener && f->opener_reads > p->opener_reads)
-		p->opener = f->opener, p->opener_reads = f->opener_reads;
-}
-
-/* a storm row's line, from its totals */
-static void storm_what(struct ft_problem *p)
-{
-	char a[32], b[32], c[32], procs[96] = "";
-	ft_fmt_count(a, sizeof a, p->reads);
-	ft_fmt_count(b, sizeof b, p->files);
-	ft_fmt_count(c, sizeof c, p->need);
-	if (p->nprocs > 1)
-		snprintf(procs, sizeof procs, ", over %d processes%s", p->nprocs,
-			 p->under == p->nprocs ? ", each under the per-process threshold"
-			 : p->under ? " (some under the per-process threshold)" : "");
-	int len = snprintf(p->what, sizeof p->what, "%s: %s reads of %llu bytes on average in %s "
-			   "files%s (%s reads of up to 1 MiB each would do)",
-			   *p->dir ? p->dir : "(no common directory)", a,
-			   (unsigned long long)(p->reads ? p->bytes / p->reads : 0), b, procs, c);
-	if (len >= (int)sizeof p->what)
-		return;                 /* cut (a directory of 160 characters): no opener */
-	if (p->opener) {
-		/* its innermost frame: where the program opens them */
-		size_t n = strlen(p->what), k = strcspn(p->opener, ";");
-		snprintf(p->what + n, sizeof p->what - n, "; opened at %.*s", (int)k, p->opener);
-	}
-}
-
+/* a row's line and totals: its kind's describe, else its one finding's label */
 static void describe(const struct ft_report *r, struct ft_problem *p, const int *members,
 		     int nm)
 {
 	const struct ft_finding *f = &r->f[members[0]];
-	char b[32];
-	if (f->kind == FT_FK_GAP) {
-		uint64_t longest = 0, synced = 0;
-		for (int k = 0; k < nm; k++) {
-			if (r->f[members[k]].lost_ns > longest)
-				longest = r->f[members[k]].lost_ns;
-			synced += r->f[members[k]].after_sync != 0;
-		}
-		ft_fmt_ns(b, sizeof b, longest);
-		char after[48] = "";
-		if (synced)
-			snprintf(after, sizeof after, " (%llu after a sync)", (unsigned long long)synced);
-		snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
-			 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
-			 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
-			 doing[cause_class(f->cause)], b);
-		return;
-	}
-	if (f->kind == FT_FK_STORM) {
-		char other[160];
-		ft_storm_dir(f, p->dir, sizeof p->dir);
-		for (int k = 0; k < nm; k++) {
-			const struct ft_finding *x = &r->f[members[k]];
-			p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
-			p->need += x->reads_needed;
-			take_opener(p, x);
-			ft_storm_dir(x, other, sizeof other);
-			common_dir(p->dir, other);
-		}
-		storm_what(p);
-		return;
-	}
-	ft_finding_label(f, p->what, sizeof p->what);
-	if (f->kind == FT_FK_HIDDEN && ft_finding_cost(r, f) != f->lost_ns) {
-		char w[32], i[32];
-		size_t n = strlen(p->what);
-		ft_fmt_ns(w, sizeof w, f->total_ns);
-		ft_fmt_ns(i, sizeof i, f->gpu_idle_ns);
-		snprintf(p->what + n, sizeof p->what - n, "; waited %s in all, the GPU idle %s "
-			 "after them", w, i);
-	}
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	if (k->describe)
+		k->describe(verdict_of(r, f->pid), r->f, members, nm, p);
+	else
+		ft_finding_label(f, p->what, sizeof p->what);
 }
 
 /* The launch-bound row: the verdict says work submission. */
@@ -399,7 +184,7 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 		exact &= p->mem[i]->ncov > 0;
 		u += p->mem[i]->covered_ns;
 	}
-	int lock = p->first >= 0 && r->f[p->first].kind == FT_FK_LOCK;
+	int lock = p->first >= 0 && (ft_fkinds[r->f[p->first].kind]->flags & FT_FKF_COVER_WAITS);
 	if (exact) {
 		u = ft_cover_union(iv, n, p->nmem);
 		if (r->feed_known) {      /* a lock's: the feeding threads' own waits on it too */
@@ -463,14 +248,14 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 			if (p->fk != FT_FK_STORM || !*p->dir)
 				continue;
 			snprintf(both, sizeof both, "%s", p->dir);
-			common_dir(both, other);
-			if (depth(both) < 2)
+			ft_storm_common_dir(both, other);
+			if (ft_storm_depth(both) < 2)
 				continue;
 			snprintf(p->dir, sizeof p->dir, "%s", both);
 			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
 			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
 			cover_add(p, c);
-			take_opener(p, c);
+			ft_storm_take_opener(p, c);
 			p->count++;
 			int seen = 0;
 			for (int q = 0; q < r->nf && !seen; q++)
@@ -479,7 +264,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 				seen = taken[q] && r->cand[q].pid == c->pid;
 			if (!seen)
 				p->nprocs++, p->under++;
-			storm_what(p);
+			ft_storm_what(p);
 			taken[j] = 1;
 		}
 	}
@@ -487,7 +272,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		if (taken[i])
 			continue;
 		ft_storm_dir(&r->cand[i], dir, sizeof dir);
-		if (depth(dir) < 2)
+		if (ft_storm_depth(dir) < 2)
 			continue;
 		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
 		uint64_t t0 = r->cand[i].start, t1 = r->cand[i].end;
@@ -498,8 +283,8 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 				continue;
 			ft_storm_dir(&r->cand[j], other, sizeof other);
 			snprintf(both, sizeof both, "%s", dir);
-			common_dir(both, other);
-			if (depth(both) < 2)
+			ft_storm_common_dir(both, other);
+			if (ft_storm_depth(both) < 2)
 				continue;
 			const struct ft_finding *c = &r->cand[j];
 			snprintf(dir, sizeof dir, "%s", both);
@@ -527,7 +312,7 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		if (!storm)
 			continue;
 		struct ft_problem *p = add(acc);
-		p->kind = ft_fkind_slice[FT_FK_STORM];
+		p->kind = ft_fkinds[FT_FK_STORM]->row;
 		p->fk = FT_FK_STORM;
 		p->pid = r->cand[i].pid;
 		p->nprocs = p->under = npids;
@@ -537,14 +322,14 @@ static void run_wide_storms(const struct ft_report *r, struct acc *acc)
 		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
 		for (int j = i; j < r->ncand; j++)
 			if (taken[j] == 4) {
-				take_opener(p, &r->cand[j]);
+				ft_storm_take_opener(p, &r->cand[j]);
 				cover_add(p, &r->cand[j]);
 				taken[j] = 1;
 			}
 		struct ft_finding like = r->cand[i];
 		like.reads = reads, like.files = files;
 		p->suggestion = ft_finding_suggestion(&like);
-		storm_what(p);
+		ft_storm_what(p);
 	}
 	free(taken);
 }
@@ -578,7 +363,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 				members[nm++] = j, taken[j] = 1;
 		struct ft_problem *p = add(&acc);
 		const struct ft_finding *f = &r->f[i];
-		p->kind = f->kind == FT_FK_GAP ? "launch gaps" : ft_fkind_slice[f->kind];
+		p->kind = ft_fkind(f)->row;
 		p->fk = f->kind;
 		p->pid = f->pid;
 		p->first = i;
@@ -586,7 +371,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		p->suggestion = ft_finding_advice(r, f);
 		for (int k = 0; k < nm; k++) {
 			p->lost_ns += ft_finding_cost(r, &r->f[members[k]]);
-			if (f->kind == FT_FK_STORM || f->kind == FT_FK_LOCK)
+			if (ft_fkind(f)->flags & FT_FKF_COVER)
 				cover_add(p, &r->f[members[k]]);
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
@@ -604,67 +389,4 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
 	*out = acc.p;
 	return acc.n;
-}
-
-/* The innermost frame of a call site, for 80 columns: a Python frame
- * ("dir/file.py:57 in step") without its directory; *n is its length. */
-const char *ft_site_brief(const char *site, int *n)
-{
-	size_t len = strcspn(site, "\n;");
-	const char *colon = memchr(site, ':', len);
-	if (colon && colon - site > 3 && !memcmp(colon - 3, ".py", 3)) {
-		const char *base = site;
-		for (const char *p = site; p < colon; p++)
-			if (*p == '/')
-				base = p + 1;
-		len -= (size_t)(base - site);
-		site = base;
-	}
-	*n = (int)len;
-	return site;
-}
-
-/* one line of evidence for a finding */
-void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap)
-{
-	char a[32], b[32];
-	switch (f->kind) {
-	case FT_FK_GAP:
-		ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
-		if (f->scope == 0)
-			snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
-				 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
-				 f->tid, ft_cat_label[f->cause], a);
-		else
-			snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
-				 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
-		break;
-	case FT_FK_HIDDEN: {
-		int n;
-		const char *site = ft_site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s%s%.*s x%llu (max %s), tid %d", f->symbol,
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->tid);
-		break;
-	}
-	case FT_FK_STORM:
-		ft_fmt_bytes(a, sizeof a, f->bytes);
-		ft_fmt_count(b, sizeof b, f->reads);
-		snprintf(buf, cap, "%s reads, %s in %llu files (%llu reads of up to 1 MiB each would do)",
-			 b, a, (unsigned long long)f->files, (unsigned long long)f->reads_needed);
-		break;
-	case FT_FK_LOCK: {
-		int n;
-		const char *site = ft_site_brief(f->site, &n);
-		ft_fmt_ns(a, sizeof a, f->max_ns);
-		snprintf(buf, cap, "%s %s%s0x%llx%s%s%.*s x%llu (max %s), %d thread%s", f->symbol,
-			 f->lock_name ? f->lock_name : "", f->lock_name ? " (" : "",
-			 (unsigned long long)f->addr, f->lock_name ? ")" : "",
-			 n ? " at " : "", n, site, (unsigned long long)f->count, a, f->threads,
-			 f->threads == 1 ? "" : "s");
-		break;
-	}
-	default:
-		snprintf(buf, cap, "?");
-	}
 }

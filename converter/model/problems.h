@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "fkind.h"
 
 struct ft_report;
 
@@ -47,25 +48,11 @@ struct ft_problem {
  * is known (feed_ns), else its cost (lost_ns) */
 uint64_t ft_problem_rank_ns(const struct ft_problem *p);
 
-/* The directory a storm's most-read files share, its data set ("" if
- * none): also what diff matches storms by. */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
 
-/* One suggestion for a finding, whatever process it is in (the timeline's). */
-const char *ft_finding_suggestion(const struct ft_finding *f);
-/* The same, fitted to the process it is in (report rows, --json's
- * findings): a GIL wait inside a DataLoader worker is no reason to move
- * work into worker processes. */
-const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f);
 
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */
 int ft_problems(const struct ft_report *r, struct ft_problem **out);
-/* What finding f cost the feed (problems' and diff's measure): a hidden
- * sync's device idle after it (gpu_idle_ns) when its process's verdict
- * stands on the GPU model (a sync that waited while the GPU had work cost
- * only the idle that followed), else its lost_ns */
-uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
 /* finding i is a launch gap that ft_problems leaves out because work was
  * still queued on its stream while its process's verdict says the GPU is
  * the limit (docs/ANALYSES.md, "Findings") */
@@ -74,10 +61,5 @@ int ft_gap_queued(const struct ft_report *r, int i);
  * verdict's window starts: start-up, no row of its own */
 int ft_gap_startup(const struct ft_report *r, int i);
 
-/* one line of evidence for a finding */
-void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
-/* The innermost frame of a call site, for 80 columns: a Python frame
- * ("dir/file.py:57 in step") without its directory; *n is its length. */
-const char *ft_site_brief(const char *site, int *n);
 
 #endif

@@ -621,74 +621,27 @@ static void storm_counter(struct conv *c, const struct ft_finding *f)
 			shifted(c, f->bin0 + (uint64_t)f->nbins * FT_STORM_BIN_NS), 0);
 }
 
-/* A finding on its process's findings tracks: a launch gap or a storm one
- * slice over its extent; a hidden sync or a contended lock one slice per
- * burst of its occurrences (analysis.h, FT_BURST_GAP_NS), so that it spans
- * its waits, not the seconds between them. Arguments spelled out, each
- * fact once, with the suggestion (problems.c). */
+/* A finding on its process's findings tracks (its kind's, fkind.h): one
+ * slice over its extent, or for a kind of FT_FKF_BURSTS (a hidden sync, a
+ * contended lock) one slice per burst of its occurrences (analysis.h,
+ * FT_BURST_GAP_NS), so that it spans its waits, not the seconds between
+ * them. The kind's arguments, each fact once, with the suggestion. A
+ * storm's reads per bin (f->nbins) also go to its data set's counter. */
 static void on_finding(void *arg, const struct ft_finding *f)
 {
 	if (f->candidate)
 		return;                 /* under the per-process threshold */
 	struct conv *c = arg;
-	struct pf_arg a[48];
-	int n = 0;
-	char key[FT_STORM_TOP][2][32];
-	switch (f->kind) {
-	case FT_FK_GAP:
-		a[n++] = PF_ARG_UINT("gap_ns", f->lost_ns);
-		a[n++] = PF_ARG_STR("scope", f->scope ? "thread" : "stream");
-		a[n++] = PF_ARG_PTR("stream", f->stream);
-		a[n++] = PF_ARG_INT("tid", f->tid);
-		a[n++] = PF_ARG_BOOL("after_sync", f->after_sync);
-		a[n++] = PF_ARG_STR("cause", ft_cat_label[f->cause]);
-		a[n++] = PF_ARG_STR("next_call", f->next_call);
-		/* a gap's split is its calls' (waiting for a core is from
-		 * samples, per thread: its counter track below) */
-		for (int k = 0; k < FT_CAT_N; k++)
-			if (k != FT_CAT_GPU_WAIT && k != FT_CAT_HIDDEN && k != FT_CAT_RUNQ)
-				a[n++] = PF_ARG_UINT(ft_cat_name[k], f->attr[k]);
-		a[n++] = PF_ARG_UINT("sync", f->attr[FT_CAT_GPU_WAIT] + f->attr[FT_CAT_HIDDEN]);
-		break;
-	case FT_FK_HIDDEN:
-	case FT_FK_LOCK:
-		if (f->kind == FT_FK_LOCK)
-			a[n++] = PF_ARG_PTR("lock", f->addr);
-		if (f->kind == FT_FK_LOCK && f->lock_name)
-			a[n++] = PF_ARG_STR("lock_name", f->lock_name);
-		a[n++] = PF_ARG_STR(f->kind == FT_FK_LOCK ? "call" : "symbol", f->symbol);
-		a[n++] = PF_ARG_STR("site", f->site);
-		a[n++] = PF_ARG_INT("tid", f->tid);
-		a[n++] = PF_ARG_UINT("waits", f->count);
-		a[n++] = PF_ARG_UINT("wait_ns", f->total_ns);
-		a[n++] = PF_ARG_UINT("longest_wait_ns", f->max_ns);
-		a[n++] = PF_ARG_UINT("threads", (uint64_t)f->threads);
-		break;
-	case FT_FK_STORM:
-		a[n++] = PF_ARG_UINT("reads", f->reads);
-		a[n++] = PF_ARG_UINT("bytes", f->bytes);
-		a[n++] = PF_ARG_UINT("files", f->files);
-		a[n++] = PF_ARG_UINT("read_ns", f->lost_ns);
-		a[n++] = PF_ARG_UINT("reads_needed_1MiB", f->reads_needed);
-		for (int k = 0; k < FT_STORM_HIST; k++)
-			if (f->hist[k])
-				a[n++] = PF_ARG_UINT(ft_storm_hist_label[k], f->hist[k]);
-		for (int k = 0; k < f->ntop; k++) {
-			snprintf(key[k][0], sizeof key[k][0], "top_file_%d", k + 1);
-			snprintf(key[k][1], sizeof key[k][1], "top_file_%d_reads", k + 1);
-			a[n++] = PF_ARG_STR(key[k][0], f->top_file[k]);
-			a[n++] = PF_ARG_UINT(key[k][1], f->top_reads[k]);
-		}
-		if (f->opener)
-			a[n++] = PF_ARG_STR("opened_at", f->opener);
-		break;
-	}
-	if (f->kind == FT_FK_STORM && f->nbins)
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	struct pf_arg a[FT_FK_MAX_ARGS + 3];
+	char key[FT_FK_MAX_KEYS][32];
+	int n = k->args(f, a, key);
+	if (f->nbins)
 		storm_counter(c, f);
 	const char *sug = ft_finding_suggestion(f);
 	if (sug)
 		a[n++] = PF_ARG_STR("suggestion", sug);
-	if ((f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK) && f->nbursts > 0) {
+	if ((k->flags & FT_FKF_BURSTS) && f->nbursts > 0) {
 		for (int b = 0; b < f->nbursts; b++) {
 			const struct ft_burst *u = &f->bursts[b];
 			a[n] = PF_ARG_UINT("waits_here", u->count);
@@ -697,7 +650,7 @@ static void on_finding(void *arg, const struct ft_finding *f)
 			if (!track)
 				continue;
 			ft_pipe_slice(c->pl, track, shifted(c, u->start), u->end - u->start,
-				      ft_fkind_slice[f->kind], a, n + 2);
+				      k->slice, a, n + 2);
 			c->st->findings++;
 		}
 		return;
@@ -705,8 +658,7 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	uint64_t track = lane(c, &c->fl[f->kind], f->start, f->end);
 	if (!track)
 		return;
-	ft_pipe_slice(c->pl, track, shifted(c, f->start), f->end - f->start, ft_fkind_slice[f->kind],
-		      a, n);
+	ft_pipe_slice(c->pl, track, shifted(c, f->start), f->end - f->start, k->slice, a, n);
 	c->st->findings++;
 }
 
@@ -757,7 +709,7 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 	c->syncs.name = "syncs";
 	c->ranges = ft_ranges_new(c->pl, p, c->proc_id, c->o->ts_shift, &c->st->slices);
 	for (int k = 0; k < FT_FK_N; k++)
-		c->fl[k].name = ft_fkind_track[k];
+		c->fl[k].name = ft_fkinds[k]->track;
 	struct ft_an_sink sink = { on_finding, on_counter, c, on_gpu_busy };
 	c->ngm = 0;
 	c->nkern = ft_gpu_measured_kernels(p, &c->kern);

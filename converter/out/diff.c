@@ -78,25 +78,6 @@ static uint64_t get(const struct ft_metrics *m, const struct metric *d)
 	return *(const uint64_t *)((const char *)m + d->off);
 }
 
-static void label_of(const struct ft_finding *f, char *t, size_t cap)
-{
-	switch (f->kind) {
-	case FT_FK_HIDDEN:
-		snprintf(t, cap, "hidden syncs in %s%s%.*s", f->symbol, *f->site ? " at " : "",
-			 (int)strcspn(f->site, "\n;"), f->site);
-		break;
-	case FT_FK_LOCK:
-		snprintf(t, cap, "lock contention in %s%s%s%s%.*s", f->symbol,
-			 f->lock_name ? " on " : "", f->lock_name ? f->lock_name : "",
-			 f->site && *f->site ? " at " : "",
-			 f->site ? (int)strcspn(f->site, "\n;") : 0, f->site ? f->site : "");
-		break;
-	default:
-		snprintf(t, cap, "launch gaps (%s)", ft_cat_label[f->cause]);
-		break;
-	}
-}
-
 /* the label t's entry, made on first sight; -1 when the table is full */
 static int label_index(struct label *l, int *n, const char *t, int kind)
 {
@@ -124,24 +105,25 @@ static int collect(const struct side *s, int k, struct label *l, int n)
 		const struct ft_report *r = &s->r[ri];
 		for (int i = 0; i < r->nf; i++) {
 			const struct ft_finding *f = &r->f[i];
-			if (f->kind == FT_FK_STORM)
-				continue;
+			const struct ft_fkind_ops *o = ft_fkind(f);
+			if (!o->identity)
+				continue;           /* matched by its Problems row, below */
 			char t[200];
-			label_of(f, t, sizeof t);
+			o->identity(f, t, sizeof t);
 			int j = label_index(l, &n, t, f->kind);
 			if (j < 0)
 				continue;
-			l[j].n[k] += f->kind == FT_FK_HIDDEN || f->kind == FT_FK_LOCK ? f->count : 1;
+			l[j].n[k] += o->flags & FT_FKF_OCCURRENCES ? f->count : 1;
 			l[j].lost[k] += ft_finding_cost(r, f);
 		}
 		struct ft_problem *pb;
 		int npb = ft_problems(r, &pb);
 		for (int i = 0; i < npb; i++) {
-			if (pb[i].fk != FT_FK_STORM)
+			if (pb[i].fk < 0 || !ft_fkinds[pb[i].fk]->row_identity)
 				continue;
 			char t[200];
-			snprintf(t, sizeof t, "small-read storm%s%s", *pb[i].dir ? " in " : "", pb[i].dir);
-			int j = label_index(l, &n, t, FT_FK_STORM);
+			ft_fkinds[pb[i].fk]->row_identity(&pb[i], t, sizeof t);
+			int j = label_index(l, &n, t, pb[i].fk);
 			if (j < 0)
 				continue;
 			l[j].n[k] += pb[i].count;           /* the storms (bursts) in the row */
@@ -382,7 +364,7 @@ static int describe(char *b, size_t cap, const struct label *l, const struct sid
 	ft_fmt_count(nx, sizeof nx, mean(a, l->n[0]));
 	ft_fmt_count(ny, sizeof ny, mean(c, l->n[1]));
 	int n = snprintf(b, cap, "%s: %s -> %s", l->text, nx, ny);
-	if (l->kind == FT_FK_STORM) {
+	if (ft_fkinds[l->kind]->row_identity) {    /* a storm's row: its reads */
 		ft_fmt_count(rx, sizeof rx, mean(a, l->reads[0]));
 		ft_fmt_count(ry, sizeof ry, mean(c, l->reads[1]));
 		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);

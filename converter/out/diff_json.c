@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "diff_json.h"
+#include "fkind.h"
 #include "json.h"
 
 /* a figure before and after: each null when absent, then the change and
@@ -62,7 +63,7 @@ static void findings(struct ft_json *j, const struct ft_diff_figures *d)
 	for (int i = 0; i < d->nfindings; i++) {
 		const struct ft_diff_finding *f = &d->findings[i];
 		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+		ft_json_str(j, "kind", ft_fkinds[f->kind]->key);
 		ft_json_str(j, "what", f->what);
 		ft_json_str(j, "status", ft_status_name(f->status));
 		ft_json_obj(j, "count");
@@ -90,7 +91,7 @@ static void findings(struct ft_json *j, const struct ft_diff_figures *d)
 			if (f->status != status[k])
 				continue;
 			ft_json_obj(j, NULL);
-			ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+			ft_json_str(j, "kind", ft_fkinds[f->kind]->key);
 			ft_json_str(j, "what", f->what);
 			ft_json_u64(j, "count", f->count[k]);
 			ft_json_u64(j, "lost_ns", f->lost_ns[k]);

@@ -280,7 +280,7 @@ int ft_report_html(struct ft_report *r, const char *path)
 	      "<tr><th>calls</th><th>total</th><th>site</th></tr>\n", o);
 	for (int i = 0; i < r->nf; i++) {
 		const struct ft_finding *f = &r->f[i];
-		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+		if (!ft_fkind(f)->site)
 			continue;
 		ft_fmt_ns(b, sizeof b, f->total_ns);
 		fprintf(o, "<tr><td class=\"n\">%llu</td><td class=\"n\">%s</td><td><code>",

@@ -602,7 +602,7 @@ static void feed_waits(struct ft_report *r, const struct ft_merge_opts *mg, FILE
 {
 	int rows = r->ncand > 0;
 	for (int i = 0; i < r->nf && !rows; i++)
-		rows = r->f[i].kind == FT_FK_STORM || r->f[i].kind == FT_FK_LOCK;
+		rows = (ft_fkind(&r->f[i])->flags & FT_FKF_COVER) != 0;
 	if (!r->nprocs || !rows || !r->procs[r->main].v.nfeeders)
 		return;
 	r->feed_known = 1;
@@ -1239,8 +1239,8 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (t->gaps) {
 		int queued = 0, early = 0;
 		for (int i = 0; i < r->nf; i++) {
-			queued += r->f[i].scope == 0 && ft_gap_queued(r, i);
-			early += r->f[i].scope == 0 && ft_gap_startup(r, i);
+			queued += ft_gap_queued(r, i) && r->f[i].scope == 0;
+			early += ft_gap_startup(r, i) && r->f[i].scope == 0;
 		}
 		ft_fmt_ns(a, sizeof a, t->gap_ns);
 		int n = snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
@@ -1257,26 +1257,14 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	int shown = 0;
 	for (int i = 0; i < r->nf && shown < 10; i++) {
 		const struct ft_finding *f = &r->f[i];
-		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+		if (!ft_fkind(f)->site)
 			continue;
 		if (!shown++)
 			fprintf(out, "  %8s %9s %9s  %s\n", "calls", "total", "max", "site");
 		ft_fmt_ns(a, sizeof a, f->total_ns);
 		ft_fmt_ns(b, sizeof b, f->max_ns);
 		ft_fmt_count(c, sizeof c, f->count);
-		int n;
-		const char *site = ft_site_brief(f->site, &n);
-		if (n && f->kind == FT_FK_LOCK && f->lock_name)
-			snprintf(line, sizeof line, "%.*s (%s on %s)", n, site, f->symbol, f->lock_name);
-		else if (n)
-			snprintf(line, sizeof line, "%.*s (%s)", n, site, f->symbol);
-		else if (f->kind == FT_FK_HIDDEN)
-			snprintf(line, sizeof line, "%s in thread %d", f->symbol, f->tid);
-		else if (f->lock_name)
-			snprintf(line, sizeof line, "%s on %s", f->symbol, f->lock_name);
-		else
-			snprintf(line, sizeof line, "%s on lock 0x%llx", f->symbol,
-				 (unsigned long long)f->addr);
+		ft_fkind(f)->site(f, line, sizeof line);
 		/* the site in full: it says where to change the code */
 		fprintf(out, "  %8s %9s %9s  %s\n", c, a, b, line);
 	}
@@ -1485,59 +1473,12 @@ static void json_finding(struct ft_json *j, const struct ft_report *r,
 			 const struct ft_finding *f)
 {
 	ft_json_obj(j, NULL);
-	ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+	ft_json_str(j, "kind", ft_fkind(f)->key);
 	ft_json_int(j, "pid", f->pid);
 	ft_json_u64(j, "start_ns", f->start);
 	ft_json_u64(j, "end_ns", f->end);
 	ft_json_u64(j, "lost_ns", f->lost_ns);
-	switch (f->kind) {
-	case FT_FK_GAP:
-		ft_json_str(j, "scope", f->scope ? "thread" : "stream");
-		ft_json_hex(j, "stream", f->stream);
-		ft_json_int(j, "tid", f->tid);
-		ft_json_bool(j, "after_sync", f->after_sync);
-		ft_json_str(j, "cause", ft_cat_name[f->cause]);
-		ft_json_str(j, "next_call", f->next_call);
-		json_by_cat(j, "attribution_ns", f->attr);
-		break;
-	case FT_FK_HIDDEN:
-	case FT_FK_LOCK:
-		ft_json_str(j, f->kind == FT_FK_LOCK ? "call" : "symbol", ft_txt(f->symbol));
-		ft_json_str(j, "site", ft_txt(f->site));
-		if (f->kind == FT_FK_LOCK) {
-			ft_json_hex(j, "lock", f->addr);
-			ft_json_str(j, "lock_name", f->lock_name);
-		}
-		ft_json_int(j, "tid", f->tid);
-		ft_json_u64(j, "count", f->count);
-		ft_json_u64(j, "total_ns", f->total_ns);
-		ft_json_u64(j, "max_ns", f->max_ns);
-		ft_json_int(j, "threads", f->threads);
-		if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known)
-			ft_json_u64(j, "gpu_idle_ns", f->gpu_idle_ns);
-		else if (f->kind == FT_FK_HIDDEN)
-			ft_json_null(j, "gpu_idle_ns");
-		break;
-	case FT_FK_STORM:
-		ft_json_u64(j, "reads", f->reads);
-		ft_json_u64(j, "bytes", f->bytes);
-		ft_json_u64(j, "files", f->files);
-		ft_json_u64(j, "time_ns", f->lost_ns);
-		ft_json_u64(j, "reads_needed_1MiB", f->reads_needed);
-		ft_json_obj(j, "read_sizes");
-		for (int k = 0; k < FT_STORM_HIST; k++)
-			ft_json_u64(j, ft_storm_hist_label[k], f->hist[k]);
-		ft_json_end(j);
-		ft_json_arr(j, "top_files");
-		for (int k = 0; k < f->ntop; k++) {
-			ft_json_obj(j, NULL);
-			ft_json_str(j, "path", ft_txt(f->top_file[k]));
-			ft_json_u64(j, "reads", f->top_reads[k]);
-			ft_json_end(j);
-		}
-		ft_json_end(j);
-		break;
-	}
+	ft_fkind(f)->json(j, f);
 	ft_json_str(j, "suggestion", ft_finding_advice(r, f));
 	ft_json_end(j);
 }
@@ -1643,10 +1584,10 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	ft_json_arr(j, "call_sites");
 	for (int i = 0; i < r->nf; i++) {
 		const struct ft_finding *f = &r->f[i];
-		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
+		if (!ft_fkind(f)->site)
 			continue;
 		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
+		ft_json_str(j, "kind", ft_fkind(f)->key);
 		ft_json_int(j, "pid", f->pid);
 		ft_json_str(j, "site", ft_txt(f->site));
 		ft_json_str(j, "symbol", ft_txt(f->symbol));

@@ -1,0 +1,145 @@
+/*
+ * fk_gap.c: the launch gap as a finding kind (fkind.h): a pause in a
+ * stream's or a submitting thread's launches of at least --gap-ms, found
+ * by gpu.c, with what the submitting thread did meanwhile (attr, cause).
+ */
+#include <stdio.h>
+
+#include "fkind.h"
+#include "json.h"
+#include "pftrace.h"
+#include "problems.h"
+#include "util.h"
+
+static const char *suggestion(const struct ft_finding *f)
+{
+	switch (f->cause) {
+	case FT_CAT_SUBMIT:
+	case FT_CAT_CPU:
+		return "the launching thread is busy on the CPU between launches: fewer, "
+		       "larger launches (CUDA graphs, kernel fusion, torch.compile) or less "
+		       "Python per step";
+	case FT_CAT_DATA:
+		return "the GPU waits while the feeding thread waits for the next batch: "
+		       "speed up data delivery (see the verdict's producers)";
+	case FT_CAT_HIDDEN:
+		return "a hidden sync ends the GPU's queue before the gap: remove it (see "
+		       "the hidden-sync rows)";
+	case FT_CAT_GPU_WAIT:
+		return "an explicit synchronize empties the queue: synchronize less often";
+	case FT_CAT_IO:
+		return "the launching thread reads files itself: move the reads to loader "
+		       "workers";
+	case FT_CAT_LOCK:
+		return "the launching thread waits for a lock: shorten or split the lock";
+	case FT_CAT_RANKS:
+		return "the launching thread waits for other ranks in a collective: the "
+		       "last rank to arrive sets the pace (the Ranks block, feedtrace ranks)";
+	}
+	return "";
+}
+
+static void label(const struct ft_finding *f, char *buf, size_t cap)
+{
+	char a[32];
+	ft_fmt_ns(a, sizeof a, f->attr[f->cause]);
+	if (f->scope == 0)
+		snprintf(buf, cap, "stream 0x%llx%s, tid %d: %s %s",
+			 (unsigned long long)f->stream, f->after_sync ? " after a sync" : "",
+			 f->tid, ft_cat_label[f->cause], a);
+	else
+		snprintf(buf, cap, "thread %d%s: %s %s", f->tid,
+			 f->after_sync ? " after a sync" : "", ft_cat_label[f->cause], a);
+}
+
+static void json(struct ft_json *j, const struct ft_finding *f)
+{
+	ft_json_str(j, "scope", f->scope ? "thread" : "stream");
+	ft_json_hex(j, "stream", f->stream);
+	ft_json_int(j, "tid", f->tid);
+	ft_json_bool(j, "after_sync", f->after_sync);
+	ft_json_str(j, "cause", ft_cat_name[f->cause]);
+	ft_json_str(j, "next_call", f->next_call);
+	ft_json_obj(j, "attribution_ns");
+	for (int k = 0; k < FT_CAT_N; k++)
+		ft_json_u64(j, ft_cat_name[k], f->attr[k]);
+	ft_json_end(j);
+}
+
+static int args(const struct ft_finding *f, struct pf_arg *a, char (*key)[32])
+{
+	(void)key;
+	int n = 0;
+	a[n++] = PF_ARG_UINT("gap_ns", f->lost_ns);
+	a[n++] = PF_ARG_STR("scope", f->scope ? "thread" : "stream");
+	a[n++] = PF_ARG_PTR("stream", f->stream);
+	a[n++] = PF_ARG_INT("tid", f->tid);
+	a[n++] = PF_ARG_BOOL("after_sync", f->after_sync);
+	a[n++] = PF_ARG_STR("cause", ft_cat_label[f->cause]);
+	a[n++] = PF_ARG_STR("next_call", f->next_call);
+	/* a gap's split is its calls' (waiting for a core is from samples,
+	 * per thread: its counter track) */
+	for (int k = 0; k < FT_CAT_N; k++)
+		if (k != FT_CAT_GPU_WAIT && k != FT_CAT_HIDDEN && k != FT_CAT_RUNQ)
+			a[n++] = PF_ARG_UINT(ft_cat_name[k], f->attr[k]);
+	a[n++] = PF_ARG_UINT("sync", f->attr[FT_CAT_GPU_WAIT] + f->attr[FT_CAT_HIDDEN]);
+	return n;
+}
+
+static void identity(const struct ft_finding *f, char *t, size_t cap)
+{
+	snprintf(t, cap, "launch gaps (%s)", ft_cat_label[f->cause]);
+}
+
+/* what the launching thread was doing in a gap, by cause */
+static const char *const doing[FT_CAT_N] = {
+	[FT_CAT_SUBMIT] = "on the CPU (submitting or other work)",
+	[FT_CAT_GPU_WAIT] = "in an explicit synchronize",
+	[FT_CAT_HIDDEN] = "in a hidden sync",
+	[FT_CAT_IO] = "reading files",
+	[FT_CAT_LOCK] = "waiting for a lock",
+	[FT_CAT_DATA] = "waiting for data",
+	[FT_CAT_RANKS] = "waiting for other ranks in a collective",
+	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
+};
+
+int ft_gap_cause_class(int cause)
+{
+	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
+}
+
+/* one row: a process's gaps of one scope and cause */
+static int same_row(const struct ft_finding *a, const struct ft_finding *b)
+{
+	return a->pid == b->pid && a->scope == b->scope &&
+	       ft_gap_cause_class(a->cause) == ft_gap_cause_class(b->cause);
+}
+
+static void describe(const struct ft_verdict *v, const struct ft_finding *all,
+		     const int *m, int nm, struct ft_problem *p)
+{
+	(void)v;
+	const struct ft_finding *f = &all[m[0]];
+	char b[32];
+	uint64_t longest = 0, synced = 0;
+	for (int k = 0; k < nm; k++) {
+		if (all[m[k]].lost_ns > longest)
+			longest = all[m[k]].lost_ns;
+		synced += all[m[k]].after_sync != 0;
+	}
+	ft_fmt_ns(b, sizeof b, longest);
+	char after[48] = "";
+	if (synced)
+		snprintf(after, sizeof after, " (%llu after a sync)", (unsigned long long)synced);
+	snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
+		 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
+		 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
+		 doing[ft_gap_cause_class(f->cause)], b);
+}
+
+const struct ft_fkind_ops ft_fk_gap = {
+	.key = "launch_gap", .slice = "launch gap", .track = "launch gaps",
+	.row = "launch gaps",
+	.suggestion = suggestion, .label = label, .json = json, .args = args,
+	.identity = identity, .same_row = same_row, .describe = describe,
+};

@@ -1,0 +1,130 @@
+/*
+ * fkind.h: one place per finding kind. Each kind of finding (enum
+ * ft_fkind, fkinds.def) has one `const struct ft_fkind_ops` in a file of
+ * its own (fk_NAME.c): its names, its suggestion, its cost, its line of
+ * evidence, its members in the report's JSON, its timeline arguments,
+ * its identity across runs (diff), its call-site row and its Problems
+ * row. fkind.c lists them (ft_fkinds, from fkinds.def)
+ * and dispatches; the report, the Problems, the timeline, diff and the
+ * HTML page index that table. A kind is named outside its file only by
+ * the analysis that makes it and by the passes across kinds: the gaps a
+ * launch-bound row folds in and the storms of several workers
+ * (problems.c), the cap on the launch gaps a report keeps (report.c).
+ *
+ * A new kind: a file with its ops, one line in fkinds.def, and the
+ * analysis that finds it (an existing analysis handing it to the sink, or
+ * the kind's own `emit`, which runs after the analyses' finishes).
+ */
+#ifndef FT_FKIND_H
+#define FT_FKIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+
+struct ft_report;
+struct ft_json;
+struct pf_arg;
+struct ft_problem;
+struct ft_an_ctx;
+
+/* most timeline arguments one kind's `args` writes (the suggestion and a
+ * burst's two come after them) */
+#define FT_FK_MAX_ARGS 44
+#define FT_FK_MAX_KEYS 16         /* and of names it makes up (key[]) */
+
+enum {
+	FT_FKF_BURSTS = 1,        /* one timeline slice per burst of its occurrences
+	                             (f->bursts), not one over its extent */
+	FT_FKF_COVER = 2,         /* a Problems row costs the wall time its findings
+	                             covered (f->cov), not their sum */
+	FT_FKF_COVER_WAITS = 4,   /* that time is waits (the feeding threads' lock
+	                             waits count), not reads */
+	FT_FKF_OCCURRENCES = 8,   /* diff counts its occurrences (f->count), not its
+	                             findings */
+};
+
+struct ft_fkind_ops {
+	const char *key;          /* report JSON's "kind": "launch_gap" */
+	const char *slice;        /* a timeline slice: "launch gap" */
+	const char *track;        /* its process's timeline track: "launch gaps" */
+	const char *row;          /* a Problems row's kind: "launch gaps" */
+	unsigned flags;           /* FT_FKF_* */
+	/* one suggestion, whatever process it is in (the timeline's) */
+	const char *(*suggestion)(const struct ft_finding *f);
+	/* the suggestion fitted to the run (report rows, --json); NULL: suggestion */
+	const char *(*advice)(const struct ft_report *r, const struct ft_finding *f);
+	/* what it cost the feed, v its process's verdict (NULL: none known);
+	 * NULL: f->lost_ns */
+	uint64_t (*cost)(const struct ft_verdict *v, const struct ft_finding *f);
+	/* one line of evidence (a Problems row of one finding) */
+	void (*label)(const struct ft_finding *f, char *buf, size_t cap);
+	/* its own members of a report JSON finding (docs/REPORT-SCHEMA.md),
+	 * between "lost_ns" and "suggestion" */
+	void (*json)(struct ft_json *j, const struct ft_finding *f);
+	/* its timeline arguments into a[] (at most FT_FK_MAX_ARGS; key[] for
+	 * names made up on the way); returns how many */
+	int (*args)(const struct ft_finding *f, struct pf_arg *a, char (*key)[32]);
+	/* diff: what two runs' findings are matched by; NULL: by their
+	 * Problems row (row_identity) */
+	void (*identity)(const struct ft_finding *f, char *t, size_t cap);
+	void (*row_identity)(const struct ft_problem *p, char *t, size_t cap);
+	/* its row under "Top call sites" (text) without the counts; NULL: it has
+	 * no call site (nor a row in the JSON's call_sites and HTML's table) */
+	void (*site)(const struct ft_finding *f, char *line, size_t cap);
+	/* Problems (problems.c): findings a and b of this kind make one row;
+	 * NULL: each finding is a row of its own */
+	int (*same_row)(const struct ft_finding *a, const struct ft_finding *b);
+	/* a row's line (p->what) and totals from its findings f[m[0..nm)], v
+	 * the first one's process verdict (NULL: none); NULL: its label */
+	void (*describe)(const struct ft_verdict *v, const struct ft_finding *f,
+			 const int *m, int nm, struct ft_problem *p);
+	/* the analysis that finds it, when no other does: runs after the
+	 * analyses' finishes, hands its findings to c->sink; NULL: none */
+	void (*emit)(struct ft_an_ctx *c);
+};
+
+/* every kind's, indexed by enum ft_fkind */
+extern const struct ft_fkind_ops *const ft_fkinds[FT_FK_N];
+#define FKIND(name, ops) extern const struct ft_fkind_ops ops;
+#include "fkinds.def"
+#undef FKIND
+
+static inline const struct ft_fkind_ops *ft_fkind(const struct ft_finding *f)
+{
+	return ft_fkinds[f->kind];
+}
+
+/* One suggestion for a finding, whatever process it is in (the timeline's). */
+const char *ft_finding_suggestion(const struct ft_finding *f);
+/* The same, fitted to the process it is in (report rows, --json's
+ * findings): a GIL wait inside a DataLoader worker is no reason to move
+ * work into worker processes. */
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f);
+/* What finding f cost the feed (problems' and diff's measure): a hidden
+ * sync's device idle after it (gpu_idle_ns) when its process's verdict
+ * stands on the GPU model (a sync that waited while the GPU had work cost
+ * only the idle that followed), else its lost_ns */
+uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
+/* one line of evidence for a finding */
+void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
+/* Submitting and other CPU are one cause for a gap: the thread was busy
+ * (fk_gap.c). */
+int ft_gap_cause_class(int cause);
+/* A storm's data set: the directory its most-read files share ("" if
+ * none), also what diff matches storms by; two data sets' common one; its
+ * depth in path components (2 for "/data/set" and for "pair/data"); a
+ * storm row's opener (of the storms that read most of their files) and
+ * its line from its totals. fk_storm.c; problems.c's run-wide pass. */
+void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
+void ft_storm_common_dir(char *a, const char *b);
+int ft_storm_depth(const char *d);
+void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f);
+void ft_storm_what(struct ft_problem *p);
+/* The innermost frame of a call site, for 80 columns: a Python frame
+ * ("dir/file.py:57 in step") without its directory; *n is its length
+ * (sitebrief.c). */
+const char *ft_site_brief(const char *site, int *n);
+
+#endif

@@ -1,0 +1,99 @@
+"""converter/analyse/fkind.c's table of finding kinds (fkind.h, fkinds.def): every
+kind has its names and every op a consumer calls unguarded, the keys are
+unique, and the members each kind writes into a report JSON finding are
+the ones docs/REPORT-SCHEMA.md lists for that kind, by the table itself
+(tests/unit/fkind_table.c, linked with the built converter objects)."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+# what every consumer calls without looking (report.c, convert.c, problems.c)
+REQUIRED_OPS = ("suggestion", "label", "json", "args")
+
+
+def objects():
+    srcs = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-srcs"], cwd=ROOT,
+                          capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    objs = [os.path.join(BUILD, "obj", s[:-2] + ".o") for s in srcs]
+    objs += [os.path.join(BUILD, "obj", "converter", "out", "pftrace.o"),
+             os.path.join(BUILD, "obj", "perfetto.pb-c.o")]
+    missing = [o for o in objs if not os.path.exists(o)]
+    if missing:
+        pytest.skip("converter not built (make): %s" % missing[0])
+    return objs
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    exe = str(tmp_path_factory.mktemp("fkind") / "fkind_table")
+    cflags = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-cflags"], cwd=ROOT,
+                            capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror"] + cflags +
+                   ["-I", os.path.join(BUILD, "gen"), "-o", exe,
+                    os.path.join(ROOT, "tests", "unit", "fkind_table.c")] + objects() +
+                   ["-lzstd", "-lprotobuf-c", "-ldw", "-lelf", "-liberty", "-ljson-c", "-lm"],
+                   check=True, timeout=300)
+    out = subprocess.run([exe], capture_output=True, check=True, timeout=60).stdout
+
+    def no_dup(pairs):
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), "a member written twice: %s" % keys
+        return dict(pairs)
+    return json.loads(out, object_pairs_hook=no_dup)
+
+
+def schema_kinds():
+    """REPORT-SCHEMA.md's FINDING block: its common fields, and per kind
+    key the backquoted names of its bullet"""
+    text = open(os.path.join(ROOT, "docs", "REPORT-SCHEMA.md")).read()
+    block = text[text.index("**FINDING**"):text.index("**PROBLEM**")]
+    common = set(re.findall(r"`([^`]+)`", block[:block.index("then by kind")]))
+    kinds, cur = {}, None
+    for line in block.splitlines():
+        m = re.match(r"- `(\w+)`:(.*)", line)
+        if m:
+            cur = m.group(1)
+            kinds[cur] = m.group(2)
+        elif cur and line.startswith("  "):
+            kinds[cur] += " " + line
+        else:
+            cur = None
+    return common, {k: set(re.findall(r"`([^`]+)`", v)) for k, v in kinds.items()}
+
+
+def test_every_kind_has_its_names_and_ops(table):
+    assert [k["index"] for k in table] == list(range(len(table)))
+    assert len(table) >= 4
+    for k in table:
+        for name in ("key", "slice", "track", "row"):
+            assert k[name], (k["key"], name)
+        for op in REQUIRED_OPS:
+            assert k["ops"][op], (k["key"], op)
+        # diff matches it by itself or by its Problems row, one of the two
+        assert k["ops"]["identity"] != k["ops"]["row_identity"], k["key"]
+        assert k["label"] and k["suggestion"], k["key"]
+        assert k["args"] and len(k["args"]) == len(set(k["args"])), k["key"]
+        assert "suggestion" not in k["args"], k["key"]  # convert.c adds it
+
+
+def test_keys_and_names_are_unique(table):
+    for name in ("key", "slice", "track"):
+        values = [k[name] for k in table]
+        assert len(values) == len(set(values)), (name, values)
+    assert all(re.fullmatch(r"[a-z_]+", k["key"]) for k in table)
+
+
+def test_json_members_are_the_schema_documents(table):
+    common, kinds = schema_kinds()
+    assert {"kind", "pid", "start_ns", "end_ns", "lost_ns", "suggestion"} <= common
+    assert sorted(kinds) == sorted(k["key"] for k in table)
+    for k in table:
+        members = set(k["json"])
+        assert members, k["key"]
+        assert not members & common, (k["key"], members & common)
+        assert members <= kinds[k["key"]], (k["key"], members - kinds[k["key"]])
