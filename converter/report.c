@@ -4,8 +4,8 @@
  * loop's window, analyses the main process and its workers again within
  * that window (the verdict, its producers and start-up), and prints the
  * verdict, the findings
- * ranked by time lost and the top call sites in 80 columns, or the same as
- * JSON (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
+ * ranked by time lost and the top call sites in 80 columns (the same as
+ * JSON: report_json.c). Also the report `feedtrace run` prints.
  * Never decides a limit itself: verdict.c does, per process. The command
  * and its options are cmd_report.c's.
  */
@@ -16,7 +16,6 @@
 #include "util.h"
 #include "analyse.h"
 #include "cover.h"
-#include "json.h"
 #include "phases.h"
 #include "problems.h"
 #include "report.h"
@@ -786,7 +785,7 @@ void ft_report_free(struct ft_report *r)
  * change (not wrapped: one line each); in JSON, "losses" with every kind (0 when none). */
 /* what the run lost of kind k, summed over its processes; *procs: how
  * many processes lost some */
-static uint64_t run_loss(const struct ft_report *r, enum ft_loss k, int *procs)
+uint64_t ft_report_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 {
 	uint64_t n = 0;
 	for (int i = 0; i < r->tr.nprocs; i++) {
@@ -841,7 +840,7 @@ static void report_losses(const struct ft_report *r, FILE *out)
 {
 	for (int k = 0; k < FT_LOSS_N; k++) {
 		int procs = 0;
-		uint64_t n = run_loss(r, (enum ft_loss)k, &procs);
+		uint64_t n = ft_report_loss(r, (enum ft_loss)k, &procs);
 		if (!n)
 			continue;
 		fprintf(out, "  LOST %llu %s", (unsigned long long)n, ft_loss_info[k].what);
@@ -1285,386 +1284,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	ft_symbols_print_notes(out, "  note: ");
 }
 
-/* ---- JSON ---- */
+/* ---- shared with report_json.c ---- */
 
 double ft_per_step(const struct ft_metrics *m, uint64_t x)
 {
 	return m->steps ? (double)x / (double)m->steps : 0;
-}
-
-/* "steps" and what goes with it: null when no step was marked */
-
-static void json_steps(struct ft_json *j, const struct ft_metrics *m)
-{
-	static const char *const keys[] = { "steps", "steps_from", "step_ns", "step_mean_ns",
-		"step_median_ns", "launches_per_step", "hidden_syncs_per_step", "reads_per_step" };
-	if (!m->steps) {
-		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-			ft_json_null(j, keys[k]);
-		return;
-	}
-	ft_json_u64(j, "steps", m->steps);
-	ft_json_str(j, "steps_from", m->steps_from_optimizer ? "optimizer"
-				     : m->steps_from_batches ? "batches" : "ranges");
-	ft_json_u64(j, "step_ns", m->step_ns);
-	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
-	ft_json_u64(j, "step_median_ns", m->step_median_ns);
-	ft_json_fixed(j, "launches_per_step", ft_per_step(m, m->step_launches), 4);
-	ft_json_fixed(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden), 4);
-	ft_json_fixed(j, "reads_per_step", ft_per_step(m, m->step_reads), 4);
-}
-
-static void json_metrics(struct ft_json *j, const struct ft_metrics *m)
-{
-	ft_json_obj(j, "metrics");
-#define METRIC(field, key, label, ns) ft_json_u64(j, key, m->field);
-#include "metrics.def"
-#undef METRIC
-	json_steps(j, m);
-	ft_json_end(j);
-}
-
-/* one value per feed category, under key */
-static void json_by_cat(struct ft_json *j, const char *key, const uint64_t *v)
-{
-	ft_json_obj(j, key);
-	for (int k = 0; k < FT_CAT_N; k++)
-		ft_json_u64(j, ft_cat_name[k], v[k]);
-	ft_json_end(j);
-}
-
-static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
-			 const struct ft_run_verdict *rv)
-{
-	const struct ft_verdict *v = &p->v;
-	ft_json_obj(j, "verdict");
-	ft_json_int(j, "pid", p->pid);
-	ft_json_arr(j, "feeding_threads");
-	for (int i = 0; i < v->nfeeders && i < 8; i++)
-		ft_json_int(j, NULL, v->feeder[i]);
-	ft_json_end(j);
-	ft_json_bool(j, "feeders_launch_kernels", v->by_launch);
-	ft_json_u64(j, "wall_ns", v->wall_ns);
-	json_by_cat(j, "time_ns", v->t);
-	ft_json_obj(j, "share");
-	for (int k = 0; k < FT_CAT_N; k++)
-		ft_json_fixed(j, ft_cat_name[k],
-			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
-	ft_json_end(j);
-	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
-	ft_json_str(j, "sentence", ft_txt(v->sentence));
-	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-	ft_json_str(j, "basis", v->basis ? ft_basis_name(v->basis) : "thread_time");
-	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
-	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
-	ft_phases_json(j, "phases", v->phases);
-	if (rv) {
-		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
-		ft_json_str(j, "process", ft_txt(rv->process));
-		ft_json_str(j, "data_cause", ft_cause_name(rv->data_cause));
-		ft_json_str(j, "detail", ft_txt(rv->detail));
-		if (rv->data_cause && rv->shape.calls) {
-			ft_json_obj(j, "producer_reads");
-			ft_json_u64(j, "calls", rv->shape.calls);
-			ft_json_u64(j, "io_ns", rv->shape.io_ns);
-			ft_json_u64(j, "req_bytes", rv->shape.req);
-			ft_json_u64(j, "req_calls", rv->shape.req_calls);
-			ft_json_u64(j, "req_ns", rv->shape.req_ns);
-			ft_json_str(j, "dir", rv->shape.dir);
-			ft_json_u64(j, "dir_ns", rv->shape.dir_ns);
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "producer_reads");
-		}
-		ft_json_obj(j, "window");
-		ft_json_u64(j, "start_ns", rv->w0);
-		ft_json_u64(j, "end_ns", rv->w1);
-		ft_json_str(j, "from", ft_from_name(rv->from));
-		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
-		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
-		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
-		ft_json_u64(j, "launches_before", rv->launches_before);
-		ft_json_end(j);
-		ft_json_u64(j, "startup_ns", rv->startup_ns);
-		json_by_cat(j, "startup_time_ns", rv->startup);
-		if (v->by_launch) {
-			ft_json_obj(j, "gpu");
-			ft_json_u64(j, "busy_ns", v->busy_ns);
-			ft_json_u64(j, "idle_ns", v->idle_ns);
-			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
-			ft_json_u64(j, "streams_ns", v->sidle_den);
-			json_by_cat(j, "streams_idle_by_feed", v->sidle);
-			ft_json_str(j, "idle_basis", v->gpu_measured ? "measured" : "modelled");
-			ft_json_obj(j, "modelled");
-			ft_json_u64(j, "busy_ns", v->model_busy_ns);
-			ft_json_u64(j, "idle_ns", v->model_idle_ns);
-			ft_json_end(j);
-			if (v->mcover_ns) {
-				ft_json_obj(j, "measured");
-				ft_json_u64(j, "covered_ns", v->mcover_ns);
-				ft_json_u64(j, "busy_ns", v->mbusy_ns);
-				ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
-				ft_json_u64(j, "drain_wait_ns", v->mdrain_ns);
-				ft_json_end(j);
-			} else {
-				ft_json_null(j, "measured");
-			}
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "gpu");
-		}
-		ft_json_arr(j, "producers");
-		for (int i = 0; i < rv->nprod; i++) {
-			const struct ft_producer *q = &rv->prod[i];
-			ft_json_obj(j, NULL);
-			ft_json_int(j, "pid", q->pid);
-			ft_json_int(j, "tid", q->tid);
-			ft_json_str(j, "role", ft_prod_name(q->role));
-			ft_json_u64(j, "wall_ns", q->wall);
-			ft_json_u64(j, "io_ns", q->io);
-			ft_json_u64(j, "cpu_ns", q->cpu);
-			ft_json_u64(j, "lock_ns", q->lock);
-			ft_json_u64(j, "idle_ns", q->idle);
-			ft_json_u64(j, "handover_ns", q->handover);
-			ft_json_u64(j, "runq_ns", q->runq);
-			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
-			ft_json_u64(j, "major_faults", q->majflt);
-			if (q->fault_timed)
-				ft_json_u64(j, "fault_wait_ns", q->fault_ns);
-			else
-				ft_json_null(j, "fault_wait_ns");
-			ft_json_end(j);
-		}
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-}
-
-/* data read through memory maps (mapped.c); null when no process that
- * mapped a data file took a major fault */
-static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
-{
-	if (!m->nprocs) {
-		ft_json_null(j, "mapped_data");
-		return;
-	}
-	char sentence[1024];
-	ft_mapped_sentence(m, sentence, sizeof sentence);
-	ft_json_obj(j, "mapped_data");
-	ft_json_u64(j, "major_faults", m->faults);
-	if (m->timed)
-		ft_json_u64(j, "block_io_wait_ns", m->blkio_ns);
-	else
-		ft_json_null(j, "block_io_wait_ns");
-	ft_json_int(j, "processes", m->nprocs);
-	ft_json_int(j, "workers", m->nworkers);
-	ft_json_arr(j, "files");
-	for (int i = 0; i < m->nfiles; i++)
-		ft_json_str(j, NULL, m->files[i]);
-	ft_json_end(j);
-	ft_json_int(j, "more_files", m->more_files);
-	ft_json_arr(j, "threads");
-	for (int i = 0; i < m->nthreads; i++) {
-		ft_json_obj(j, NULL);
-		ft_json_int(j, "pid", m->threads[i].pid);
-		ft_json_int(j, "tid", m->threads[i].tid);
-		ft_json_str(j, "name", m->threads[i].name);
-		ft_json_u64(j, "major_faults", m->threads[i].faults);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_int(j, "more_threads", m->more_threads);
-	if (*sentence)
-		ft_json_str(j, "finding", sentence);
-	else
-		ft_json_null(j, "finding");
-	ft_json_end(j);
-}
-
-static void json_finding(struct ft_json *j, const struct ft_report *r,
-			 const struct ft_finding *f)
-{
-	ft_json_obj(j, NULL);
-	ft_json_str(j, "kind", ft_fkind_key[f->kind]);
-	ft_json_int(j, "pid", f->pid);
-	ft_json_u64(j, "start_ns", f->start);
-	ft_json_u64(j, "end_ns", f->end);
-	ft_json_u64(j, "lost_ns", f->lost_ns);
-	switch (f->kind) {
-	case FT_FK_GAP:
-		ft_json_str(j, "scope", f->scope ? "thread" : "stream");
-		ft_json_hex(j, "stream", f->stream);
-		ft_json_int(j, "tid", f->tid);
-		ft_json_bool(j, "after_sync", f->after_sync);
-		ft_json_str(j, "cause", ft_cat_name[f->cause]);
-		ft_json_str(j, "next_call", f->next_call);
-		json_by_cat(j, "attribution_ns", f->attr);
-		break;
-	case FT_FK_HIDDEN:
-	case FT_FK_LOCK:
-		ft_json_str(j, f->kind == FT_FK_LOCK ? "call" : "symbol", ft_txt(f->symbol));
-		ft_json_str(j, "site", ft_txt(f->site));
-		if (f->kind == FT_FK_LOCK) {
-			ft_json_hex(j, "lock", f->addr);
-			ft_json_str(j, "lock_name", f->lock_name);
-		}
-		ft_json_int(j, "tid", f->tid);
-		ft_json_u64(j, "count", f->count);
-		ft_json_u64(j, "total_ns", f->total_ns);
-		ft_json_u64(j, "max_ns", f->max_ns);
-		ft_json_int(j, "threads", f->threads);
-		if (f->kind == FT_FK_HIDDEN && f->gpu_idle_known)
-			ft_json_u64(j, "gpu_idle_ns", f->gpu_idle_ns);
-		else if (f->kind == FT_FK_HIDDEN)
-			ft_json_null(j, "gpu_idle_ns");
-		break;
-	case FT_FK_STORM:
-		ft_json_u64(j, "reads", f->reads);
-		ft_json_u64(j, "bytes", f->bytes);
-		ft_json_u64(j, "files", f->files);
-		ft_json_u64(j, "time_ns", f->lost_ns);
-		ft_json_u64(j, "reads_needed_1MiB", f->reads_needed);
-		ft_json_obj(j, "read_sizes");
-		for (int k = 0; k < FT_STORM_HIST; k++)
-			ft_json_u64(j, ft_storm_hist_label[k], f->hist[k]);
-		ft_json_end(j);
-		ft_json_arr(j, "top_files");
-		for (int k = 0; k < f->ntop; k++) {
-			ft_json_obj(j, NULL);
-			ft_json_str(j, "path", ft_txt(f->top_file[k]));
-			ft_json_u64(j, "reads", f->top_reads[k]);
-			ft_json_end(j);
-		}
-		ft_json_end(j);
-		break;
-	}
-	ft_json_str(j, "suggestion", ft_finding_advice(r, f));
-	ft_json_end(j);
-}
-
-/* "capture": the main process's first window, or null (recorded throughout) */
-static void json_window(struct ft_json *j, const struct ft_report *r)
-{
-	const struct ft_process *p = r->tr.procs[r->main];
-	if (!p->nwin) {
-		ft_json_null(j, "capture");
-		return;
-	}
-	const struct ft_window *w = &p->win[0];
-	uint64_t from, to;
-	ft_process_windowed(p, &from, &to);
-	ft_json_obj(j, "capture");
-	ft_json_str(j, "reason", ft_window_reason_name(w->reason));
-	ft_json_str(j, "unit", ft_window_unit_name(w->unit));
-	ft_json_u64(j, "first_step", w->first_step);
-	ft_json_u64(j, "last_step", w->last_step);
-	ft_json_u64(j, "started_after_ns", from > p->base_ns ? from - p->base_ns : 0);
-	ft_json_int(j, "windows", p->nwin);
-	ft_json_end(j);
-}
-
-void ft_report_json(const struct ft_report *r, FILE *out)
-{
-	struct ft_json jw, *j = &jw;
-	ft_json_begin(j, out);
-	ft_json_obj(j, NULL);
-	ft_json_str(j, "schema", "feedtrace-report/1");
-	ft_json_str(j, "dir", ft_txt(r->dir));
-	ft_json_u64(j, "damaged", (uint64_t)r->tr.errors);
-	ft_json_obj(j, "losses");
-	for (int k = 0; k < FT_LOSS_N; k++)
-		ft_json_u64(j, ft_loss_info[k].key, run_loss(r, (enum ft_loss)k, NULL));
-	ft_json_end(j);
-	json_metrics(j, &r->total);
-	json_window(j, r);
-	json_verdict(j, &r->procs[r->main], &r->rv);
-	const struct ft_process *fp = r->nprocs ? r->tr.procs[r->main] : NULL;
-	if (fp && fp->nflight) {
-		char words[320];
-		ft_flight_words(fp, words, sizeof words);
-		ft_json_obj(j, "flight");
-		ft_json_str(j, "why", ft_flight_why(fp->flight_last.why));
-		ft_json_int(j, "detail", fp->flight_last.detail);
-		ft_json_u64(j, "window_ns", ft_flight_window_ns(fp));
-		ft_json_u64(j, "run_ns", ft_flight_run_ns(fp));
-		ft_json_str(j, "text", words);
-		ft_json_end(j);
-	} else {
-		ft_json_null(j, "flight");
-	}
-	ft_ranks_json(j, &r->ranks);
-	ft_json_arr(j, "processes");
-	for (int i = 0; i < r->nprocs; i++) {
-		const struct ft_rep_proc *p = &r->procs[i];
-		ft_json_obj(j, NULL);
-		ft_json_int(j, "pid", p->pid);
-		ft_json_int(j, "ppid", p->ppid);
-		ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-		ft_json_str(j, "cmdline", ft_txt(p->cmdline));
-		ft_rank_json(j, r->tr.procs[i]);
-		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);
-		json_metrics(j, &p->m);
-		json_verdict(j, p, NULL);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_u64(j, "launch_gaps_left_out", r->gaps_left_out);
-	ft_json_arr(j, "findings");
-	for (int i = 0; i < r->nf; i++)
-		json_finding(j, r, &r->f[i]);
-	ft_json_end(j);
-	ft_json_arr(j, "problems");
-	struct ft_problem *pb;
-	int npb = ft_problems(r, &pb);
-	for (int i = 0; i < npb; i++) {
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", pb[i].kind);
-		ft_json_int(j, "pid", pb[i].pid);
-		ft_json_int(j, "processes", pb[i].nprocs);
-		ft_json_u64(j, "count", pb[i].count);
-		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
-		if (pb[i].summed_ns)
-			ft_json_u64(j, "summed_ns", pb[i].summed_ns);
-		else
-			ft_json_null(j, "summed_ns");
-		if (pb[i].feed_known)
-			ft_json_u64(j, "feed_lost_ns", pb[i].feed_ns);
-		else
-			ft_json_null(j, "feed_lost_ns");
-		ft_json_int(j, "first_finding", pb[i].first);
-		ft_json_str(j, "what", ft_txt(pb[i].what));
-		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
-		ft_json_str(j, "opener", pb[i].opener);
-		ft_json_end(j);
-	}
-	free(pb);
-	ft_json_end(j);
-	json_mapped(j, &r->mapped);
-	ft_json_arr(j, "call_sites");
-	for (int i = 0; i < r->nf; i++) {
-		const struct ft_finding *f = &r->f[i];
-		if (f->kind != FT_FK_HIDDEN && f->kind != FT_FK_LOCK)
-			continue;
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", ft_fkind_key[f->kind]);
-		ft_json_int(j, "pid", f->pid);
-		ft_json_str(j, "site", ft_txt(f->site));
-		ft_json_str(j, "symbol", ft_txt(f->symbol));
-		ft_json_int(j, "tid", f->tid);
-		ft_json_u64(j, "count", f->count);
-		ft_json_u64(j, "total_ns", f->total_ns);
-		ft_json_u64(j, "max_ns", f->max_ns);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_arr(j, "symbol_notes");
-	const char **notes;
-	int nn = ft_symbols_notes(&notes);
-	for (int i = 0; i < nn; i++)
-		ft_json_str(j, NULL, ft_txt(notes[i]));
-	ft_json_end(j);
-	ft_json_end(j);
-	fputc('\n', out);
 }
 
 struct stepfeed { struct ft_steps *s; };

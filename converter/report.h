@@ -1,7 +1,7 @@
 /*
  * report.h: a run's diagnosis (report.c): every process analysed, the
  * verdict, findings ranked by time lost, call sites; printed as 80-column
- * text or as JSON (docs/REPORT-SCHEMA.md). diff.c compares two of them.
+ * text (report.c) or as JSON (report_json.c, docs/REPORT-SCHEMA.md). diff.c compares two of them.
  */
 #ifndef FT_REPORT_H
 #define FT_REPORT_H
@@ -96,6 +96,9 @@ void ft_report_json(const struct ft_report *r, FILE *out);
 int ft_report_print(const char *dir, FILE *out);
 /* steps: "-" or the count; the mean step time; per-step rates (x per step) */
 double ft_per_step(const struct ft_metrics *m, uint64_t x);
+/* what the run lost of kind k, summed over its processes; *procs (or
+ * NULL): how many processes lost some */
+uint64_t ft_report_loss(const struct ft_report *r, enum ft_loss k, int *procs);
 
 /* the step times of the process with most steps, in the order they
  * closed; *len malloc'd (NULL, 0 without steps) */
