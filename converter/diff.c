@@ -477,6 +477,31 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	return rc;
 }
 
+/* verdict.def's rows that diff shows, of the main processes of each
+ * side's first run, into x (room for all of verdict.def's rows); how many */
+#define VD_STATE(x, k, expr) x->s[k] = (expr);
+#define VD_NS(x, k, expr) x->ns[k] = (expr);
+static int verdict_rows(const struct side *sd[2], struct ft_diff_vrow *out)
+{
+	int n = 0;
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label)                   \
+	FT_VF_IF(FT_VF_SHOWN_##diff, {                                                    \
+		struct ft_diff_vrow *x = &out[n++];                                       \
+		*x = (struct ft_diff_vrow){ dkey, label, FT_VF_DIFF_##diff, { 0 }, { 0 } }; \
+		for (int k = 0; k < 2; k++) {                                             \
+			const struct ft_report *r = &sd[k]->r[0];                         \
+			const struct ft_rep_proc *p = &r->procs[r->main];                 \
+			const struct ft_verdict *v = &p->v;                               \
+			const struct ft_run_verdict *rv = &r->rv;                         \
+			(void)p, (void)v, (void)rv;                                       \
+			VD_##diff(x, k, expr)                                             \
+		}                                                                         \
+	})
+#include "verdict.def"
+#undef VERDICT
+	return n;
+}
+
 /* The main processes' GPU idle, before and after: measured when both
  * sides have timing samples, else the model's (-1: a side launched no
  * kernel). */
@@ -552,6 +577,8 @@ int ft_diff(const struct ft_diff_args *args)
 	for (int j = 0; j < 2; j++)
 		s[j].units = by_step ? s[j].sum.steps : (uint64_t)s[j].n;
 	const char *unit = by_step ? "per step" : "per run";
+	struct ft_diff_vrow vrow[32];
+	int nvrow = verdict_rows((const struct side *[2]){ a, b }, vrow);
 
 	/* findings matched by identity; largest change of lost time first */
 	static struct label l[MAXL];
@@ -706,8 +733,7 @@ int ft_diff(const struct ft_diff_args *args)
 			.unit = by_step ? "step" : "run",
 			.feeds_window = a->whole || b->whole ? "whole run" : "steps",
 			.findings = f, .nfindings = nl,
-			.limit = { a->r[0].procs[a->r[0].main].v.limit,
-				   b->r[0].procs[b->r[0].main].v.limit },
+			.verdict = vrow, .nverdict = nvrow,
 			.gates = gates, .ngates = ng, .conclusion = concl,
 		};
 		for (int c = 0; c < FT_CAT_N; c++)
@@ -738,8 +764,19 @@ int ft_diff(const struct ft_diff_args *args)
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		printf("\nverdict: %s -> %s\n", ft_limit_name(a->r[0].procs[a->r[0].main].v.limit),
-		       ft_limit_name(b->r[0].procs[b->r[0].main].v.limit));
+		putchar('\n');
+		for (int i = 0; i < nvrow; i++) {
+			const struct ft_diff_vrow *x = &vrow[i];
+			char t[2][32];
+			for (int k = 0; k < 2; k++)
+				if (x->way == FT_VF_DIFF_STATE)
+					snprintf(t[k], sizeof t[k], "%s", x->s[k]);
+				else if (x->ns[k] >= 0)
+					ft_fmt_ns(t[k], sizeof t[k], (uint64_t)x->ns[k]);
+				else
+					snprintf(t[k], sizeof t[k], "-");
+			printf("%s: %s -> %s\n", x->label, t[0], t[1]);
+		}
 		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)

@@ -137,11 +137,18 @@ void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
 		ft_json_fixed(j, "after", d->gpu_idle_share[1], 4);
 		ft_json_end(j);
 	}
-	ft_json_obj(j, "verdict");
-	const char *la = ft_limit_name(d->limit[0]), *lb = ft_limit_name(d->limit[1]);
-	ft_json_str(j, "before", la ? la : "");
-	ft_json_str(j, "after", lb ? lb : "");
-	ft_json_end(j);
+	for (int i = 0; i < d->nverdict; i++) {
+		const struct ft_diff_vrow *x = &d->verdict[i];
+		ft_json_obj(j, x->key);
+		for (int k = 0; k < 2; k++)
+			if (x->way == FT_VF_DIFF_STATE)
+				ft_json_str(j, k ? "after" : "before", x->s[k] ? x->s[k] : "");
+			else if (x->ns[k] >= 0)
+				ft_json_u64(j, k ? "after" : "before", (uint64_t)x->ns[k]);
+			else
+				ft_json_null(j, k ? "after" : "before");
+		ft_json_end(j);
+	}
 	ft_gate_json(d->gates, d->ngates, j, "gate");
 	ft_json_str(j, "conclusion", d->conclusion);
 	ft_json_end(j);

@@ -15,6 +15,7 @@
 #include "ranksum.h"
 #include "roles.h"
 #include "symbolize.h"
+#include "vfields.h"
 
 /* "steps" and what goes with it: null when no step was marked */
 
@@ -57,110 +58,154 @@ static void json_by_cat(struct ft_json *j, const char *key, const uint64_t *v)
 	ft_json_end(j);
 }
 
-static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
+/* the writers of verdict.def's OBJ rows */
+
+static void json_feeders(struct ft_json *j, const struct ft_rep_proc *p,
 			 const struct ft_run_verdict *rv)
 {
-	const struct ft_verdict *v = &p->v;
-	ft_json_obj(j, "verdict");
-	ft_json_int(j, "pid", p->pid);
+	(void)rv;
 	ft_json_arr(j, "feeding_threads");
-	for (int i = 0; i < v->nfeeders && i < 8; i++)
-		ft_json_int(j, NULL, v->feeder[i]);
+	for (int i = 0; i < p->v.nfeeders && i < 8; i++)
+		ft_json_int(j, NULL, p->v.feeder[i]);
 	ft_json_end(j);
-	ft_json_bool(j, "feeders_launch_kernels", v->by_launch);
-	ft_json_u64(j, "wall_ns", v->wall_ns);
-	json_by_cat(j, "time_ns", v->t);
+}
+
+static void json_share(struct ft_json *j, const struct ft_rep_proc *p,
+		       const struct ft_run_verdict *rv)
+{
+	const struct ft_verdict *v = &p->v;
+	(void)rv;
 	ft_json_obj(j, "share");
 	for (int k = 0; k < FT_CAT_N; k++)
 		ft_json_fixed(j, ft_cat_name[k],
 			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
 	ft_json_end(j);
-	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
-	ft_json_str(j, "sentence", ft_txt(v->sentence));
-	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-	ft_json_str(j, "basis", v->basis ? ft_basis_name(v->basis) : "thread_time");
-	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
-	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
-	ft_phases_json(j, "phases", v->phases);
-	if (rv) {
-		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
-		ft_json_str(j, "process", ft_txt(rv->process));
-		ft_json_str(j, "data_cause", ft_cause_name(rv->data_cause));
-		ft_json_str(j, "detail", ft_txt(rv->detail));
-		if (rv->data_cause && rv->shape.calls) {
-			ft_json_obj(j, "producer_reads");
-			ft_json_u64(j, "calls", rv->shape.calls);
-			ft_json_u64(j, "io_ns", rv->shape.io_ns);
-			ft_json_u64(j, "req_bytes", rv->shape.req);
-			ft_json_u64(j, "req_calls", rv->shape.req_calls);
-			ft_json_u64(j, "req_ns", rv->shape.req_ns);
-			ft_json_str(j, "dir", rv->shape.dir);
-			ft_json_u64(j, "dir_ns", rv->shape.dir_ns);
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "producer_reads");
-		}
-		ft_json_obj(j, "window");
-		ft_json_u64(j, "start_ns", rv->w0);
-		ft_json_u64(j, "end_ns", rv->w1);
-		ft_json_str(j, "from", ft_from_name(rv->from));
-		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
-		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
-		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
-		ft_json_u64(j, "launches_before", rv->launches_before);
+}
+
+static void json_phases(struct ft_json *j, const struct ft_rep_proc *p,
+			const struct ft_run_verdict *rv)
+{
+	(void)rv;
+	ft_phases_json(j, "phases", p->v.phases);
+}
+
+static void json_producer_reads(struct ft_json *j, const struct ft_rep_proc *p,
+				const struct ft_run_verdict *rv)
+{
+	(void)p;
+	if (!rv->data_cause || !rv->shape.calls) {
+		ft_json_null(j, "producer_reads");
+		return;
+	}
+	ft_json_obj(j, "producer_reads");
+	ft_json_u64(j, "calls", rv->shape.calls);
+	ft_json_u64(j, "io_ns", rv->shape.io_ns);
+	ft_json_u64(j, "req_bytes", rv->shape.req);
+	ft_json_u64(j, "req_calls", rv->shape.req_calls);
+	ft_json_u64(j, "req_ns", rv->shape.req_ns);
+	ft_json_str(j, "dir", rv->shape.dir);
+	ft_json_u64(j, "dir_ns", rv->shape.dir_ns);
+	ft_json_end(j);
+}
+
+static void json_loop_window(struct ft_json *j, const struct ft_rep_proc *p,
+			     const struct ft_run_verdict *rv)
+{
+	(void)p;
+	ft_json_obj(j, "window");
+	ft_json_u64(j, "start_ns", rv->w0);
+	ft_json_u64(j, "end_ns", rv->w1);
+	ft_json_str(j, "from", ft_from_name(rv->from));
+	ft_json_u64(j, "warmup_steps", rv->warmup_steps);
+	ft_json_u64(j, "warmup_ns", rv->warmup_ns);
+	ft_json_u64(j, "worker_file_reads", rv->worker_reads);
+	ft_json_u64(j, "launches_before", rv->launches_before);
+	ft_json_end(j);
+}
+
+static void json_gpu(struct ft_json *j, const struct ft_rep_proc *p,
+		     const struct ft_run_verdict *rv)
+{
+	const struct ft_verdict *v = &p->v;
+	(void)rv;
+	if (!v->by_launch) {
+		ft_json_null(j, "gpu");
+		return;
+	}
+	ft_json_obj(j, "gpu");
+	ft_json_u64(j, "busy_ns", v->busy_ns);
+	ft_json_u64(j, "idle_ns", v->idle_ns);
+	json_by_cat(j, "idle_by_feed", v->idle_by_feed);
+	ft_json_u64(j, "streams_ns", v->sidle_den);
+	json_by_cat(j, "streams_idle_by_feed", v->sidle);
+	ft_json_str(j, "idle_basis", v->gpu_measured ? "measured" : "modelled");
+	ft_json_obj(j, "modelled");
+	ft_json_u64(j, "busy_ns", v->model_busy_ns);
+	ft_json_u64(j, "idle_ns", v->model_idle_ns);
+	ft_json_end(j);
+	if (v->mcover_ns) {
+		ft_json_obj(j, "measured");
+		ft_json_u64(j, "covered_ns", v->mcover_ns);
+		ft_json_u64(j, "busy_ns", v->mbusy_ns);
+		ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
+		ft_json_u64(j, "drain_wait_ns", v->mdrain_ns);
 		ft_json_end(j);
-		ft_json_u64(j, "startup_ns", rv->startup_ns);
-		json_by_cat(j, "startup_time_ns", rv->startup);
-		if (v->by_launch) {
-			ft_json_obj(j, "gpu");
-			ft_json_u64(j, "busy_ns", v->busy_ns);
-			ft_json_u64(j, "idle_ns", v->idle_ns);
-			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
-			ft_json_u64(j, "streams_ns", v->sidle_den);
-			json_by_cat(j, "streams_idle_by_feed", v->sidle);
-			ft_json_str(j, "idle_basis", v->gpu_measured ? "measured" : "modelled");
-			ft_json_obj(j, "modelled");
-			ft_json_u64(j, "busy_ns", v->model_busy_ns);
-			ft_json_u64(j, "idle_ns", v->model_idle_ns);
-			ft_json_end(j);
-			if (v->mcover_ns) {
-				ft_json_obj(j, "measured");
-				ft_json_u64(j, "covered_ns", v->mcover_ns);
-				ft_json_u64(j, "busy_ns", v->mbusy_ns);
-				ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
-				ft_json_u64(j, "drain_wait_ns", v->mdrain_ns);
-				ft_json_end(j);
-			} else {
-				ft_json_null(j, "measured");
-			}
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "gpu");
-		}
-		ft_json_arr(j, "producers");
-		for (int i = 0; i < rv->nprod; i++) {
-			const struct ft_producer *q = &rv->prod[i];
-			ft_json_obj(j, NULL);
-			ft_json_int(j, "pid", q->pid);
-			ft_json_int(j, "tid", q->tid);
-			ft_json_str(j, "role", ft_prod_name(q->role));
-			ft_json_u64(j, "wall_ns", q->wall);
-			ft_json_u64(j, "io_ns", q->io);
-			ft_json_u64(j, "cpu_ns", q->cpu);
-			ft_json_u64(j, "lock_ns", q->lock);
-			ft_json_u64(j, "idle_ns", q->idle);
-			ft_json_u64(j, "handover_ns", q->handover);
-			ft_json_u64(j, "runq_ns", q->runq);
-			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
-			ft_json_u64(j, "major_faults", q->majflt);
-			if (q->fault_timed)
-				ft_json_u64(j, "fault_wait_ns", q->fault_ns);
-			else
-				ft_json_null(j, "fault_wait_ns");
-			ft_json_end(j);
-		}
+	} else {
+		ft_json_null(j, "measured");
+	}
+	ft_json_end(j);
+}
+
+static void json_producers(struct ft_json *j, const struct ft_rep_proc *p,
+			   const struct ft_run_verdict *rv)
+{
+	(void)p;
+	ft_json_arr(j, "producers");
+	for (int i = 0; i < rv->nprod; i++) {
+		const struct ft_producer *q = &rv->prod[i];
+		ft_json_obj(j, NULL);
+		ft_json_int(j, "pid", q->pid);
+		ft_json_int(j, "tid", q->tid);
+		ft_json_str(j, "role", ft_prod_name(q->role));
+		ft_json_u64(j, "wall_ns", q->wall);
+		ft_json_u64(j, "io_ns", q->io);
+		ft_json_u64(j, "cpu_ns", q->cpu);
+		ft_json_u64(j, "lock_ns", q->lock);
+		ft_json_u64(j, "idle_ns", q->idle);
+		ft_json_u64(j, "handover_ns", q->handover);
+		ft_json_u64(j, "runq_ns", q->runq);
+		ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
+		ft_json_u64(j, "major_faults", q->majflt);
+		if (q->fault_timed)
+			ft_json_u64(j, "fault_wait_ns", q->fault_ns);
+		else
+			ft_json_null(j, "fault_wait_ns");
 		ft_json_end(j);
 	}
+	ft_json_end(j);
+}
+
+/* "verdict": verdict.def's rows, in its order; the run's (R) rows only
+ * with rv (the report's top verdict) */
+#define VJ_INT(key, x) ft_json_int(j, key, x);
+#define VJ_U64(key, x) ft_json_u64(j, key, x);
+#define VJ_BOOL(key, x) ft_json_bool(j, key, x);
+#define VJ_STR(key, x) ft_json_str(j, key, x);
+#define VJ_CATS(key, x) json_by_cat(j, key, x);
+#define VJ_OPT_NS(key, x) { int64_t x_ = (x); if (x_ >= 0) ft_json_u64(j, key, (uint64_t)x_); \
+			    else ft_json_null(j, key); }
+#define VJ_OBJ(key, x) x(j, p, rv);
+
+static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
+			 const struct ft_run_verdict *rv)
+{
+	const struct ft_verdict *v = &p->v;
+	(void)v;
+	ft_json_obj(j, "verdict");
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
+	FT_VF_IF(FT_VF_RUN_##scope, if (rv)) { VJ_##type(key, expr) }
+#include "verdict.def"
+#undef VERDICT
 	ft_json_end(j);
 }
 
