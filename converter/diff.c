@@ -768,6 +768,8 @@ int ft_diff(const struct ft_diff_args *args)
 		for (int i = 0; i < nvrow; i++) {
 			const struct ft_diff_vrow *x = &vrow[i];
 			char t[2][32];
+			if (x->way == FT_VF_DIFF_NS && x->ns[0] < 0 && x->ns[1] < 0)
+				continue;           /* neither side has it */
 			for (int k = 0; k < 2; k++)
 				if (x->way == FT_VF_DIFF_STATE)
 					snprintf(t[k], sizeof t[k], "%s", x->s[k]);
