@@ -329,6 +329,17 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					traced += rv->startup[c];
 				}
 	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
+	/* a window of steps: its steps, and the feeding threads' wait for
+	 * data (data_wait and io, summed over them) per step */
+	rv->data_wait_step_ns = -1;
+	if (rv->from == FT_FROM_STEPS) {
+		uint64_t st = mp->m.steps_from_optimizer && v->phases ? v->phases->win_steps
+								      : mp->m.steps;
+		rv->window_steps = st > rv->warmup_steps ? st - rv->warmup_steps : 0;
+	}
+	if (rv->window_steps)
+		rv->data_wait_step_ns = (int64_t)((v->t[FT_CAT_DATA] + v->t[FT_CAT_IO] +
+						   rv->window_steps / 2) / rv->window_steps);
 	/* the workers' file reads in a window of steps: the main process's
 	 * own reads per step leave out the reads that feed those steps */
 	if (rv->from == FT_FROM_STEPS)
@@ -997,14 +1008,10 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 }
 
-/* the workers' file reads per step of the verdict's window (its steps,
- * those of the main process less the warm-up ones) */
+/* the workers' file reads per step of the verdict's window */
 static double worker_reads_per_step(const struct ft_report *r)
 {
-	const struct ft_rep_proc *mp = &r->procs[r->main];
-	uint64_t steps = mp->m.steps_from_optimizer && mp->v.phases ? mp->v.phases->win_steps
-								   : mp->m.steps;
-	steps = steps > r->rv.warmup_steps ? steps - r->rv.warmup_steps : 0;
+	uint64_t steps = r->rv.window_steps;
 	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
 }
 

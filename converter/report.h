@@ -56,6 +56,10 @@ struct ft_run_verdict {
 	uint64_t launches_before; /* from the first launch: an initialisation's launches
 	                             before a long pause, left out (gpu.c) */
 	uint64_t worker_reads;    /* the workers' file reads in a window of steps */
+	uint64_t window_steps;    /* a window of steps: its steps (the main process's, less
+	                             the warm-up ones); 0 otherwise */
+	int64_t data_wait_step_ns;  /* the feeding threads' time waiting for data or in
+	                               file I/O per step of the window; -1: no window of steps */
 	uint64_t startup[FT_CAT_N];  /* the main thread's time before the window */
 	struct ft_producer *prod;
 	int nprod;
