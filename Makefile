@@ -58,7 +58,7 @@ TOOL_SRCS   = converter/main.c converter/dump.c converter/run.c \
               converter/groups.c converter/storm.c converter/counters.c converter/json.c converter/merge.c \
               converter/report.c converter/cmd_report.c converter/diff.c converter/cmd_diff.c converter/cmd_ranks.c converter/ranges.c \
               converter/cmd_capture.c \
-              converter/diff_json.c converter/report_json.c \
+              converter/diff_json.c converter/report_json.c converter/words.c \
               converter/steps.c converter/phases.c converter/pipeline.c converter/problems.c \
               converter/symbolize.c converter/open.c converter/html.c converter/stats.c converter/gate.c \
               converter/roles.c converter/cli.c converter/xflows.c converter/mapped.c converter/cover.c \

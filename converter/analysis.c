@@ -19,6 +19,7 @@
 #include "groups.h"
 #include "phases.h"
 #include "symbolize.h"
+#include "words.h"
 
 const char *const ft_cat_name[FT_CAT_N] = {
 	"submit", "gpu_wait", "hidden_sync", "io", "locks", "data_wait", "other_ranks",
@@ -344,6 +345,7 @@ void ft_an_finish(struct ft_an *a, struct ft_metrics *m, struct ft_verdict *v)
 		c->out.ncolls = 0;
 		v->phases = c->out.sr.phases;       /* the verdict's now */
 		c->out.sr.phases = NULL;
+		ft_words_verdict(v, v->sentence, sizeof v->sentence);
 		v->forked = a->forked;
 		v->nforked = a->nforked;
 		a->forked = NULL;
