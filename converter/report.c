@@ -25,6 +25,7 @@
 #include "roles.h"
 #include "steps.h"
 #include "symbolize.h"
+#include "words.h"
 
 /* ---- building ---- */
 
@@ -148,35 +149,15 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 }
 
 /* The feed keeps up: the loop is the limit, and its producers wait for it
- * (a full queue or pipe: each hands a batch over when the loop takes one) */
+ * (a full queue or pipe: each hands a batch over when the loop takes one)
+ * half of their time or more (words.c says it) */
 static void slack(struct ft_run_verdict *rv)
 {
-	uint64_t wall = 0, idle = 0, hand = 0;
-	int nw = 0;
-	for (int i = 0; i < rv->nprod; i++) {
-		/* waiting for a core is not waiting for the loop */
+	uint64_t wall = 0, idle = 0;
+	for (int i = 0; i < rv->nprod; i++)  /* waiting for a core is not waiting for the loop */
 		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
-		hand += rv->prod[i].handover;
-		nw += rv->prod[i].role == FT_PROD_WORKER;
-	}
-	if (!wall || idle * 2 < wall)
-		return;
-	char who[64], hw[96] = "";
-	int nl = rv->nprod - nw;
-	if (nw && nl)
-		snprintf(who, sizeof who, "%d worker%s and %d loader thread%s", nw, nw == 1 ? "" : "s",
-			 nl, nl == 1 ? "" : "s");
-	else
-		snprintf(who, sizeof who, "%d %s%s", rv->nprod, nw ? "worker" : "loader thread",
-			 rv->nprod == 1 ? "" : "s");
-	if (hand * 5 >= wall)
-		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
-			 "pipe is full)", 100 * (double)hand / (double)wall);
-	snprintf(rv->detail, sizeof rv->detail, "The %s wait%s for the loop %.0f%% of %s time%s: "
-		 "a full queue or pipe, each batch handed over when the loop takes one. "
-		 "More or faster producers do not help; a faster step does.", who,
-		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
-		 rv->nprod == 1 ? "its" : "their", hw);
+	if (wall && idle * 2 >= wall)
+		rv->detail_say = FT_DETAIL_SLACK;
 }
 
 /* The feeding threads' time runnable, waiting for a core, in the window:
@@ -185,14 +166,7 @@ static void slack(struct ft_run_verdict *rv)
 static void feed_runq(const struct ft_verdict *v, struct ft_run_verdict *rv)
 {
 	rv->feed_runq_ns = v->t[FT_CAT_RUNQ];
-	if (!v->wall_ns || rv->feed_runq_ns * 5 < v->wall_ns)
-		return;
-	size_t n = strlen(rv->detail);
-	snprintf(rv->detail + n, sizeof rv->detail - n, "%sThe feeding thread%s %s runnable, "
-		 "waiting for a core %.0f%% of the time: more busy threads than cores; use fewer "
-		 "threads per core (torch.set_num_threads, fewer workers, taskset).",
-		 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
-		 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
+	rv->feed_runq_said = v->wall_ns && rv->feed_runq_ns * 5 >= v->wall_ns;
 }
 
 /* the read shape of the producers: that of the producing process (a worker,
@@ -403,25 +377,21 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
-	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0, prq = 0;
-	int sampled = 1, ptimed = 0;
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, prq = 0;
 	for (int i = 0; i < rv->nprod; i++) {
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
 		prq += rv->prod[i].runq;
-		sampled &= rv->prod[i].cpu_sampled;
-		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
-		ptimed |= rv->prod[i].fault_timed;
+		pflt += rv->prod[i].majflt;
 	}
+	rv->busiest = -1;
 	if (v->limit == FT_LIMIT_NONE && v->nfeeders && rv->nprod)
 		slack(rv);
 	if (v->limit == FT_LIMIT_DATA && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
 		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? FT_CAUSE_IO
 									     : FT_CAUSE_PREPROCESSING;
-		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
-			snprintf(rv->detail, sizeof rv->detail, "T");
-			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
-		}
+		if (v->first_launch)    /* a GPU loop: the verdict's sentence is the GPU's */
+			rv->detail_say = FT_DETAIL_SELF_LOADING;
 	} else if (v->limit == FT_LIMIT_DATA) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? FT_CAUSE_UNKNOWN
@@ -434,97 +404,14 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? FT_CAUSE_IO
 									     : FT_CAUSE_UNKNOWN;
 		}
-		/* "2 workers and 1 loader thread"; more of the first kind suggested */
-		int nw = 0;
-		for (int i = 0; i < rv->nprod; i++)
-			nw += rv->prod[i].role == FT_PROD_WORKER;
-		int nl = rv->nprod - nw;
-		char who[64] = "", lt[32] = "";
-		if (nl)
-			snprintf(lt, sizeof lt, "%d loader thread%s", nl, nl == 1 ? "" : "s");
-		if (nw)
-			snprintf(who, sizeof who, "%d worker%s%s%s", nw, nw == 1 ? "" : "s",
-				 nl ? " and " : "", lt);
-		else
-			snprintf(who, sizeof who, "%s", lt);
-		const char *more = nw ? "workers" : "loader threads";
-		const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
-		const char *their = rv->nprod == 1 ? "its" : "their";
-		double d = pw ? (double)pw : 1.0;
 		read_shape(r, rv);
-		char how[400] = "";
-		if (rv->shape.req && rv->shape.req_ns * 2 >= rv->shape.io_ns) {
-			char n[32], sz[32];
-			ft_fmt_count(n, sizeof n, rv->shape.req_calls);
-			ft_fmt_count(sz, sizeof sz, rv->shape.req);
-			snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
-				 *rv->shape.dir ? " in " : "", rv->shape.dir);
-		}
 		/* producers faulting on mapped data look idle or busy on the CPU:
 		 * their reads are the faults */
 		if (rv->data_cause != FT_CAUSE_IO && pflt >= FT_MAPPED_MIN_FAULTS)
 			rv->data_cause = FT_CAUSE_MAPPED;
-		if (rv->data_cause == FT_CAUSE_MAPPED) {
-			char n[32], files[400], wait[128] = "";
-			ft_fmt_count(n, sizeof n, pflt);
-			ft_mapped_files_text(&r->mapped, files, sizeof files);
-			/* their wait in the faults, apart from their CPU time */
-			if (ptimed) {
-				char t[32], c[32];
-				ft_fmt_ns(t, sizeof t, pflt_ns);
-				ft_fmt_ns(c, sizeof c, pcpu);
-				if (pcpu)
-					snprintf(wait, sizeof wait, " and waited %s in them for block "
-						 "I/O, besides %s on the CPU", t, c);
-				else
-					snprintf(wait, sizeof wait, " and waited %s in them for block "
-						 "I/O", t);
-			}
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s took %s major page faults on mapped data (%.300s)%s: the "
-				 "data set is read from disk through memory maps (see Mapped data).",
-				 who, n, files, wait);
-		} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s %.0f%% of %s time in "
-				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
-				 100 * (double)pio / d, their, how, more);
-		else if (rv->data_cause == FT_CAUSE_RUNQ)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
-				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
-				 "fewer threads per core (torch.set_num_threads, fewer workers, "
-				 "taskset).", who, verb, 100 * (double)prq / d, their,
-				 100 * (double)pcpu / d, 100 * (double)pio / d);
-		else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s on the CPU %.0f%% of the "
-				 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
-				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
-				 more);
-		else if (rv->data_cause == FT_CAUSE_IO)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The feeding threads read the files "
-				 "themselves.");
-		else if (!rv->nprod)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The producers made no traced call in the "
-				 "loop and have no CPU samples: what they did is unknown.");
-		else
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %d producer%s %s under 20%% of %s "
-				 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
-				 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
-				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
+		rv->detail_say = FT_DETAIL_PRODUCERS;
 		/* busy producers that also waited for a core 20% of their time */
-		size_t dn = strlen(rv->detail);
-		if (rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw &&
-		    dn < sizeof rv->detail)
-			snprintf(rv->detail + dn, sizeof rv->detail - dn, " %s also runnable, "
-				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
-				 "use fewer threads per core (torch.set_num_threads, fewer workers, "
-				 "taskset).", rv->nprod == 1 ? "It is" : "They are",
-				 100 * (double)prq / d, their);
+		rv->prod_runq_said = rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw;
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
@@ -537,18 +424,13 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (b >= 0 && rv->nprod > 1) {
 			const struct ft_producer *x = &rv->prod[b];
 			double share = (double)(x->io + x->cpu) / (double)x->wall;
-			double all = (double)(pio + pcpu) / d;
-			size_t n = strlen(rv->detail);
-			if (share >= 0.3 && share >= 1.5 * all && n < sizeof rv->detail)
-				snprintf(rv->detail + n, sizeof rv->detail - n,
-					 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
-					 ft_prod_name(x->role), x->tid,
-					 x->role != FT_PROD_WORKER ? " of the main process" : "",
-					 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
-					 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
+			double all = (double)(pio + pcpu) / (double)(pw ? pw : 1);
+			if (share >= 0.3 && share >= 1.5 * all)
+				rv->busiest = b;
 		}
 	}
 	feed_runq(v, rv);
+	ft_words_detail(rv, v, &r->mapped, rv->detail, sizeof rv->detail);
 	/* the process in words */
 	char cmd[72];
 	ft_brief_command(mp->cmdline, cmd, sizeof cmd);

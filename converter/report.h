@@ -42,10 +42,22 @@ struct ft_producer {
 	uint64_t runq;            /* of idle: runnable, waiting for a core (SCHED samples) */
 };
 
+/* what the run verdict's detail says (words.c words it) */
+enum ft_detail_say {
+	FT_DETAIL_NONE,           /* "" (then the feeding threads' run-queue line, if said) */
+	FT_DETAIL_SLACK,          /* the producers wait for the loop */
+	FT_DETAIL_SELF_LOADING,   /* a GPU loop loads its own data (phases.c words it) */
+	FT_DETAIL_PRODUCERS,      /* data delivery: what the producers did (data_cause) */
+};
+
 /* the run's verdict: about the main process (r->procs[r->main]) */
 struct ft_run_verdict {
 	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
-	char detail[768];         /* the producers' line, or "" */
+	char detail[768];         /* the producers' line, or "" (words.c: detail_say) */
+	enum ft_detail_say detail_say;
+	int prod_runq_said;       /* PRODUCERS: and the producers waited for a core 20% */
+	int busiest;              /* PRODUCERS: the producer named as far busier, -1: none */
+	int feed_runq_said;       /* the feeding threads waited for a core 20% of the window */
 	struct ft_read_shape shape;   /* the producers' reads, mostly (req 0: none) */
 	enum ft_cause data_cause; /* why the loop waits for data; UNSET: it does not */
 	enum ft_from from;        /* what the window starts from */

@@ -1,12 +1,15 @@
 /*
  * words.c: the English of the model's decisions (words.h): the verdict's
  * sentence from what verdict.c decided (its say, its limit) and the
- * verdict's own figures. Shares are worded as whole percentages.
+ * verdict's own figures; the run verdict's detail from what report.c
+ * decided (detail_say, data_cause, the flags) and the producers' figures.
+ * Shares are worded as whole percentages.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "phases.h"
+#include "util.h"
 #include "words.h"
 
 /* the end of a "locks" sentence into buf: when the feeding threads' lock
@@ -133,4 +136,170 @@ void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap)
 		break;
 	}
 	}
+}
+
+/* "2 workers and 1 loader thread": rv's producers by kind */
+static void producers_who(const struct ft_run_verdict *rv, int *nw, char *who, size_t cap)
+{
+	*nw = 0;
+	for (int i = 0; i < rv->nprod; i++)
+		*nw += rv->prod[i].role == FT_PROD_WORKER;
+	int nl = rv->nprod - *nw;
+	char lt[32] = "";
+	if (nl)
+		snprintf(lt, sizeof lt, "%d loader thread%s", nl, nl == 1 ? "" : "s");
+	if (*nw)
+		snprintf(who, cap, "%d worker%s%s%s", *nw, *nw == 1 ? "" : "s", nl ? " and " : "", lt);
+	else
+		snprintf(who, cap, "%s", lt);
+}
+
+/* FT_DETAIL_SLACK: the producers wait for the loop */
+static void slack_words(const struct ft_run_verdict *rv, char *out, size_t cap)
+{
+	uint64_t wall = 0, idle = 0, hand = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
+		hand += rv->prod[i].handover;
+	}
+	char who[64], hw[96] = "";
+	int nw;
+	producers_who(rv, &nw, who, sizeof who);
+	if (hand * 5 >= wall)
+		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
+			 "pipe is full)", 100 * (double)hand / (double)wall);
+	snprintf(out, cap, "The %s wait%s for the loop %.0f%% of %s time%s: "
+		 "a full queue or pipe, each batch handed over when the loop takes one. "
+		 "More or faster producers do not help; a faster step does.", who,
+		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
+		 rv->nprod == 1 ? "its" : "their", hw);
+}
+
+/* FT_DETAIL_PRODUCERS: what the producers did, by the data cause */
+static void producers_words(const struct ft_run_verdict *rv, const struct ft_mapped *m,
+			    char *out, size_t cap)
+{
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0, prq = 0;
+	int sampled = 1, ptimed = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
+		prq += rv->prod[i].runq;
+		sampled &= rv->prod[i].cpu_sampled;
+		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
+		ptimed |= rv->prod[i].fault_timed;
+	}
+	/* more of the first kind suggested */
+	char who[64];
+	int nw;
+	producers_who(rv, &nw, who, sizeof who);
+	const char *more = nw ? "workers" : "loader threads";
+	const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
+	const char *their = rv->nprod == 1 ? "its" : "their";
+	double d = pw ? (double)pw : 1.0;
+	char how[400] = "";
+	if (rv->shape.req && rv->shape.req_ns * 2 >= rv->shape.io_ns) {
+		char n[32], sz[32];
+		ft_fmt_count(n, sizeof n, rv->shape.req_calls);
+		ft_fmt_count(sz, sizeof sz, rv->shape.req);
+		snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
+			 *rv->shape.dir ? " in " : "", rv->shape.dir);
+	}
+	if (rv->data_cause == FT_CAUSE_MAPPED) {
+		char n[32], files[400], wait[128] = "";
+		ft_fmt_count(n, sizeof n, pflt);
+		ft_mapped_files_text(m, files, sizeof files);
+		/* their wait in the faults, apart from their CPU time */
+		if (ptimed) {
+			char t[32], c[32];
+			ft_fmt_ns(t, sizeof t, pflt_ns);
+			ft_fmt_ns(c, sizeof c, pcpu);
+			if (pcpu)
+				snprintf(wait, sizeof wait, " and waited %s in them for block "
+					 "I/O, besides %s on the CPU", t, c);
+			else
+				snprintf(wait, sizeof wait, " and waited %s in them for block "
+					 "I/O", t);
+		}
+		snprintf(out, cap,
+			 "The %s took %s major page faults on mapped data (%.300s)%s: the "
+			 "data set is read from disk through memory maps (see Mapped data).",
+			 who, n, files, wait);
+	} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
+		snprintf(out, cap,
+			 "The %s %s %.0f%% of %s time in "
+			 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
+			 100 * (double)pio / d, their, how, more);
+	else if (rv->data_cause == FT_CAUSE_RUNQ)
+		snprintf(out, cap,
+			 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
+			 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
+			 "fewer threads per core (torch.set_num_threads, fewer workers, "
+			 "taskset).", who, verb, 100 * (double)prq / d, their,
+			 100 * (double)pcpu / d, 100 * (double)pio / d);
+	else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
+		snprintf(out, cap,
+			 "The %s %s on the CPU %.0f%% of the "
+			 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
+			 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
+			 more);
+	else if (rv->data_cause == FT_CAUSE_IO)
+		snprintf(out, cap,
+			 "The feeding threads read the files "
+			 "themselves.");
+	else if (!rv->nprod)
+		snprintf(out, cap,
+			 "The producers made no traced call in the "
+			 "loop and have no CPU samples: what they did is unknown.");
+	else
+		snprintf(out, cap,
+			 "The %d producer%s %s under 20%% of %s "
+			 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
+			 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
+			 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
+	size_t dn = strlen(out);
+	if (rv->prod_runq_said && dn < cap)
+		snprintf(out + dn, cap - dn, " %s also runnable, "
+			 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
+			 "use fewer threads per core (torch.set_num_threads, fewer workers, "
+			 "taskset).", rv->nprod == 1 ? "It is" : "They are",
+			 100 * (double)prq / d, their);
+	size_t n = strlen(out);
+	if (rv->busiest >= 0 && n < cap) {
+		const struct ft_producer *x = &rv->prod[rv->busiest];
+		double share = (double)(x->io + x->cpu) / (double)x->wall;
+		snprintf(out + n, cap - n,
+			 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
+			 ft_prod_name(x->role), x->tid,
+			 x->role != FT_PROD_WORKER ? " of the main process" : "",
+			 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
+			 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
+	}
+}
+
+void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+		     const struct ft_mapped *m, char *out, size_t cap)
+{
+	*out = 0;
+	switch (rv->detail_say) {
+	case FT_DETAIL_NONE:
+		break;
+	case FT_DETAIL_SLACK:
+		slack_words(rv, out, cap);
+		break;
+	case FT_DETAIL_SELF_LOADING:
+		snprintf(out, cap, "T");
+		ft_phases_self_loading_text(v->phases, out + 1, cap - 1);
+		break;
+	case FT_DETAIL_PRODUCERS:
+		producers_words(rv, m, out, cap);
+		break;
+	}
+	/* the feeding threads waited for a core 20% of the window */
+	size_t n = strlen(out);
+	if (rv->feed_runq_said && n < cap)
+		snprintf(out + n, cap - n, "%sThe feeding thread%s %s runnable, "
+			 "waiting for a core %.0f%% of the time: more busy threads than cores; use "
+			 "fewer threads per core (torch.set_num_threads, fewer workers, taskset).",
+			 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
+			 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
 }
