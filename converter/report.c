@@ -410,8 +410,9 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (rv->data_cause != FT_CAUSE_IO && pflt >= FT_MAPPED_MIN_FAULTS)
 			rv->data_cause = FT_CAUSE_MAPPED;
 		rv->detail_say = FT_DETAIL_PRODUCERS;
-		/* busy producers that also waited for a core 20% of their time */
-		rv->prod_runq_said = rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw;
+		/* busy producers that also waited for a core 20% of their time
+		 * (none without producers) */
+		rv->prod_runq_said = rv->data_cause != FT_CAUSE_RUNQ && pw && prq * 5 >= pw;
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
