@@ -728,7 +728,7 @@ int ft_diff(const struct ft_diff_args *args)
 		struct ft_diff_figures d = {
 			.runs = { a->dir, b->dir }, .nruns = { a->n, b->n },
 			.metrics = m, .nmetrics = nm,
-			.change = have_ci ? &ch : NULL, .change_of = by_step ? "step_time" : "wall_time",
+			.change = have_ci ? &ch : NULL, .change_of = by_step ? FT_OF_STEP_TIME : FT_OF_WALL_TIME,
 			.median = have_med ? &chm : NULL,
 			.unit = by_step ? "step" : "run",
 			.feeds_window = a->whole || b->whole ? "whole run" : "steps",

@@ -3,8 +3,6 @@
  * writer (json.c): what ft_diff decided, as docs/REPORT-SCHEMA.md's
  * "feedtrace-diff/1". The figures' names and order are this file's.
  */
-#include <string.h>
-
 #include "diff_json.h"
 #include "json.h"
 
@@ -36,21 +34,21 @@ static void json_pair(struct ft_json *j, const struct ft_diff_pair *p)
 
 /* the change ch of figure `of` as a JSON object under key, or null */
 static void json_change(struct ft_json *j, const char *key, const struct ft_change *ch,
-			const char *of)
+			enum ft_change_of of)
 {
 	if (!ch) {
 		ft_json_null(j, key);
 		return;
 	}
 	ft_json_obj(j, key);
-	ft_json_str(j, "of", of);
-	ft_json_str(j, "statistic", !strcmp(of, "step_time") ? "mean" : "median");
+	ft_json_str(j, "of", ft_change_of_name(of));
+	ft_json_str(j, "statistic", of == FT_OF_STEP_TIME ? "mean" : "median");
 	ft_json_fixed(j, "before_ns", ch->before, 0);
 	ft_json_fixed(j, "after_ns", ch->after, 0);
 	ft_json_fixed(j, "lo_ns", ch->lo, 0);
 	ft_json_fixed(j, "hi_ns", ch->hi, 0);
 	ft_json_fixed(j, "confidence", 0.95, 2);
-	ft_json_str(j, "method", !strcmp(of, "step_time") ? "block bootstrap" : "bootstrap");
+	ft_json_str(j, "method", of == FT_OF_STEP_TIME ? "block bootstrap" : "bootstrap");
 	ft_json_int(j, "resamples", FT_BOOT_N);
 	ft_json_str(j, "verdict", ft_change_word[ch->verdict]);
 	ft_json_end(j);
@@ -119,8 +117,8 @@ void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
 		json_pair(j, &d->metrics[i]);
 	ft_json_end(j);
 	json_change(j, "change", d->change, d->change_of);
-	json_change(j, "median_change", d->median, "step_median");
-	ft_json_str(j, "conclusion_on", d->change ? d->change_of : NULL);
+	json_change(j, "median_change", d->median, FT_OF_STEP_MEDIAN);
+	ft_json_str(j, "conclusion_on", d->change ? ft_change_of_name(d->change_of) : NULL);
 	ft_json_str(j, "unit", d->unit);
 	ft_json_str(j, "feeds_window", d->feeds_window);
 	ft_json_obj(j, "feeds");

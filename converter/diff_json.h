@@ -46,7 +46,7 @@ struct ft_diff_figures {
 	int nmetrics;
 	struct ft_diff_pair feeds[FT_CAT_N];  /* per unit, keyed by ft_cat_name */
 	const struct ft_change *change;       /* NULL: not resolved */
-	const char *change_of;                /* "step_time" or "wall_time" */
+	enum ft_change_of change_of;          /* STEP_TIME or WALL_TIME */
 	const struct ft_change *median;       /* the median step's; NULL: none */
 	const char *unit;                     /* "step" or "run" */
 	const char *feeds_window;             /* "steps" or "whole run" */
