@@ -432,34 +432,19 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 	}
 	feed_runq(v, rv);
 	ft_words_detail(rv, v, &r->mapped, rv->detail, sizeof rv->detail);
-	/* the process in words */
-	char cmd[72];
-	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
-	char rk[40] = "";                            /* "rank 2/4, " */
-	int rkn = ft_rank_text(r->tr.procs[r->main], rk, sizeof rk - 2);
-	if (rkn)
-		strcat(rk, ", ");
-	int n = snprintf(rv->process, sizeof rv->process, "%s%smain process %d (%s)",
-			 r->ranks.straggler >= 0 ? "the straggler, " : "", rk, mp->pid, cmd);
-	if (nworkers && n < (int)sizeof rv->process) {
-		n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d %s (", nworkers,
-			      allpy ? (nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
-				    : (nworkers == 1 ? "worker" : "workers"));
-		int k = 0;
-		for (int i = 0; i < r->nprocs && n < (int)sizeof rv->process - 16; i++)
-			if (main_worker(r, i))
-				n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, "%s%d",
-					      k++ ? ", " : "", r->procs[i].pid);
-		if (n < (int)sizeof rv->process - 1)
-			strcat(rv->process, ")");
-	}
+	/* the process in words (words.c), from its parts */
+	int32_t *wk = ft_xcalloc(nworkers ? (size_t)nworkers : 1, sizeof *wk);
+	int k = 0;
+	for (int i = 0; i < r->nprocs; i++)
+		if (main_worker(r, i))
+			wk[k++] = r->procs[i].pid;
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
 		nl += rv->prod[i].role == FT_PROD_LOADER;
-	n = (int)strlen(rv->process);
-	if (nl && n < (int)sizeof rv->process - 32)
-		snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d loader thread%s", nl,
-			 nl == 1 ? "" : "s");
+	struct ft_proc_words said = { r->ranks.straggler >= 0, r->tr.procs[r->main], mp->pid,
+				    mp->cmdline, wk, nworkers, allpy, nl };
+	ft_words_process(&said, rv->process, sizeof rv->process);
+	free(wk);
 }
 
 /* The feeding threads' time waiting for data or in file I/O of their own
@@ -691,45 +676,15 @@ uint64_t ft_report_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 	return n;
 }
 
-/* a LOST line per kind of loss the run had */
-/* "capture window: steps 2000-2100 (optimizer steps, on demand) of a run
- * started 3 h 12 min before": the main process's first window, and how
- * many more */
-static int window_words(const struct ft_report *r, char *out, size_t cap)
-{
-	const struct ft_process *p = r->tr.procs[r->main];
-	if (!p->nwin)
-		return 0;
-	const struct ft_window *w = &p->win[0];
-	char ago[32], len[32];
-	uint64_t from, to;
-	ft_process_windowed(p, &from, &to);
-	ft_fmt_ns(ago, sizeof ago, from > p->base_ns ? from - p->base_ns : 0);
-	uint64_t end = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
-	uint64_t start = ft_ticks_to_ns(p, w->start_ticks);
-	ft_fmt_ns(len, sizeof len, end > start ? end - start : 0);
-	int n;
-	if (w->first_step)
-		n = snprintf(out, cap, "steps %llu-%llu (%s%s%s)",
-			     (unsigned long long)w->first_step,
-			     (unsigned long long)(w->last_step ? w->last_step : w->first_step),
-			     ft_window_unit_name(w->unit), w->reason == FT_WIN_STEPS ? "" : ", ",
-			     w->reason == FT_WIN_STEPS ? "" : ft_window_reason_name(w->reason));
-	else
-		n = snprintf(out, cap, "%s (%s)", len, ft_window_reason_name(w->reason));
-	n += snprintf(out + n, cap - (size_t)n, " of a run started %s before", ago);
-	if (p->nwin > 1)
-		snprintf(out + n, cap - (size_t)n, "; %d windows in all", p->nwin);
-	return 1;
-}
-
+/* the capture window's line (words.c), when the main process has one */
 static void report_window(const struct ft_report *r, FILE *out)
 {
 	char w[200];
-	if (window_words(r, w, sizeof w))
+	if (ft_words_capture(r->tr.procs[r->main], w, sizeof w))
 		fprintf(out, "  capture window: %s\n", w);
 }
 
+/* a LOST line per kind of loss the run had */
 static void report_losses(const struct ft_report *r, FILE *out)
 {
 	for (int k = 0; k < FT_LOSS_N; k++) {

@@ -2,13 +2,15 @@
  * words.c: the English of the model's decisions (words.h): the verdict's
  * sentence from what verdict.c decided (its say, its limit) and the
  * verdict's own figures; the run verdict's detail from what report.c
- * decided (detail_say, data_cause, the flags) and the producers' figures.
+ * decided (detail_say, data_cause, the flags) and the producers' figures;
+ * the run verdict's process; a process's capture window.
  * Shares are worded as whole percentages.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "phases.h"
+#include "roles.h"
 #include "util.h"
 #include "words.h"
 
@@ -302,4 +304,55 @@ void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v
 			 "fewer threads per core (torch.set_num_threads, fewer workers, taskset).",
 			 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
 			 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
+}
+
+int ft_words_capture(const struct ft_process *p, char *out, size_t cap)
+{
+	if (!p->nwin)
+		return 0;
+	const struct ft_window *w = &p->win[0];
+	char ago[32], len[32];
+	uint64_t from, to;
+	ft_process_windowed(p, &from, &to);
+	ft_fmt_ns(ago, sizeof ago, from > p->base_ns ? from - p->base_ns : 0);
+	uint64_t end = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
+	uint64_t start = ft_ticks_to_ns(p, w->start_ticks);
+	ft_fmt_ns(len, sizeof len, end > start ? end - start : 0);
+	int n;
+	if (w->first_step)
+		n = snprintf(out, cap, "steps %llu-%llu (%s%s%s)",
+			     (unsigned long long)w->first_step,
+			     (unsigned long long)(w->last_step ? w->last_step : w->first_step),
+			     ft_window_unit_name(w->unit), w->reason == FT_WIN_STEPS ? "" : ", ",
+			     w->reason == FT_WIN_STEPS ? "" : ft_window_reason_name(w->reason));
+	else
+		n = snprintf(out, cap, "%s (%s)", len, ft_window_reason_name(w->reason));
+	n += snprintf(out + n, cap - (size_t)n, " of a run started %s before", ago);
+	if (p->nwin > 1)
+		snprintf(out + n, cap - (size_t)n, "; %d windows in all", p->nwin);
+	return 1;
+}
+
+void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
+{
+	char cmd[72];
+	ft_brief_command(w->cmdline, cmd, sizeof cmd);
+	char rk[40] = "";                            /* "rank 2/4, " */
+	if (ft_rank_text(w->p, rk, sizeof rk - 2))
+		strcat(rk, ", ");
+	int n = snprintf(out, cap, "%s%smain process %d (%s)",
+			 w->straggler ? "the straggler, " : "", rk, w->pid, cmd);
+	if (w->nworkers && n < (int)cap) {
+		n += snprintf(out + n, cap - (size_t)n, ", %d %s (", w->nworkers,
+			      w->python ? (w->nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
+					: (w->nworkers == 1 ? "worker" : "workers"));
+		for (int k = 0; k < w->nworkers && n < (int)cap - 16; k++)
+			n += snprintf(out + n, cap - (size_t)n, "%s%d", k ? ", " : "", w->workers[k]);
+		if (n < (int)cap - 1)
+			strcat(out, ")");
+	}
+	n = (int)strlen(out);
+	if (w->nloaders && n < (int)cap - 32)
+		snprintf(out + n, cap - (size_t)n, ", %d loader thread%s", w->nloaders,
+			 w->nloaders == 1 ? "" : "s");
 }

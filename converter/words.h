@@ -22,4 +22,23 @@ void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap);
 void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v,
 		     const struct ft_mapped *m, char *out, size_t cap);
 
+/* the run verdict's process: "the straggler, rank 2/4, main process 5511
+ * (python3 train.py), 2 DataLoader workers (5561, 5562), 1 loader thread" */
+struct ft_proc_words {
+	int straggler;              /* it is the job's straggler */
+	const struct ft_process *p; /* its trace (its rank) */
+	int32_t pid;
+	const char *cmdline;
+	const int32_t *workers;     /* its workers' pids */
+	int nworkers;
+	int python;                 /* it and its workers run Python: DataLoader workers */
+	int nloaders;               /* its loader threads among the producers */
+};
+void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap);
+
+/* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
+ * before": process p's first capture window, and how many more; 0 (out
+ * untouched) when it was recorded throughout */
+int ft_words_capture(const struct ft_process *p, char *out, size_t cap);
+
 #endif
