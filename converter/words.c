@@ -3,7 +3,8 @@
  * sentence from what verdict.c decided (its say, its limit) and the
  * verdict's own figures; the run verdict's detail from what report.c
  * decided (detail_say, data_cause, the flags) and the producers' figures;
- * the run verdict's process; a process's capture window.
+ * the run verdict's process; a process's capture window; a diff's
+ * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "phases.h"
 #include "roles.h"
+#include "stats.h"
 #include "util.h"
 #include "words.h"
 
@@ -355,4 +357,115 @@ void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
 	if (w->nloaders && n < (int)cap - 32)
 		snprintf(out + n, cap - (size_t)n, ", %d loader thread%s", w->nloaders,
 			 w->nloaders == 1 ? "" : "s");
+}
+
+int ft_words_diff_finding(const struct ft_diff_finding *f, const char *unit, char *b,
+			  size_t cap)
+{
+	char x[32], y[32], rx[32], ry[32], nx[32], ny[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)f->lost_per_unit[0]);
+	ft_fmt_ns(y, sizeof y, (uint64_t)f->lost_per_unit[1]);
+	ft_fmt_count(nx, sizeof nx, f->count[0]);
+	ft_fmt_count(ny, sizeof ny, f->count[1]);
+	int n = snprintf(b, cap, "%s: %s -> %s", f->what, nx, ny);
+	if (f->kind == FT_FK_STORM) {
+		ft_fmt_count(rx, sizeof rx, f->reads[0]);
+		ft_fmt_count(ry, sizeof ry, f->reads[1]);
+		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);
+	}
+	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
+	return n;
+}
+
+/* the median step's change after the conclusion: ". Median step 75 us ->
+ * 615 us (+723%, slower)"; where it resolves a move that the time per
+ * step (ch; NULL: not resolved) does not show the same way, says which the
+ * conclusion stands on */
+static int median_words(char *b, size_t cap, const struct ft_change *m, const struct ft_change *ch)
+{
+	char x[32], y[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)m->before);
+	ft_fmt_ns(y, sizeof y, (uint64_t)m->after);
+	int n = snprintf(b, cap, ". Median step %s -> %s (%+.0f%%, %s)", x, y,
+			 m->before ? 100 * (m->after - m->before) / m->before : 0,
+			 ft_change_word[m->verdict]);
+	int moved = m->verdict == FT_CH_FASTER || m->verdict == FT_CH_SLOWER;
+	if (moved && ch && m->verdict != ch->verdict)
+		n += snprintf(b + n, cap - (size_t)n, ": the typical step moved, the time per step "
+			      "%s; the conclusion stands on the time per step (the loop's "
+			      "throughput)", ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER ?
+			      "moved the other way" : "did not");
+	return n;
+}
+
+void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *concl, size_t cap)
+{
+	char one[256];
+	int len = 0, room = (int)cap;
+	if (c->ch) {
+		const struct ft_change *ch = c->ch;
+		char x[32], y[32], lo[32], hi[32];
+		ft_fmt_ns(x, sizeof x, (uint64_t)ch->before);
+		ft_fmt_ns(y, sizeof y, (uint64_t)ch->after);
+		ft_fmt_ns(lo, sizeof lo, (uint64_t)(ch->lo < 0 ? -ch->lo : ch->lo));
+		ft_fmt_ns(hi, sizeof hi, (uint64_t)(ch->hi < 0 ? -ch->hi : ch->hi));
+		const char *w = ft_change_word[ch->verdict];
+		len += snprintf(concl, cap, "%c%s: %s %s -> %s (%+.0f%%; 95%% "
+				"interval of the change %s%s to %s%s) over %llu and %llu %s",
+				w[0] - 32, w + 1, c->by_step ? "time per step" : "median wall time", x, y,
+				ch->before ? 100 * (ch->after - ch->before) / ch->before : 0,
+				ch->lo < 0 ? "-" : "+", lo, ch->hi < 0 ? "-" : "+", hi,
+				(unsigned long long)c->n[0], (unsigned long long)c->n[1],
+				c->by_step ? "steps" : "runs");
+		if (c->warm[0] || c->warm[1])
+			len += snprintf(concl + len, cap - (size_t)len,
+					" (after %llu and %llu warm-up steps)",
+					(unsigned long long)c->warm[0], (unsigned long long)c->warm[1]);
+		if (c->by_step)
+			len += snprintf(concl + len, cap - (size_t)len, " in %d and %d run%s",
+					c->runs[0], c->runs[1], c->runs[0] + c->runs[1] > 2 ? "s" : "");
+		if (c->training_only)
+			len += snprintf(concl + len, cap - (size_t)len, " (training steps "
+					"only: one per optimizer step, evaluation passes left out)");
+		if (ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER) {
+			int credited = 0;
+			for (int k = 0; k < c->ncredit && len < room - 300; k++) {
+				ft_words_diff_finding(&c->findings[c->credit[k]], c->unit, one, sizeof one);
+				len += snprintf(concl + len, cap - (size_t)len, "%s%s",
+						credited++ ? "; " : ". Mostly ", one);
+			}
+			if (c->feed && len < room - 200) {
+				char x2[32], y2[32];
+				ft_fmt_ns(x2, sizeof x2, (uint64_t)c->feed_ns[0]);
+				ft_fmt_ns(y2, sizeof y2, (uint64_t)c->feed_ns[1]);
+				len += snprintf(concl + len, cap - (size_t)len,
+						"%s%s %s %s -> %s", credited ? "; " : ". Mostly ",
+						c->feed, c->unit, x2, y2);
+				credited++;
+			}
+			if (!credited)
+				len += snprintf(concl + len, cap - (size_t)len,
+						". No finding or feed changed by more than the interval");
+		} else {
+			for (int k = 0; k < c->nnamed && len < room - 300; k++) {
+				const struct ft_diff_finding *f = &c->findings[c->named[k]];
+				ft_words_diff_finding(f, c->unit, one, sizeof one);
+				len += snprintf(concl + len, cap - (size_t)len, "%s%s %s",
+						k ? "; " : ". Within the interval, so not credited: ",
+						ft_status_name(f->status), one);
+			}
+		}
+	} else {
+		char x[32], y[32];
+		ft_fmt_ns(x, sizeof x, c->wall[0]);
+		ft_fmt_ns(y, sizeof y, c->wall[1]);
+		len += snprintf(concl, cap, "Not resolved: one run per side without marked "
+				"steps cannot separate a change from noise (figures only): wall time "
+				"%s -> %s (%+.0f%%); run each side several times, or mark steps",
+				x, y, c->wall[0] ? 100.0 * ((double)c->wall[1] -
+				(double)c->wall[0]) / (double)c->wall[0] : 0);
+	}
+	if (c->median && len < room - 300)
+		len += median_words(concl + len, cap - (size_t)len, c->median, c->ch);
+	snprintf(concl + len, cap - (size_t)len, ".");
 }
