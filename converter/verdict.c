@@ -158,11 +158,9 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	if (!v->by_launch) {
 		/* a loop whose optimizer steps were seen has its own clock: the
 		 * training steps' time in the DataLoader's __next__ (phases.c),
-		 * which decides between data delivery and none (its words are
-		 * phases.c's too: words.c asks it again) */
+		 * which decides between data delivery and none */
 		enum ft_limit own = FT_LIMIT_UNSET;
-		char said[sizeof v->sentence];
-		ft_phases_verdict(sr->phases, &own, said, sizeof said);
+		ft_phases_limit(sr->phases, &own);
 		if (ranks > data && ranks >= locks && ranks >= 0.2) {
 			v->limit = FT_LIMIT_RANKS;
 			v->say = FT_SAY_NOGPU_RANKS;

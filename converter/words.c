@@ -27,6 +27,46 @@ static const char *gil_words(const struct ft_verdict *v, double wall, char *buf,
 	return buf;
 }
 
+/* "he loop waits for data 61% of each step: the main process loads it
+ * itself (num_workers=0), ...: use DataLoader workers (...)." (the caller
+ * writes the "T" or "; t" before it) */
+static void self_loading_words(const struct ft_phases_sum *ph, char *out, size_t cap)
+{
+	double d = ft_phases_data_wait(ph);
+	/* the main process loads its own data: its file I/O, and the CPU (the rest) */
+	double io = ph->next_ns ? (double)ph->io_ns / (double)ph->next_ns : 0;
+	/* workers that each take the loading time L per batch keep a step of
+	 * compute C fed when n >= L / C */
+	unsigned n = d >= 0.94 ? 16 : (unsigned)(d / (1 - d) + 0.999);
+	if (n < 1)
+		n = 1;
+	snprintf(out, cap, "he loop waits for data %.0f%% of each "
+		 "step: the main process loads it itself (num_workers=0), mostly %s in %s "
+		 "(file I/O %.0f%%, CPU %.0f%% of each step): use DataLoader workers "
+		 "(num_workers=%u or more).", 100 * d, io >= 0.5 ? "in file I/O" : "on the CPU",
+		 *ph->getitem ? ph->getitem : "the dataset", 100 * d * io, 100 * d * (1 - io), n);
+}
+
+/* FT_SAY_NOGPU_PHASES: the loop's own clock (phases.c's limit) */
+static void phases_words(const struct ft_phases_sum *ph, enum ft_limit limit, char *out,
+			 size_t cap)
+{
+	double d = ft_phases_data_wait(ph);
+	if (limit == FT_LIMIT_NONE)
+		snprintf(out, cap, "No GPU work was recorded and the data feed keeps up: the "
+			 "loop waits for data %.0f%% of each step (time in the DataLoader's "
+			 "__next__).", 100 * d);
+	else if (ph->workers)
+		snprintf(out, cap, "No GPU work was recorded; the loop waits for data %.0f%% of "
+			 "each step (time in the DataLoader's __next__): its %u DataLoader worker%s "
+			 "do%s not keep up.", 100 * d, ph->workers, ph->workers == 1 ? "" : "s",
+			 ph->workers == 1 ? "es" : "");
+	else {
+		snprintf(out, cap, "No GPU work was recorded; t");
+		self_loading_words(ph, out + strlen(out), cap - strlen(out));
+	}
+}
+
 void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap)
 {
 	double w = v->wall_ns ? (double)v->wall_ns : 1.0;
@@ -40,7 +80,6 @@ void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap)
 	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
 	const char *how = v->gpu_measured ? " (measured)" : "";
 	char gw[160];
-	enum ft_limit own;
 	*out = 0;
 	switch (v->say) {
 	case FT_SAY_UNSET:
@@ -57,7 +96,7 @@ void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap)
 			 who, 100 * ranks, 100 * data);
 		break;
 	case FT_SAY_NOGPU_PHASES:
-		ft_phases_verdict(v->phases, &own, out, cap);
+		phases_words(v->phases, v->limit, out, cap);
 		break;
 	case FT_SAY_NOGPU_DATA:
 		snprintf(out, cap,
@@ -292,7 +331,7 @@ void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v
 		break;
 	case FT_DETAIL_SELF_LOADING:
 		snprintf(out, cap, "T");
-		ft_phases_self_loading_text(v->phases, out + 1, cap - 1);
+		self_loading_words(v->phases, out + 1, cap - 1);
 		break;
 	case FT_DETAIL_PRODUCERS:
 		producers_words(rv, m, out, cap);
