@@ -188,7 +188,7 @@ enum ft_say {
 	FT_SAY_UNSET,
 	FT_SAY_NOTHING,          /* no feeding thread */
 	FT_SAY_NOGPU_RANKS,      /* no GPU work: waits in collectives */
-	FT_SAY_NOGPU_PHASES,     /* no GPU work: the loop's phases say (phases.c) */
+	FT_SAY_NOGPU_PHASES,     /* no GPU work: the loop's phases decide (phases.c) */
 	FT_SAY_NOGPU_DATA,
 	FT_SAY_NOGPU_LOCKS,
 	FT_SAY_NOGPU_NONE,       /* no GPU work, the feed keeps up */

@@ -1,7 +1,8 @@
 /*
  * report.h: a run's diagnosis (report.c): every process analysed, the
  * verdict, findings ranked by time lost, call sites; printed as 80-column
- * text (report.c) or as JSON (report_json.c, docs/REPORT-SCHEMA.md). diff.c compares two of them.
+ * text (report.c) or as JSON (report_json.c, docs/REPORT-SCHEMA.md);
+ * the sentences are words.c's. diff.c compares two of them.
  */
 #ifndef FT_REPORT_H
 #define FT_REPORT_H
@@ -46,7 +47,7 @@ struct ft_producer {
 enum ft_detail_say {
 	FT_DETAIL_NONE,           /* "" (then the feeding threads' run-queue line, if said) */
 	FT_DETAIL_SLACK,          /* the producers wait for the loop */
-	FT_DETAIL_SELF_LOADING,   /* a GPU loop loads its own data (phases.c words it) */
+	FT_DETAIL_SELF_LOADING,   /* a GPU loop loads its own data (its phases' figures) */
 	FT_DETAIL_PRODUCERS,      /* data delivery: what the producers did (data_cause) */
 };
 
