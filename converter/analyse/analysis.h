@@ -194,6 +194,28 @@ struct ft_read_shape {
 	uint64_t dir_ns;
 };
 
+/* which sentence says a process's verdict: verdict.c picks it with the
+ * limit, words.c words it from the verdict's figures */
+enum ft_say {
+	FT_SAY_UNSET,
+	FT_SAY_NOTHING,          /* no feeding thread */
+	FT_SAY_NOGPU_RANKS,      /* no GPU work: waits in collectives */
+	FT_SAY_NOGPU_PHASES,     /* no GPU work: the loop's phases decide (phases.c) */
+	FT_SAY_NOGPU_DATA,
+	FT_SAY_NOGPU_LOCKS,
+	FT_SAY_NOGPU_NONE,       /* no GPU work, the feed keeps up */
+	FT_SAY_LOCK_TURNS,       /* launching threads take turns on a lock */
+	FT_SAY_STREAM_SYNCS,     /* streams idle behind syncs, the device busy */
+	FT_SAY_GPU_BUSY,         /* GPU-bound by its idle time */
+	FT_SAY_GPU_IDLE,         /* a feed by the streams' idle time (said_share) */
+	FT_SAY_GPU_WAIT,         /* GPU-bound by the feeding threads' time */
+	FT_SAY_DATA,             /* the rest: by the feeding threads' time */
+	FT_SAY_SYNC,
+	FT_SAY_LOCKS,
+	FT_SAY_RANKS,
+	FT_SAY_SUBMISSION,
+};
+
 struct ft_verdict {
 	int nfeeders;
 	int32_t feeder[8];        /* the GPU-feeding threads (first 8) */
@@ -201,7 +223,10 @@ struct ft_verdict {
 	uint64_t wall_ns;         /* summed over the feeders */
 	uint64_t t[FT_CAT_N];     /* time per category, summed over the feeders */
 	enum ft_limit limit;      /* UNSET: no verdict */
-	char sentence[384];
+	char sentence[384];       /* say, worded by the report (words.c) */
+	enum ft_say say;
+	double said_share;        /* GPU_IDLE, STREAM_SYNCS: the streams' idle share
+	                             the decision stood on */
 	/* the model (docs/ANALYSES.md, "The verdict") */
 	enum ft_basis basis;
 	uint64_t win_start, win_end;

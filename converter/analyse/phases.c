@@ -260,51 +260,18 @@ void ft_phases_free(struct ft_phases *s)
 	free(s);
 }
 
-int ft_phases_verdict(const struct ft_phases_sum *ph, enum ft_limit *limit, char *sentence,
-		      size_t cap)
+int ft_phases_limit(const struct ft_phases_sum *ph, enum ft_limit *limit)
 {
 	if (!ph || !ph->steps || !ph->step_ns)
 		return 0;
-	double d = (double)ph->next_ns / (double)ph->step_ns;
-	if (d > 1)
-		d = 1;
-	if (d < 0.2) {
-		*limit = FT_LIMIT_NONE;
-		snprintf(sentence, cap, "No GPU work was recorded and the data feed keeps up: the "
-			 "loop waits for data %.0f%% of each step (time in the DataLoader's "
-			 "__next__).", 100 * d);
-		return 1;
-	}
-	*limit = FT_LIMIT_DATA;
-	if (ph->workers) {
-		snprintf(sentence, cap, "No GPU work was recorded; the loop waits for data %.0f%% of "
-			 "each step (time in the DataLoader's __next__): its %u DataLoader worker%s "
-			 "do%s not keep up.", 100 * d, ph->workers, ph->workers == 1 ? "" : "s",
-			 ph->workers == 1 ? "es" : "");
-		return 1;
-	}
-	snprintf(sentence, cap, "No GPU work was recorded; t");
-	ft_phases_self_loading_text(ph, sentence + strlen(sentence), cap - strlen(sentence));
+	*limit = ft_phases_data_wait(ph) < 0.2 ? FT_LIMIT_NONE : FT_LIMIT_DATA;
 	return 1;
 }
 
-void ft_phases_self_loading_text(const struct ft_phases_sum *ph, char *out, size_t cap)
+double ft_phases_data_wait(const struct ft_phases_sum *ph)
 {
 	double d = ph->step_ns ? (double)ph->next_ns / (double)ph->step_ns : 0;
-	if (d > 1)
-		d = 1;
-	/* the main process loads its own data: its file I/O, and the CPU (the rest) */
-	double io = ph->next_ns ? (double)ph->io_ns / (double)ph->next_ns : 0;
-	/* workers that each take the loading time L per batch keep a step of
-	 * compute C fed when n >= L / C */
-	unsigned n = d >= 0.94 ? 16 : (unsigned)(d / (1 - d) + 0.999);
-	if (n < 1)
-		n = 1;
-	snprintf(out, cap, "he loop waits for data %.0f%% of each "
-		 "step: the main process loads it itself (num_workers=0), mostly %s in %s "
-		 "(file I/O %.0f%%, CPU %.0f%% of each step): use DataLoader workers "
-		 "(num_workers=%u or more).", 100 * d, io >= 0.5 ? "in file I/O" : "on the CPU",
-		 *ph->getitem ? ph->getitem : "the dataset", 100 * d * io, 100 * d * (1 - io), n);
+	return d > 1 ? 1 : d;
 }
 
 /* ---- for people and for programs (report.c) ---- */

@@ -63,17 +63,15 @@ struct ft_phases_sum *ft_phases_finish(struct ft_phases *s, struct ft_pstep **st
 void ft_phases_free(struct ft_phases *s);
 
 /* The verdict of a loop without GPU work from its training steps' time in
- * __next__ (limit and sentence, verdict.c's buffer); 0: no training step */
-int ft_phases_verdict(const struct ft_phases_sum *ph, enum ft_limit *limit, char *sentence,
-		      size_t cap);
+ * __next__: *limit data delivery from a fifth of their time on (words.c
+ * says it); 0: no training step */
+int ft_phases_limit(const struct ft_phases_sum *ph, enum ft_limit *limit);
+/* the training steps' share of time in __next__ (at most 1) */
+double ft_phases_data_wait(const struct ft_phases_sum *ph);
 /* "train" or "eval" */
 const char *ft_phase_kind(const struct ft_phase *p);
 /* training steps whose loader has no workers: the main process loads its data */
 int ft_phases_self_loading(const struct ft_phases_sum *ph);
-/* "he loop waits for data 61% of each step: the main process loads it
- * itself (num_workers=0), ...: use DataLoader workers (...)." (the caller
- * writes the "T" or "; t" before it) */
-void ft_phases_self_loading_text(const struct ft_phases_sum *ph, char *out, size_t cap);
 /* 1 when a worker that started at t is an evaluation loader's: the first
  * phase that starts at or after t is an evaluation phase (iter() forks a
  * loader's workers just before its first __next__) */

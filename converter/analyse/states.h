@@ -2,7 +2,7 @@
  * states.h: the states the model of a run decides (a verdict's limit,
  * the window it stands on and the basis of its shares, the cause of a
  * data wait, a process's and a producer's role, how a diff's finding
- * changed), each an enum with one X-macro list giving the name every
+ * changed and what its change is of), each an enum with one X-macro list giving the name every
  * output prints for it. Logic compares the enums; the text, JSON and HTML
  * writers print ft_<state>_name(). Value 0 of each is "not decided" and
  * has no name (NULL). A new state is one line in its list.
@@ -61,6 +61,12 @@
 	X(FT_STATUS_GREW, "grew")                       \
 	X(FT_STATUS_SAME, "same")
 
+/* what a diff's change is of (diff_json.h's change_of) */
+#define FT_CHANGE_OFS(X)                                \
+	X(FT_OF_STEP_TIME, "step_time")                 \
+	X(FT_OF_WALL_TIME, "wall_time")                 \
+	X(FT_OF_STEP_MEDIAN, "step_median")
+
 #define FT_STATE_ENUM_(id, name) id,
 #define FT_STATE_NAME_(id, name) name,
 
@@ -80,5 +86,6 @@ FT_STATE_(ft_proc_role, FT_ROLE_UNSET, FT_ROLES)
 FT_STATE_(ft_prod, FT_PROD_UNSET, FT_PRODS)
 FT_STATE_(ft_basis, FT_BASIS_UNSET, FT_BASES)
 FT_STATE_(ft_status, FT_STATUS_UNSET, FT_STATUSES)
+FT_STATE_(ft_change_of, FT_OF_UNSET, FT_CHANGE_OFS)
 
 #endif

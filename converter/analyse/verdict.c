@@ -4,7 +4,8 @@
  * the context: the threads' time accounts (threads.c), the device's busy
  * and idle time and why the streams idled (gpu.c), the launching threads'
  * lock waits (locks.c), the steps (steps.c) and, for a PyTorch loop, its
- * training steps' time in __next__ (phases.c).
+ * training steps' time in __next__ (phases.c). It decides the limit and
+ * which sentence says it (v->say); words.c words it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,17 +28,6 @@ void ft_verdict_free(struct ft_verdict *v)
 	free(v->phases);
 	v->phases = NULL;
 	v->nforked = 0;
-}
-
-/* the end of a "locks" sentence into buf: when the feeding threads' lock
- * time is mostly waits for CPython's GIL, which lock and what to change */
-static const char *gil_words(const struct ft_verdict *v, double wall, char *buf, size_t cap)
-{
-	if (!v->gil_ns || v->gil_ns * 2 < v->t[FT_CAT_LOCK])
-		return ".";
-	snprintf(buf, cap, ", %.0f%% for the Python GIL (other threads run Python meanwhile): "
-		 "move their work into worker processes.", 100 * (double)v->gil_ns / wall);
-	return buf;
 }
 
 /* The process's verdict (docs/ANALYSES.md, "The verdict"): about its
@@ -160,12 +150,9 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	double locks = sh[FT_CAT_LOCK];
 	double sub = sh[FT_CAT_SUBMIT] + sh[FT_CAT_CPU] + sh[FT_CAT_RUNQ];
 	double ranks = sh[FT_CAT_RANKS];
-	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
-	char gw[160];                        /* gil_words' */
 	if (!v->nfeeders) {
 		v->limit = FT_LIMIT_NONE;
-		snprintf(v->sentence, sizeof v->sentence,
-			 "No GPU work and no data feed was recorded: nothing to limit.");
+		v->say = FT_SAY_NOTHING;
 		return;
 	}
 	if (!v->by_launch) {
@@ -173,36 +160,22 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		 * training steps' time in the DataLoader's __next__ (phases.c),
 		 * which decides between data delivery and none */
 		enum ft_limit own = FT_LIMIT_UNSET;
-		char said[sizeof v->sentence];
-		ft_phases_verdict(sr->phases, &own, said, sizeof said);
+		ft_phases_limit(sr->phases, &own);
 		if (ranks > data && ranks >= locks && ranks >= 0.2) {
 			v->limit = FT_LIMIT_RANKS;
-			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded; the process waits for other ranks: %s "
-				 "%.0f%% of the time in collectives and %.0f%% waiting for data. The "
-				 "last rank to arrive sets the pace: with every rank traced, the Ranks "
-				 "block names it.",
-				 who, 100 * ranks, 100 * data);
+			v->say = FT_SAY_NOGPU_RANKS;
 		} else if (own && (own == FT_LIMIT_DATA || locks < 0.2)) {
 			v->limit = own;
-			memcpy(v->sentence, said, sizeof said);
+			v->say = FT_SAY_NOGPU_PHASES;
 		} else if (!own && data >= locks && data >= 0.2) {
 			v->limit = FT_LIMIT_DATA;
-			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded; the process is limited by data delivery: "
-				 "%s %.0f%% of the time waiting for data and %.0f%% in file I/O.",
-				 who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
+			v->say = FT_SAY_NOGPU_DATA;
 		} else if (locks >= 0.2) {
 			v->limit = FT_LIMIT_LOCKS;
-			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded; the process is limited by locks: %s "
-				 "%.0f%% of the time waiting on locks%s", who, 100 * locks,
-				 gil_words(v, w, gw, sizeof gw));
+			v->say = FT_SAY_NOGPU_LOCKS;
 		} else {
 			v->limit = FT_LIMIT_NONE;
-			snprintf(v->sentence, sizeof v->sentence,
-				 "No GPU work was recorded and the data feed keeps up: the loop is the "
-				 "limit (%s %.0f%% of the time waiting for data).", who, 100 * data);
+			v->say = FT_SAY_NOGPU_NONE;
 		}
 		return;
 	}
@@ -215,17 +188,13 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	int shared = out->lock_shared;  /* a lock that two launching threads waited for */
 	if (held >= 0.5 || (shared && locks >= 0.3)) {
 		v->limit = FT_LIMIT_LOCKS;
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by locks: the launching threads take turns on a "
-			 "lock (one of them waits %.0f%% of the loop; %s %.0f%% of the time "
-			 "waiting on locks).", 100 * held, who, 100 * locks);
+		v->say = FT_SAY_LOCK_TURNS;
 		return;
 	}
 	/* The model's busy time is an upper bound (a stream counts busy until a
 	 * wait drains it): it is evidence only when it shows idle time, or when
 	 * the feeding threads did wait for the GPU. The measured one is evidence
 	 * either way (gpu_measured.h). */
-	const char *how = v->gpu_measured ? " (measured)" : "";
 	if (v->gpu_measured || (v->busy_ns && (idle >= 0.1 || gpu + sync >= 0.1))) {
 		v->basis = FT_BASIS_GPU_IDLE;
 		double den = v->sidle_den ? (double)v->sidle_den : 1.0, S[FT_CAT_N];
@@ -248,22 +217,9 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 		 * thread's stream lost to its syncs */
 		int behind = g[1] >= 0.15 && idle < 0.15;
 		v->limit = idle < 0.15 && g[best] < 0.5 && !behind ? FT_LIMIT_GPU : lim[best];
-		if (behind && best == 1)
-			snprintf(v->sentence, sizeof v->sentence,
-				 "The GPU feed is limited by synchronization: each feeding thread's "
-				 "stream idles %.0f%% of its time behind its syncs, though the device, "
-				 "all streams together, is busy %.0f%% of the loop%s (kernels of different "
-				 "streams overlap when they fit).", 100 * g[1], 100 * (1 - idle), how);
-		else if (v->limit == FT_LIMIT_GPU)
-			snprintf(v->sentence, sizeof v->sentence,
-				 "The GPU is the limit: it is busy %.0f%% of the loop%s and the feed keeps "
-				 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), how,
-				 who, 100 * (gpu + sync));
-		else
-			snprintf(v->sentence, sizeof v->sentence,
-				 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop%s, and "
-				 "the streams idle %.0f%% of their time because of it.", ft_limit_name(v->limit),
-				 100 * idle, how, 100 * g[best]);
+		v->say = behind && best == 1 ? FT_SAY_STREAM_SYNCS
+			 : v->limit == FT_LIMIT_GPU ? FT_SAY_GPU_BUSY : FT_SAY_GPU_IDLE;
+		v->said_share = g[best];
 		return;
 	}
 	double best = data;
@@ -274,37 +230,10 @@ void ft_verdict_of(const struct ft_an_ctx *cx, struct ft_verdict *v)
 	if (ranks > best) best = ranks, v->limit = FT_LIMIT_RANKS;
 	if (gpu >= best || (gpu >= 0.5 && data < 0.1 && sync < 0.1 && locks < 0.1))
 		v->limit = FT_LIMIT_GPU;
-	if (v->limit == FT_LIMIT_GPU)
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
-			 "else.", who, 100 * gpu);
-	else if (v->limit == FT_LIMIT_DATA)
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by data delivery: %s %.0f%% of the time waiting "
-			 "for data and %.0f%% in file I/O.", who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
-	else if (v->limit == FT_LIMIT_SYNC)
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
-			 "hidden syncs the program did not ask for.", who, 100 * sync);
-	else if (v->limit == FT_LIMIT_LOCKS)
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks%s",
-			 who, 100 * locks, gil_words(v, w, gw, sizeof gw));
-	else if (v->limit == FT_LIMIT_RANKS)
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "
-			 "The last rank to arrive sets the pace: with every rank traced, the Ranks "
-			 "block names it.",
-			 who, 100 * ranks);
-	else {
-		char rq[64] = "";
-		if (sh[FT_CAT_RUNQ] >= 0.005)
-			snprintf(rq, sizeof rq, " (and %.0f%% runnable, waiting for a core)",
-				 100 * sh[FT_CAT_RUNQ]);
-		snprintf(v->sentence, sizeof v->sentence,
-			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "
-			 "CPU between launches%s and %.0f%% submitting, while the GPU waits for work.",
-			 who, 100 * sh[FT_CAT_CPU], rq, 100 * sh[FT_CAT_SUBMIT]);
-	}
+	static const enum ft_say say[] = {
+		[FT_LIMIT_GPU] = FT_SAY_GPU_WAIT, [FT_LIMIT_DATA] = FT_SAY_DATA,
+		[FT_LIMIT_SYNC] = FT_SAY_SYNC, [FT_LIMIT_LOCKS] = FT_SAY_LOCKS,
+		[FT_LIMIT_RANKS] = FT_SAY_RANKS, [FT_LIMIT_SUBMISSION] = FT_SAY_SUBMISSION,
+	};
+	v->say = say[v->limit];
 }
-

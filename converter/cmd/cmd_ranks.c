@@ -277,10 +277,10 @@ static void json_out(const struct ft_ranks *rk, const struct ft_ranksums *s,
 		ft_json_int(j, "rank", x->rank);
 		ft_json_int(j, "pid", x->pid);
 		ft_json_str(j, "file", m->file);
-		ft_json_str(j, "limit", m->limit);
-		ft_json_str(j, "sentence", m->sentence);
-		ft_json_str(j, "process", m->process);
-		ft_json_str(j, "detail", m->detail);
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
+		FT_VF_IF(ranks, ft_json_str(j, key, m->name);)
+#include "verdict.def"
+#undef VERDICT
 		ft_json_end(j);
 	} else {
 		ft_json_null(j, "straggler_verdict");

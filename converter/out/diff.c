@@ -28,6 +28,7 @@
 #include "report.h"
 #include "stats.h"
 #include "steps.h"
+#include "words.h"
 
 struct metric { const char *name, *key; int time; size_t off; };
 
@@ -354,45 +355,6 @@ static void wrap78(const char *s)
 	fputc('\n', stdout);
 }
 
-/* "small-read storm in /data: 5 -> 1 (5 000 -> 1 000 reads); lost per step 41 ms -> 3 ms" */
-static int describe(char *b, size_t cap, const struct label *l, const struct side *a,
-		    const struct side *c, const char *unit)
-{
-	char x[32], y[32], rx[32], ry[32], nx[32], ny[32];
-	ft_fmt_ns(x, sizeof x, (uint64_t)per(a, l->lost[0]));
-	ft_fmt_ns(y, sizeof y, (uint64_t)per(c, l->lost[1]));
-	ft_fmt_count(nx, sizeof nx, mean(a, l->n[0]));
-	ft_fmt_count(ny, sizeof ny, mean(c, l->n[1]));
-	int n = snprintf(b, cap, "%s: %s -> %s", l->text, nx, ny);
-	if (ft_fkinds[l->kind]->row_identity) {    /* a storm's row: its reads */
-		ft_fmt_count(rx, sizeof rx, mean(a, l->reads[0]));
-		ft_fmt_count(ry, sizeof ry, mean(c, l->reads[1]));
-		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);
-	}
-	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
-	return n;
-}
-
-/* the median step's change after the conclusion: ". Median step 75 us ->
- * 615 us (+723%, slower)"; where it resolves a move that the time per
- * step (ch) does not show the same way, says which the conclusion stands on */
-static int median_line(char *b, size_t cap, const struct ft_change *m, const struct ft_change *ch)
-{
-	char x[32], y[32];
-	ft_fmt_ns(x, sizeof x, (uint64_t)m->before);
-	ft_fmt_ns(y, sizeof y, (uint64_t)m->after);
-	int n = snprintf(b, cap, ". Median step %s -> %s (%+.0f%%, %s)", x, y,
-			 m->before ? 100 * (m->after - m->before) / m->before : 0,
-			 ft_change_word[m->verdict]);
-	int moved = m->verdict == FT_CH_FASTER || m->verdict == FT_CH_SLOWER;
-	if (moved && m->verdict != ch->verdict)
-		n += snprintf(b + n, cap - (size_t)n, ": the typical step moved, the time per step "
-			      "%s; the conclusion stands on the time per step (the loop's "
-			      "throughput)", ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER ?
-			      "moved the other way" : "did not");
-	return n;
-}
-
 /* ---- the command ---- */
 
 /* The step times of the first run of each side as two counters of one
@@ -456,6 +418,31 @@ static int write_timeline(struct side *s, const char *out, const struct ft_an_op
 	if (ft_out_close(&of, !rc) != 0)
 		rc = 1;
 	return rc;
+}
+
+/* verdict.def's rows that diff shows, of the main processes of each
+ * side's first run, into x (room for all of verdict.def's rows); how many */
+#define VD_STATE(x, k, expr) x->s[k] = (expr);
+#define VD_NS(x, k, expr) x->ns[k] = (expr);
+static int verdict_rows(const struct side *sd[2], struct ft_diff_vrow *out)
+{
+	int n = 0;
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label)                   \
+	FT_VF_IF(FT_VF_SHOWN_##diff, {                                                    \
+		struct ft_diff_vrow *x = &out[n++];                                       \
+		*x = (struct ft_diff_vrow){ dkey, label, FT_VF_DIFF_##diff, { 0 }, { 0 } }; \
+		for (int k = 0; k < 2; k++) {                                             \
+			const struct ft_report *r = &sd[k]->r[0];                         \
+			const struct ft_rep_proc *p = &r->procs[r->main];                 \
+			const struct ft_verdict *v = &p->v;                               \
+			const struct ft_run_verdict *rv = &r->rv;                         \
+			(void)p, (void)v, (void)rv;                                       \
+			VD_##diff(x, k, expr)                                             \
+		}                                                                         \
+	})
+#include "verdict.def"
+#undef VERDICT
+	return n;
 }
 
 /* The main processes' GPU idle, before and after: measured when both
@@ -533,6 +520,8 @@ int ft_diff(const struct ft_diff_args *args)
 	for (int j = 0; j < 2; j++)
 		s[j].units = by_step ? s[j].sum.steps : (uint64_t)s[j].n;
 	const char *unit = by_step ? "per step" : "per run";
+	struct ft_diff_vrow vrow[32];
+	int nvrow = verdict_rows((const struct side *[2]){ a, b }, vrow);
 
 	/* findings matched by identity; largest change of lost time first */
 	static struct label l[MAXL];
@@ -541,50 +530,38 @@ int ft_diff(const struct ft_diff_args *args)
 	cmp_sides[1] = b;
 	qsort(l, (size_t)nl, sizeof *l, by_delta);
 
-	/* the conclusion */
-	char concl[1024], one[256];
-	int len = 0;
+	/* the findings' figures, means over each side's runs (the text, the
+	 * conclusion and --json) */
+	static struct ft_diff_finding f[MAXL];
+	for (int i = 0; i < nl; i++)
+		f[i] = (struct ft_diff_finding){ l[i].kind, l[i].text, status(&l[i]),
+			{ mean(a, l[i].n[0]), mean(b, l[i].n[1]) },
+			{ mean(a, l[i].reads[0]), mean(b, l[i].reads[1]) },
+			{ mean(a, l[i].lost[0]), mean(b, l[i].lost[1]) },
+			{ per(a, l[i].lost[0]), per(b, l[i].lost[1]) } };
+
+	/* the conclusion: what it credits is decided here, words.c words it */
+	static int credit[MAXL], named[2];
+	struct ft_diff_credit cr = { .ch = have_ci ? &ch : NULL, .by_step = by_step,
+				     .unit = unit, .findings = f, .credit = credit,
+				     .named = named, .median = have_med ? &chm : NULL,
+				     .runs = { a->n, b->n },
+				     .wall = { a->sum.wall_ns, b->sum.wall_ns } };
 	double half = have_ci ? (ch.hi - ch.lo) / 2 : 0;
 	if (have_ci) {
-		char x[32], y[32], lo[32], hi[32];
-		ft_fmt_ns(x, sizeof x, (uint64_t)ch.before);
-		ft_fmt_ns(y, sizeof y, (uint64_t)ch.after);
-		ft_fmt_ns(lo, sizeof lo, (uint64_t)(ch.lo < 0 ? -ch.lo : ch.lo));
-		ft_fmt_ns(hi, sizeof hi, (uint64_t)(ch.hi < 0 ? -ch.hi : ch.hi));
-		const char *w = ft_change_word[ch.verdict];
-		len += snprintf(concl, sizeof concl, "%c%s: %s %s -> %s (%+.0f%%; 95%% "
-				"interval of the change %s%s to %s%s) over %llu and %llu %s",
-				w[0] - 32, w + 1, by_step ? "time per step" : "median wall time", x, y,
-				ch.before ? 100 * (ch.after - ch.before) / ch.before : 0,
-				ch.lo < 0 ? "-" : "+", lo, ch.hi < 0 ? "-" : "+", hi,
-				(unsigned long long)(by_step ? nsteps[0] : a->units),
-				(unsigned long long)(by_step ? nsteps[1] : b->units),
-				by_step ? "steps" : "runs");
-		uint64_t warm[2] = { 0, 0 };     /* steps of the loop's warm-up, left out */
-		for (int j = 0; j < 2 && by_step; j++)
+		cr.n[0] = by_step ? nsteps[0] : a->units;
+		cr.n[1] = by_step ? nsteps[1] : b->units;
+		for (int j = 0; j < 2 && by_step; j++)  /* steps of the loop's warm-up, left out */
 			for (int i = 0; i < s[j].n; i++)
-				warm[j] += s[j].nlen[i] - s[j].nper[i];
-		if (warm[0] || warm[1])
-			len += snprintf(concl + len, sizeof concl - (size_t)len,
-					" (after %llu and %llu warm-up steps)",
-					(unsigned long long)warm[0], (unsigned long long)warm[1]);
-		if (by_step)
-			len += snprintf(concl + len, sizeof concl - (size_t)len, " in %d and %d run%s",
-					a->n, b->n, a->n + b->n > 2 ? "s" : "");
-		if (by_step && a->optimizer == a->n && b->optimizer == b->n)
-			len += snprintf(concl + len, sizeof concl - (size_t)len, " (training steps "
-					"only: one per optimizer step, evaluation passes left out)");
+				cr.warm[j] += s[j].nlen[i] - s[j].nper[i];
+		cr.training_only = by_step && a->optimizer == a->n && b->optimizer == b->n;
 		/* credit the findings and feeds that moved the same way, by more
 		 * than the interval's half-width, largest first */
-		int credited = 0;
 		if (ch.verdict == FT_CH_FASTER || ch.verdict == FT_CH_SLOWER) {
-			for (int i = 0; i < nl && len < (int)sizeof concl - 300; i++) {
+			for (int i = 0; i < nl; i++) {
 				double d = delta(a, b, &l[i]);
-				if ((ch.verdict == FT_CH_FASTER ? -d : d) <= half)
-					continue;
-				describe(one, sizeof one, &l[i], a, b, unit);
-				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s",
-						credited++ ? "; " : ". Mostly ", one);
+				if ((ch.verdict == FT_CH_FASTER ? -d : d) > half)
+					credit[cr.ncredit++] = i;
 			}
 			int best = -1;
 			double bd = 0;
@@ -595,46 +572,23 @@ int ft_diff(const struct ft_diff_args *args)
 				if (d > half && d > bd)
 					best = c, bd = d;
 			}
-			if (best >= 0 && !a->whole && !b->whole && len < (int)sizeof concl - 200) {
-				char x2[32], y2[32];
-				ft_fmt_ns(x2, sizeof x2, (uint64_t)per(a, a->feed[best]));
-				ft_fmt_ns(y2, sizeof y2, (uint64_t)per(b, b->feed[best]));
-				len += snprintf(concl + len, sizeof concl - (size_t)len,
-						"%s%s %s %s -> %s", credited ? "; " : ". Mostly ",
-						feed_label[best], unit, x2, y2);
-				credited++;
+			if (best >= 0 && !a->whole && !b->whole) {
+				cr.feed = feed_label[best];
+				cr.feed_ns[0] = per(a, a->feed[best]);
+				cr.feed_ns[1] = per(b, b->feed[best]);
 			}
-			if (!credited)
-				len += snprintf(concl + len, sizeof concl - (size_t)len,
-						". No finding or feed changed by more than the interval");
 		} else {
 			/* nothing to credit: still name what changed that a user
 			 * went looking for (a storm gone), said to be within the
 			 * interval; at most two, each over NOTABLE_NS per unit */
-			int named = 0;
-			for (int i = 0; i < nl && named < 2 && len < (int)sizeof concl - 300; i++) {
-				if (status(&l[i]) == FT_STATUS_SAME ||
-				    (per(a, l[i].lost[0]) < NOTABLE_NS && per(b, l[i].lost[1]) < NOTABLE_NS))
-					continue;
-				describe(one, sizeof one, &l[i], a, b, unit);
-				len += snprintf(concl + len, sizeof concl - (size_t)len, "%s%s %s",
-						named++ ? "; " : ". Within the interval, so not credited: ",
-						ft_status_name(status(&l[i])), one);
-			}
+			for (int i = 0; i < nl && cr.nnamed < 2; i++)
+				if (status(&l[i]) != FT_STATUS_SAME &&
+				    (per(a, l[i].lost[0]) >= NOTABLE_NS || per(b, l[i].lost[1]) >= NOTABLE_NS))
+					named[cr.nnamed++] = i;
 		}
-	} else {
-		char x[32], y[32];
-		ft_fmt_ns(x, sizeof x, a->sum.wall_ns);
-		ft_fmt_ns(y, sizeof y, b->sum.wall_ns);
-		len += snprintf(concl, sizeof concl, "Not resolved: one run per side without marked "
-				"steps cannot separate a change from noise (figures only): wall time "
-				"%s -> %s (%+.0f%%); run each side several times, or mark steps",
-				x, y, a->sum.wall_ns ? 100.0 * ((double)b->sum.wall_ns -
-				(double)a->sum.wall_ns) / (double)a->sum.wall_ns : 0);
 	}
-	if (have_med && len < (int)sizeof concl - 300)
-		len += median_line(concl + len, sizeof concl - (size_t)len, &chm, &ch);
-	snprintf(concl + len, sizeof concl - (size_t)len, ".");
+	char concl[1024], one[256];
+	ft_words_diff_conclusion(&cr, concl, sizeof concl);
 
 	/* the gate */
 	int fails = 0;
@@ -672,23 +626,15 @@ int ft_diff(const struct ft_diff_args *args)
 			{ loop[0], loop[1] } };
 		m[nm++] = (struct ft_diff_pair){ "step_median_ns", { have_med, have_med },
 			{ have_med ? chm.before : 0, have_med ? chm.after : 0 } };
-		static struct ft_diff_finding f[MAXL];
-		for (int i = 0; i < nl; i++)
-			f[i] = (struct ft_diff_finding){ l[i].kind, l[i].text, status(&l[i]),
-				{ mean(a, l[i].n[0]), mean(b, l[i].n[1]) },
-				{ mean(a, l[i].reads[0]), mean(b, l[i].reads[1]) },
-				{ mean(a, l[i].lost[0]), mean(b, l[i].lost[1]) },
-				{ per(a, l[i].lost[0]), per(b, l[i].lost[1]) } };
 		struct ft_diff_figures d = {
 			.runs = { a->dir, b->dir }, .nruns = { a->n, b->n },
 			.metrics = m, .nmetrics = nm,
-			.change = have_ci ? &ch : NULL, .change_of = by_step ? "step_time" : "wall_time",
+			.change = have_ci ? &ch : NULL, .change_of = by_step ? FT_OF_STEP_TIME : FT_OF_WALL_TIME,
 			.median = have_med ? &chm : NULL,
 			.unit = by_step ? "step" : "run",
 			.feeds_window = a->whole || b->whole ? "whole run" : "steps",
 			.findings = f, .nfindings = nl,
-			.limit = { a->r[0].procs[a->r[0].main].v.limit,
-				   b->r[0].procs[b->r[0].main].v.limit },
+			.verdict = vrow, .nverdict = nvrow,
 			.gates = gates, .ngates = ng, .conclusion = concl,
 		};
 		for (int c = 0; c < FT_CAT_N; c++)
@@ -719,8 +665,21 @@ int ft_diff(const struct ft_diff_args *args)
 		       a->whole || b->whole ? ", over the whole run" : "");
 		for (int c = 0; c < FT_CAT_N; c++)
 			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		printf("\nverdict: %s -> %s\n", ft_limit_name(a->r[0].procs[a->r[0].main].v.limit),
-		       ft_limit_name(b->r[0].procs[b->r[0].main].v.limit));
+		putchar('\n');
+		for (int i = 0; i < nvrow; i++) {
+			const struct ft_diff_vrow *x = &vrow[i];
+			char t[2][32];
+			if (x->way == FT_VF_DIFF_NS && x->ns[0] < 0 && x->ns[1] < 0)
+				continue;           /* neither side has it */
+			for (int k = 0; k < 2; k++)
+				if (x->way == FT_VF_DIFF_STATE)
+					snprintf(t[k], sizeof t[k], "%s", x->s[k]);
+				else if (x->ns[k] >= 0)
+					ft_fmt_ns(t[k], sizeof t[k], (uint64_t)x->ns[k]);
+				else
+					snprintf(t[k], sizeof t[k], "-");
+			printf("%s: %s -> %s\n", x->label, t[0], t[1]);
+		}
 		gpu_idle_text(a, b);
 		int small = 0;
 		for (int i = 0; i < nl; i++)
@@ -729,7 +688,7 @@ int ft_diff(const struct ft_diff_args *args)
 					small++;            /* a GIL wait of 100 ns is not news */
 					continue;
 				}
-				describe(one, sizeof one, &l[i], a, b, unit);
+				ft_words_diff_finding(&f[i], unit, one, sizeof one);
 				char line[300];
 				snprintf(line, sizeof line, "%s %s", ft_status_name(status(&l[i])), one);
 				wrap78(line);

@@ -3,8 +3,6 @@
  * writer (json.c): what ft_diff decided, as docs/REPORT-SCHEMA.md's
  * "feedtrace-diff/1". The figures' names and order are this file's.
  */
-#include <string.h>
-
 #include "diff_json.h"
 #include "fkind.h"
 #include "json.h"
@@ -37,21 +35,21 @@ static void json_pair(struct ft_json *j, const struct ft_diff_pair *p)
 
 /* the change ch of figure `of` as a JSON object under key, or null */
 static void json_change(struct ft_json *j, const char *key, const struct ft_change *ch,
-			const char *of)
+			enum ft_change_of of)
 {
 	if (!ch) {
 		ft_json_null(j, key);
 		return;
 	}
 	ft_json_obj(j, key);
-	ft_json_str(j, "of", of);
-	ft_json_str(j, "statistic", !strcmp(of, "step_time") ? "mean" : "median");
+	ft_json_str(j, "of", ft_change_of_name(of));
+	ft_json_str(j, "statistic", of == FT_OF_STEP_TIME ? "mean" : "median");
 	ft_json_fixed(j, "before_ns", ch->before, 0);
 	ft_json_fixed(j, "after_ns", ch->after, 0);
 	ft_json_fixed(j, "lo_ns", ch->lo, 0);
 	ft_json_fixed(j, "hi_ns", ch->hi, 0);
 	ft_json_fixed(j, "confidence", 0.95, 2);
-	ft_json_str(j, "method", !strcmp(of, "step_time") ? "block bootstrap" : "bootstrap");
+	ft_json_str(j, "method", of == FT_OF_STEP_TIME ? "block bootstrap" : "bootstrap");
 	ft_json_int(j, "resamples", FT_BOOT_N);
 	ft_json_str(j, "verdict", ft_change_word[ch->verdict]);
 	ft_json_end(j);
@@ -120,8 +118,8 @@ void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
 		json_pair(j, &d->metrics[i]);
 	ft_json_end(j);
 	json_change(j, "change", d->change, d->change_of);
-	json_change(j, "median_change", d->median, "step_median");
-	ft_json_str(j, "conclusion_on", d->change ? d->change_of : NULL);
+	json_change(j, "median_change", d->median, FT_OF_STEP_MEDIAN);
+	ft_json_str(j, "conclusion_on", d->change ? ft_change_of_name(d->change_of) : NULL);
 	ft_json_str(j, "unit", d->unit);
 	ft_json_str(j, "feeds_window", d->feeds_window);
 	ft_json_obj(j, "feeds");
@@ -138,11 +136,18 @@ void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
 		ft_json_fixed(j, "after", d->gpu_idle_share[1], 4);
 		ft_json_end(j);
 	}
-	ft_json_obj(j, "verdict");
-	const char *la = ft_limit_name(d->limit[0]), *lb = ft_limit_name(d->limit[1]);
-	ft_json_str(j, "before", la ? la : "");
-	ft_json_str(j, "after", lb ? lb : "");
-	ft_json_end(j);
+	for (int i = 0; i < d->nverdict; i++) {
+		const struct ft_diff_vrow *x = &d->verdict[i];
+		ft_json_obj(j, x->key);
+		for (int k = 0; k < 2; k++)
+			if (x->way == FT_VF_DIFF_STATE)
+				ft_json_str(j, k ? "after" : "before", x->s[k] ? x->s[k] : "");
+			else if (x->ns[k] >= 0)
+				ft_json_u64(j, k ? "after" : "before", (uint64_t)x->ns[k]);
+			else
+				ft_json_null(j, k ? "after" : "before");
+		ft_json_end(j);
+	}
 	ft_gate_json(d->gates, d->ngates, j, "gate");
 	ft_json_str(j, "conclusion", d->conclusion);
 	ft_json_end(j);

@@ -13,6 +13,7 @@
 #include "gate.h"
 #include "states.h"
 #include "stats.h"
+#include "vfields.h"
 
 /* a figure before [0] and after [1]; has[k]: that side has it */
 struct ft_diff_pair {
@@ -30,6 +31,14 @@ struct ft_diff_finding {
 	double lost_per_unit[2];   /* per step or per run */
 };
 
+/* one of verdict.def's rows that diff shows: the main processes' values */
+struct ft_diff_vrow {
+	const char *key, *label;   /* verdict.def's dkey and label */
+	enum ft_vf_diff way;
+	const char *s[2];          /* STATE: the state's name */
+	int64_t ns[2];             /* NS: a time (negative: absent) */
+};
+
 struct ft_diff_figures {
 	const char *const *runs[2];     /* each side's run directories */
 	int nruns[2];
@@ -37,7 +46,7 @@ struct ft_diff_figures {
 	int nmetrics;
 	struct ft_diff_pair feeds[FT_CAT_N];  /* per unit, keyed by ft_cat_name */
 	const struct ft_change *change;       /* NULL: not resolved */
-	const char *change_of;                /* "step_time" or "wall_time" */
+	enum ft_change_of change_of;          /* STEP_TIME or WALL_TIME */
 	const struct ft_change *median;       /* the median step's; NULL: none */
 	const char *unit;                     /* "step" or "run" */
 	const char *feeds_window;             /* "steps" or "whole run" */
@@ -45,7 +54,8 @@ struct ft_diff_figures {
 	int nfindings;
 	int gpu_idle;               /* -1: none, 0: modelled, 1: measured */
 	double gpu_idle_share[2];
-	enum ft_limit limit[2];     /* the main processes' verdicts */
+	const struct ft_diff_vrow *verdict;   /* verdict.def's diff rows, in order */
+	int nverdict;
 	const struct ft_gate *gates;
 	int ngates;
 	const char *conclusion;

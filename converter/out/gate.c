@@ -77,19 +77,39 @@ static json_object *metrics_of(struct ft_report *r, json_object **root)
 	return m;
 }
 
-/* the change a condition on the step time compares (diff): the time per
- * step's or the median's; NULL for another metric */
+/* the step time's names a condition may use: the report's JSON key each
+ * reads, and the change diff compares it by (the time per step's or the
+ * median step's); any other name is a metrics key of its own */
+enum { BY_MEAN = 1, BY_MEDIAN };
+static const struct { const char *name, *key; int by; } step_names[] = {
+	{ "step_time", "step_mean_ns", BY_MEAN },
+	{ "step_mean_ns", "step_mean_ns", BY_MEAN },
+	{ "step_median", "step_median_ns", BY_MEDIAN },
+	{ "step_median_ns", "step_median_ns", BY_MEDIAN },
+};
+
+/* name's row of step_names, or -1 */
+static int step_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof step_names / sizeof step_names[0]; i++)
+		if (!strcmp(name, step_names[i].name))
+			return (int)i;
+	return -1;
+}
+
+/* the change a condition on the step time compares (diff); NULL for
+ * another metric */
 static const struct ft_change *step_change(const char *name, const struct ft_change *mean,
 					   const struct ft_change *median)
 {
-	return !strcmp(name, "step_time") || !strcmp(name, "step_mean_ns") ? mean :
-	       !strcmp(name, "step_median") || !strcmp(name, "step_median_ns") ? median : NULL;
+	int i = step_name(name);
+	return i < 0 ? NULL : step_names[i].by == BY_MEAN ? mean : median;
 }
 
 int ft_gate_metric(struct ft_report *const *runs, int n, const char *name, double *out)
 {
-	const char *key = !strcmp(name, "step_time") ? "step_mean_ns" :
-			  !strcmp(name, "step_median") ? "step_median_ns" : name;
+	int i = step_name(name);
+	const char *key = i >= 0 ? step_names[i].key : name;
 	double sum = 0;
 	int null = 0;
 	for (int i = 0; i < n; i++) {

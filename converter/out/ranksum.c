@@ -204,13 +204,14 @@ int ft_ranksum_read(struct ft_ranksums *s, const char *name, const char *text, s
 		m->dir = dup_str(root, "dir");
 		m->cmdline = dup_str(p, "cmdline");
 		json_object *v = get(p, "verdict", json_type_object);
-		m->limit = dup_str(v, "limit");
-		m->sentence = dup_str(v, "sentence");
 		m->step_median_ns = (uint64_t)get_int(cl, "step_median_ns", 0);
-		if (top_pid == x->pid) {
-			m->process = dup_str(top, "process");
-			m->detail = dup_str(top, "detail");
-		}
+		/* verdict.def's rows that ranks reads: a process's own, or the
+		 * run's (top) when it was about this process */
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
+		FT_VF_IF(ranks, if (!FT_VF_RUN_##scope) m->name = dup_str(v, key); \
+			 else if (top_pid == x->pid) m->name = dup_str(top, key);)
+#include "verdict.def"
+#undef VERDICT
 		s->n++;
 		added++;
 	}
@@ -227,10 +228,10 @@ void ft_ranksums_free(struct ft_ranksums *s)
 		free(m->job);
 		free(m->dir);
 		free(m->cmdline);
-		free(m->limit);
-		free(m->sentence);
-		free(m->process);
-		free(m->detail);
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
+		FT_VF_IF(ranks, free(m->name);)
+#include "verdict.def"
+#undef VERDICT
 	}
 	free(s->in);
 	free(s->meta);

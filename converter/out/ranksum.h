@@ -16,6 +16,7 @@
 #include "analysis.h"
 #include "ranks.h"
 #include "reader.h"
+#include "vfields.h"
 
 #define FT_RANKSUM_KEEP 1024       /* collectives kept per communicator */
 
@@ -30,8 +31,13 @@ struct ft_ranksum_proc {
 	char *dir;                 /* the trace directory it summarises */
 	char *job;                 /* the launcher's job id, "" */
 	char *cmdline;
-	char *limit, *sentence;    /* its own verdict (NULL: none) */
-	char *process, *detail;    /* the run verdict's words, when it was about this process */
+	/* verdict.def's rows read back (ranks 1): a P row from its own
+	 * verdict, an R row from the run's when it was about this process
+	 * (NULL: none) */
+#define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
+	FT_VF_IF(ranks, char *name;)
+#include "verdict.def"
+#undef VERDICT
 	uint64_t step_median_ns;
 };
 

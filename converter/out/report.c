@@ -4,8 +4,8 @@
  * loop's window, analyses the main process and its workers again within
  * that window (the verdict, its producers and start-up), and prints the
  * verdict, the findings
- * ranked by time lost and the top call sites in 80 columns, or the same as
- * JSON (docs/REPORT-SCHEMA.md). Also the report `feedtrace run` prints.
+ * ranked by time lost and the top call sites in 80 columns (the same as
+ * JSON: report_json.c). Also the report `feedtrace run` prints.
  * Never decides a limit itself: verdict.c does, per process. The command
  * and its options are cmd_report.c's.
  */
@@ -16,7 +16,6 @@
 #include "util.h"
 #include "analyse.h"
 #include "cover.h"
-#include "json.h"
 #include "phases.h"
 #include "problems.h"
 #include "report.h"
@@ -26,6 +25,7 @@
 #include "roles.h"
 #include "steps.h"
 #include "symbolize.h"
+#include "words.h"
 
 /* ---- building ---- */
 
@@ -107,12 +107,14 @@ static int by_lost(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-/* one process analysed: its findings to sink (NULL: none), m and v */
+/* one process analysed: its findings to sink (NULL: none), m and v, with
+ * v's sentence worded */
 static void analyse(struct ft_process *p, const struct ft_an_opts *o,
 		    const struct ft_merge_opts *mg, const struct ft_an_sink *sink, FILE *err,
 		    struct ft_metrics *m, struct ft_verdict *v)
 {
 	ft_analyse(p, o, mg, sink, err, tick, NULL, m, v);
+	ft_words_verdict(v, v->sentence, sizeof v->sentence);
 }
 
 /* ---- the run's verdict (docs/ANALYSES.md, "The verdict") ---- */
@@ -149,35 +151,15 @@ static void producer(struct ft_producer *o, const struct ft_process *p,
 }
 
 /* The feed keeps up: the loop is the limit, and its producers wait for it
- * (a full queue or pipe: each hands a batch over when the loop takes one) */
+ * (a full queue or pipe: each hands a batch over when the loop takes one)
+ * half of their time or more (words.c says it) */
 static void slack(struct ft_run_verdict *rv)
 {
-	uint64_t wall = 0, idle = 0, hand = 0;
-	int nw = 0;
-	for (int i = 0; i < rv->nprod; i++) {
-		/* waiting for a core is not waiting for the loop */
+	uint64_t wall = 0, idle = 0;
+	for (int i = 0; i < rv->nprod; i++)  /* waiting for a core is not waiting for the loop */
 		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
-		hand += rv->prod[i].handover;
-		nw += rv->prod[i].role == FT_PROD_WORKER;
-	}
-	if (!wall || idle * 2 < wall)
-		return;
-	char who[64], hw[96] = "";
-	int nl = rv->nprod - nw;
-	if (nw && nl)
-		snprintf(who, sizeof who, "%d worker%s and %d loader thread%s", nw, nw == 1 ? "" : "s",
-			 nl, nl == 1 ? "" : "s");
-	else
-		snprintf(who, sizeof who, "%d %s%s", rv->nprod, nw ? "worker" : "loader thread",
-			 rv->nprod == 1 ? "" : "s");
-	if (hand * 5 >= wall)
-		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
-			 "pipe is full)", 100 * (double)hand / (double)wall);
-	snprintf(rv->detail, sizeof rv->detail, "The %s wait%s for the loop %.0f%% of %s time%s: "
-		 "a full queue or pipe, each batch handed over when the loop takes one. "
-		 "More or faster producers do not help; a faster step does.", who,
-		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
-		 rv->nprod == 1 ? "its" : "their", hw);
+	if (wall && idle * 2 >= wall)
+		rv->detail_say = FT_DETAIL_SLACK;
 }
 
 /* The feeding threads' time runnable, waiting for a core, in the window:
@@ -186,14 +168,7 @@ static void slack(struct ft_run_verdict *rv)
 static void feed_runq(const struct ft_verdict *v, struct ft_run_verdict *rv)
 {
 	rv->feed_runq_ns = v->t[FT_CAT_RUNQ];
-	if (!v->wall_ns || rv->feed_runq_ns * 5 < v->wall_ns)
-		return;
-	size_t n = strlen(rv->detail);
-	snprintf(rv->detail + n, sizeof rv->detail - n, "%sThe feeding thread%s %s runnable, "
-		 "waiting for a core %.0f%% of the time: more busy threads than cores; use fewer "
-		 "threads per core (torch.set_num_threads, fewer workers, taskset).",
-		 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
-		 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
+	rv->feed_runq_said = v->wall_ns && rv->feed_runq_ns * 5 >= v->wall_ns;
 }
 
 /* the read shape of the producers: that of the producing process (a worker,
@@ -330,6 +305,17 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 					traced += rv->startup[c];
 				}
 	rv->startup[FT_CAT_CPU] = rv->startup_ns > traced ? rv->startup_ns - traced : 0;
+	/* a window of steps: its steps, and the feeding threads' wait for
+	 * data (data_wait and io, summed over them) per step */
+	rv->data_wait_step_ns = -1;
+	if (rv->from == FT_FROM_STEPS) {
+		uint64_t st = mp->m.steps_from_optimizer && v->phases ? v->phases->win_steps
+								      : mp->m.steps;
+		rv->window_steps = st > rv->warmup_steps ? st - rv->warmup_steps : 0;
+	}
+	if (rv->window_steps)
+		rv->data_wait_step_ns = (int64_t)((v->t[FT_CAT_DATA] + v->t[FT_CAT_IO] +
+						   rv->window_steps / 2) / rv->window_steps);
 	/* the workers' file reads in a window of steps: the main process's
 	 * own reads per step leave out the reads that feed those steps */
 	if (rv->from == FT_FROM_STEPS)
@@ -393,25 +379,21 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		add_producer(rv, &pr);
 	}
 	/* what the producers did, for data delivery */
-	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0, prq = 0;
-	int sampled = 1, ptimed = 0;
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, prq = 0;
 	for (int i = 0; i < rv->nprod; i++) {
 		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
 		prq += rv->prod[i].runq;
-		sampled &= rv->prod[i].cpu_sampled;
-		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
-		ptimed |= rv->prod[i].fault_timed;
+		pflt += rv->prod[i].majflt;
 	}
+	rv->busiest = -1;
 	if (v->limit == FT_LIMIT_NONE && v->nfeeders && rv->nprod)
 		slack(rv);
 	if (v->limit == FT_LIMIT_DATA && ft_phases_self_loading(v->phases)) {
 		/* the loop loads its own data: the sentence says how (phases.c) */
 		rv->data_cause = v->phases->io_ns * 2 >= v->phases->next_ns ? FT_CAUSE_IO
 									     : FT_CAUSE_PREPROCESSING;
-		if (v->first_launch) {  /* a GPU loop: the verdict's sentence is the GPU's */
-			snprintf(rv->detail, sizeof rv->detail, "T");
-			ft_phases_self_loading_text(v->phases, rv->detail + 1, sizeof rv->detail - 1);
-		}
+		if (v->first_launch)    /* a GPU loop: the verdict's sentence is the GPU's */
+			rv->detail_say = FT_DETAIL_SELF_LOADING;
 	} else if (v->limit == FT_LIMIT_DATA) {
 		if (rv->nprod) {
 			rv->data_cause = (pio > pcpu ? pio : pcpu) * 5 < pw ? FT_CAUSE_UNKNOWN
@@ -424,97 +406,15 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 			rv->data_cause = v->t[FT_CAT_IO] > v->t[FT_CAT_DATA] ? FT_CAUSE_IO
 									     : FT_CAUSE_UNKNOWN;
 		}
-		/* "2 workers and 1 loader thread"; more of the first kind suggested */
-		int nw = 0;
-		for (int i = 0; i < rv->nprod; i++)
-			nw += rv->prod[i].role == FT_PROD_WORKER;
-		int nl = rv->nprod - nw;
-		char who[64] = "", lt[32] = "";
-		if (nl)
-			snprintf(lt, sizeof lt, "%d loader thread%s", nl, nl == 1 ? "" : "s");
-		if (nw)
-			snprintf(who, sizeof who, "%d worker%s%s%s", nw, nw == 1 ? "" : "s",
-				 nl ? " and " : "", lt);
-		else
-			snprintf(who, sizeof who, "%s", lt);
-		const char *more = nw ? "workers" : "loader threads";
-		const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
-		const char *their = rv->nprod == 1 ? "its" : "their";
-		double d = pw ? (double)pw : 1.0;
 		read_shape(r, rv);
-		char how[400] = "";
-		if (rv->shape.req && rv->shape.req_ns * 2 >= rv->shape.io_ns) {
-			char n[32], sz[32];
-			ft_fmt_count(n, sizeof n, rv->shape.req_calls);
-			ft_fmt_count(sz, sizeof sz, rv->shape.req);
-			snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
-				 *rv->shape.dir ? " in " : "", rv->shape.dir);
-		}
 		/* producers faulting on mapped data look idle or busy on the CPU:
 		 * their reads are the faults */
 		if (rv->data_cause != FT_CAUSE_IO && pflt >= FT_MAPPED_MIN_FAULTS)
 			rv->data_cause = FT_CAUSE_MAPPED;
-		if (rv->data_cause == FT_CAUSE_MAPPED) {
-			char n[32], files[400], wait[128] = "";
-			ft_fmt_count(n, sizeof n, pflt);
-			ft_mapped_files_text(&r->mapped, files, sizeof files);
-			/* their wait in the faults, apart from their CPU time */
-			if (ptimed) {
-				char t[32], c[32];
-				ft_fmt_ns(t, sizeof t, pflt_ns);
-				ft_fmt_ns(c, sizeof c, pcpu);
-				if (pcpu)
-					snprintf(wait, sizeof wait, " and waited %s in them for block "
-						 "I/O, besides %s on the CPU", t, c);
-				else
-					snprintf(wait, sizeof wait, " and waited %s in them for block "
-						 "I/O", t);
-			}
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s took %s major page faults on mapped data (%.300s)%s: the "
-				 "data set is read from disk through memory maps (see Mapped data).",
-				 who, n, files, wait);
-		} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s %.0f%% of %s time in "
-				 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
-				 100 * (double)pio / d, their, how, more);
-		else if (rv->data_cause == FT_CAUSE_RUNQ)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
-				 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
-				 "fewer threads per core (torch.set_num_threads, fewer workers, "
-				 "taskset).", who, verb, 100 * (double)prq / d, their,
-				 100 * (double)pcpu / d, 100 * (double)pio / d);
-		else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %s %s on the CPU %.0f%% of the "
-				 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
-				 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
-				 more);
-		else if (rv->data_cause == FT_CAUSE_IO)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The feeding threads read the files "
-				 "themselves.");
-		else if (!rv->nprod)
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The producers made no traced call in the "
-				 "loop and have no CPU samples: what they did is unknown.");
-		else
-			snprintf(rv->detail, sizeof rv->detail,
-				 "The %d producer%s %s under 20%% of %s "
-				 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
-				 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
-				 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
-		/* busy producers that also waited for a core 20% of their time */
-		size_t dn = strlen(rv->detail);
-		if (rv->data_cause != FT_CAUSE_RUNQ && prq * 5 >= pw &&
-		    dn < sizeof rv->detail)
-			snprintf(rv->detail + dn, sizeof rv->detail - dn, " %s also runnable, "
-				 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
-				 "use fewer threads per core (torch.set_num_threads, fewer workers, "
-				 "taskset).", rv->nprod == 1 ? "It is" : "They are",
-				 100 * (double)prq / d, their);
+		rv->detail_say = FT_DETAIL_PRODUCERS;
+		/* busy producers that also waited for a core 20% of their time
+		 * (none without producers) */
+		rv->prod_runq_said = rv->data_cause != FT_CAUSE_RUNQ && pw && prq * 5 >= pw;
 		/* one producer far busier than the set (a pin-memory thread beside
 		 * idle workers): named, since more workers do not help it */
 		int b = -1;
@@ -527,46 +427,26 @@ static void run_verdict(struct ft_report *r, const struct ft_an_opts *o,
 		if (b >= 0 && rv->nprod > 1) {
 			const struct ft_producer *x = &rv->prod[b];
 			double share = (double)(x->io + x->cpu) / (double)x->wall;
-			double all = (double)(pio + pcpu) / d;
-			size_t n = strlen(rv->detail);
-			if (share >= 0.3 && share >= 1.5 * all && n < sizeof rv->detail)
-				snprintf(rv->detail + n, sizeof rv->detail - n,
-					 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
-					 ft_prod_name(x->role), x->tid,
-					 x->role != FT_PROD_WORKER ? " of the main process" : "",
-					 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
-					 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
+			double all = (double)(pio + pcpu) / (double)(pw ? pw : 1);
+			if (share >= 0.3 && share >= 1.5 * all)
+				rv->busiest = b;
 		}
 	}
 	feed_runq(v, rv);
-	/* the process in words */
-	char cmd[72];
-	ft_brief_command(mp->cmdline, cmd, sizeof cmd);
-	char rk[40] = "";                            /* "rank 2/4, " */
-	int rkn = ft_rank_text(r->tr.procs[r->main], rk, sizeof rk - 2);
-	if (rkn)
-		strcat(rk, ", ");
-	int n = snprintf(rv->process, sizeof rv->process, "%s%smain process %d (%s)",
-			 r->ranks.straggler >= 0 ? "the straggler, " : "", rk, mp->pid, cmd);
-	if (nworkers && n < (int)sizeof rv->process) {
-		n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d %s (", nworkers,
-			      allpy ? (nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
-				    : (nworkers == 1 ? "worker" : "workers"));
-		int k = 0;
-		for (int i = 0; i < r->nprocs && n < (int)sizeof rv->process - 16; i++)
-			if (main_worker(r, i))
-				n += snprintf(rv->process + n, sizeof rv->process - (size_t)n, "%s%d",
-					      k++ ? ", " : "", r->procs[i].pid);
-		if (n < (int)sizeof rv->process - 1)
-			strcat(rv->process, ")");
-	}
+	ft_words_detail(rv, v, &r->mapped, rv->detail, sizeof rv->detail);
+	/* the process in words (words.c), from its parts */
+	int32_t *wk = ft_xcalloc(nworkers ? (size_t)nworkers : 1, sizeof *wk);
+	int k = 0;
+	for (int i = 0; i < r->nprocs; i++)
+		if (main_worker(r, i))
+			wk[k++] = r->procs[i].pid;
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
 		nl += rv->prod[i].role == FT_PROD_LOADER;
-	n = (int)strlen(rv->process);
-	if (nl && n < (int)sizeof rv->process - 32)
-		snprintf(rv->process + n, sizeof rv->process - (size_t)n, ", %d loader thread%s", nl,
-			 nl == 1 ? "" : "s");
+	struct ft_proc_words said = { r->ranks.straggler >= 0, r->tr.procs[r->main], mp->pid,
+				    mp->cmdline, wk, nworkers, allpy, nl };
+	ft_words_process(&said, rv->process, sizeof rv->process);
+	free(wk);
 }
 
 /* The feeding threads' time waiting for data or in file I/O of their own
@@ -786,7 +666,7 @@ void ft_report_free(struct ft_report *r)
  * change (not wrapped: one line each); in JSON, "losses" with every kind (0 when none). */
 /* what the run lost of kind k, summed over its processes; *procs: how
  * many processes lost some */
-static uint64_t run_loss(const struct ft_report *r, enum ft_loss k, int *procs)
+uint64_t ft_report_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 {
 	uint64_t n = 0;
 	for (int i = 0; i < r->tr.nprocs; i++) {
@@ -798,50 +678,20 @@ static uint64_t run_loss(const struct ft_report *r, enum ft_loss k, int *procs)
 	return n;
 }
 
-/* a LOST line per kind of loss the run had */
-/* "capture window: steps 2000-2100 (optimizer steps, on demand) of a run
- * started 3 h 12 min before": the main process's first window, and how
- * many more */
-static int window_words(const struct ft_report *r, char *out, size_t cap)
-{
-	const struct ft_process *p = r->tr.procs[r->main];
-	if (!p->nwin)
-		return 0;
-	const struct ft_window *w = &p->win[0];
-	char ago[32], len[32];
-	uint64_t from, to;
-	ft_process_windowed(p, &from, &to);
-	ft_fmt_ns(ago, sizeof ago, from > p->base_ns ? from - p->base_ns : 0);
-	uint64_t end = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
-	uint64_t start = ft_ticks_to_ns(p, w->start_ticks);
-	ft_fmt_ns(len, sizeof len, end > start ? end - start : 0);
-	int n;
-	if (w->first_step)
-		n = snprintf(out, cap, "steps %llu-%llu (%s%s%s)",
-			     (unsigned long long)w->first_step,
-			     (unsigned long long)(w->last_step ? w->last_step : w->first_step),
-			     ft_window_unit_name(w->unit), w->reason == FT_WIN_STEPS ? "" : ", ",
-			     w->reason == FT_WIN_STEPS ? "" : ft_window_reason_name(w->reason));
-	else
-		n = snprintf(out, cap, "%s (%s)", len, ft_window_reason_name(w->reason));
-	n += snprintf(out + n, cap - (size_t)n, " of a run started %s before", ago);
-	if (p->nwin > 1)
-		snprintf(out + n, cap - (size_t)n, "; %d windows in all", p->nwin);
-	return 1;
-}
-
+/* the capture window's line (words.c), when the main process has one */
 static void report_window(const struct ft_report *r, FILE *out)
 {
 	char w[200];
-	if (window_words(r, w, sizeof w))
+	if (ft_words_capture(r->tr.procs[r->main], w, sizeof w))
 		fprintf(out, "  capture window: %s\n", w);
 }
 
+/* a LOST line per kind of loss the run had */
 static void report_losses(const struct ft_report *r, FILE *out)
 {
 	for (int k = 0; k < FT_LOSS_N; k++) {
 		int procs = 0;
-		uint64_t n = run_loss(r, (enum ft_loss)k, &procs);
+		uint64_t n = ft_report_loss(r, (enum ft_loss)k, &procs);
 		if (!n)
 			continue;
 		fprintf(out, "  LOST %llu %s", (unsigned long long)n, ft_loss_info[k].what);
@@ -998,14 +848,10 @@ static void report_ranks_unmatched(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 }
 
-/* the workers' file reads per step of the verdict's window (its steps,
- * those of the main process less the warm-up ones) */
+/* the workers' file reads per step of the verdict's window */
 static double worker_reads_per_step(const struct ft_report *r)
 {
-	const struct ft_rep_proc *mp = &r->procs[r->main];
-	uint64_t steps = mp->m.steps_from_optimizer && mp->v.phases ? mp->v.phases->win_steps
-								   : mp->m.steps;
-	steps = steps > r->rv.warmup_steps ? steps - r->rv.warmup_steps : 0;
+	uint64_t steps = r->rv.window_steps;
 	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
 }
 
@@ -1273,339 +1119,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	ft_symbols_print_notes(out, "  note: ");
 }
 
-/* ---- JSON ---- */
+/* ---- shared with report_json.c ---- */
 
 double ft_per_step(const struct ft_metrics *m, uint64_t x)
 {
 	return m->steps ? (double)x / (double)m->steps : 0;
-}
-
-/* "steps" and what goes with it: null when no step was marked */
-
-static void json_steps(struct ft_json *j, const struct ft_metrics *m)
-{
-	static const char *const keys[] = { "steps", "steps_from", "step_ns", "step_mean_ns",
-		"step_median_ns", "launches_per_step", "hidden_syncs_per_step", "reads_per_step" };
-	if (!m->steps) {
-		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-			ft_json_null(j, keys[k]);
-		return;
-	}
-	ft_json_u64(j, "steps", m->steps);
-	ft_json_str(j, "steps_from", m->steps_from_optimizer ? "optimizer"
-				     : m->steps_from_batches ? "batches" : "ranges");
-	ft_json_u64(j, "step_ns", m->step_ns);
-	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
-	ft_json_u64(j, "step_median_ns", m->step_median_ns);
-	ft_json_fixed(j, "launches_per_step", ft_per_step(m, m->step_launches), 4);
-	ft_json_fixed(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden), 4);
-	ft_json_fixed(j, "reads_per_step", ft_per_step(m, m->step_reads), 4);
-}
-
-static void json_metrics(struct ft_json *j, const struct ft_metrics *m)
-{
-	ft_json_obj(j, "metrics");
-#define METRIC(field, key, label, ns) ft_json_u64(j, key, m->field);
-#include "metrics.def"
-#undef METRIC
-	json_steps(j, m);
-	ft_json_end(j);
-}
-
-/* one value per feed category, under key */
-static void json_by_cat(struct ft_json *j, const char *key, const uint64_t *v)
-{
-	ft_json_obj(j, key);
-	for (int k = 0; k < FT_CAT_N; k++)
-		ft_json_u64(j, ft_cat_name[k], v[k]);
-	ft_json_end(j);
-}
-
-static void json_verdict(struct ft_json *j, const struct ft_rep_proc *p,
-			 const struct ft_run_verdict *rv)
-{
-	const struct ft_verdict *v = &p->v;
-	ft_json_obj(j, "verdict");
-	ft_json_int(j, "pid", p->pid);
-	ft_json_arr(j, "feeding_threads");
-	for (int i = 0; i < v->nfeeders && i < 8; i++)
-		ft_json_int(j, NULL, v->feeder[i]);
-	ft_json_end(j);
-	ft_json_bool(j, "feeders_launch_kernels", v->by_launch);
-	ft_json_u64(j, "wall_ns", v->wall_ns);
-	json_by_cat(j, "time_ns", v->t);
-	ft_json_obj(j, "share");
-	for (int k = 0; k < FT_CAT_N; k++)
-		ft_json_fixed(j, ft_cat_name[k],
-			      v->wall_ns ? (double)v->t[k] / (double)v->wall_ns : 0.0, 4);
-	ft_json_end(j);
-	ft_json_str(j, "limit", v->limit ? ft_limit_name(v->limit) : "none");
-	ft_json_str(j, "sentence", ft_txt(v->sentence));
-	ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-	ft_json_str(j, "basis", v->basis ? ft_basis_name(v->basis) : "thread_time");
-	ft_json_u64(j, "lock_wait_union_ns", v->lock_union);
-	ft_json_u64(j, "gil_wait_ns", v->gil_ns);
-	ft_phases_json(j, "phases", v->phases);
-	if (rv) {
-		ft_json_u64(j, "runq_ns", rv->feed_runq_ns);
-		ft_json_str(j, "process", ft_txt(rv->process));
-		ft_json_str(j, "data_cause", ft_cause_name(rv->data_cause));
-		ft_json_str(j, "detail", ft_txt(rv->detail));
-		if (rv->data_cause && rv->shape.calls) {
-			ft_json_obj(j, "producer_reads");
-			ft_json_u64(j, "calls", rv->shape.calls);
-			ft_json_u64(j, "io_ns", rv->shape.io_ns);
-			ft_json_u64(j, "req_bytes", rv->shape.req);
-			ft_json_u64(j, "req_calls", rv->shape.req_calls);
-			ft_json_u64(j, "req_ns", rv->shape.req_ns);
-			ft_json_str(j, "dir", rv->shape.dir);
-			ft_json_u64(j, "dir_ns", rv->shape.dir_ns);
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "producer_reads");
-		}
-		ft_json_obj(j, "window");
-		ft_json_u64(j, "start_ns", rv->w0);
-		ft_json_u64(j, "end_ns", rv->w1);
-		ft_json_str(j, "from", ft_from_name(rv->from));
-		ft_json_u64(j, "warmup_steps", rv->warmup_steps);
-		ft_json_u64(j, "warmup_ns", rv->warmup_ns);
-		ft_json_u64(j, "worker_file_reads", rv->worker_reads);
-		ft_json_u64(j, "launches_before", rv->launches_before);
-		ft_json_end(j);
-		ft_json_u64(j, "startup_ns", rv->startup_ns);
-		json_by_cat(j, "startup_time_ns", rv->startup);
-		if (v->by_launch) {
-			ft_json_obj(j, "gpu");
-			ft_json_u64(j, "busy_ns", v->busy_ns);
-			ft_json_u64(j, "idle_ns", v->idle_ns);
-			json_by_cat(j, "idle_by_feed", v->idle_by_feed);
-			ft_json_u64(j, "streams_ns", v->sidle_den);
-			json_by_cat(j, "streams_idle_by_feed", v->sidle);
-			ft_json_str(j, "idle_basis", v->gpu_measured ? "measured" : "modelled");
-			ft_json_obj(j, "modelled");
-			ft_json_u64(j, "busy_ns", v->model_busy_ns);
-			ft_json_u64(j, "idle_ns", v->model_idle_ns);
-			ft_json_end(j);
-			if (v->mcover_ns) {
-				ft_json_obj(j, "measured");
-				ft_json_u64(j, "covered_ns", v->mcover_ns);
-				ft_json_u64(j, "busy_ns", v->mbusy_ns);
-				ft_json_u64(j, "idle_ns", v->mcover_ns - v->mbusy_ns);
-				ft_json_u64(j, "drain_wait_ns", v->mdrain_ns);
-				ft_json_end(j);
-			} else {
-				ft_json_null(j, "measured");
-			}
-			ft_json_end(j);
-		} else {
-			ft_json_null(j, "gpu");
-		}
-		ft_json_arr(j, "producers");
-		for (int i = 0; i < rv->nprod; i++) {
-			const struct ft_producer *q = &rv->prod[i];
-			ft_json_obj(j, NULL);
-			ft_json_int(j, "pid", q->pid);
-			ft_json_int(j, "tid", q->tid);
-			ft_json_str(j, "role", ft_prod_name(q->role));
-			ft_json_u64(j, "wall_ns", q->wall);
-			ft_json_u64(j, "io_ns", q->io);
-			ft_json_u64(j, "cpu_ns", q->cpu);
-			ft_json_u64(j, "lock_ns", q->lock);
-			ft_json_u64(j, "idle_ns", q->idle);
-			ft_json_u64(j, "handover_ns", q->handover);
-			ft_json_u64(j, "runq_ns", q->runq);
-			ft_json_str(j, "cpu_from", q->cpu_sampled ? "samples" : "untraced time");
-			ft_json_u64(j, "major_faults", q->majflt);
-			if (q->fault_timed)
-				ft_json_u64(j, "fault_wait_ns", q->fault_ns);
-			else
-				ft_json_null(j, "fault_wait_ns");
-			ft_json_end(j);
-		}
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-}
-
-/* data read through memory maps (mapped.c); null when no process that
- * mapped a data file took a major fault */
-static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
-{
-	if (!m->nprocs) {
-		ft_json_null(j, "mapped_data");
-		return;
-	}
-	char sentence[1024];
-	ft_mapped_sentence(m, sentence, sizeof sentence);
-	ft_json_obj(j, "mapped_data");
-	ft_json_u64(j, "major_faults", m->faults);
-	if (m->timed)
-		ft_json_u64(j, "block_io_wait_ns", m->blkio_ns);
-	else
-		ft_json_null(j, "block_io_wait_ns");
-	ft_json_int(j, "processes", m->nprocs);
-	ft_json_int(j, "workers", m->nworkers);
-	ft_json_arr(j, "files");
-	for (int i = 0; i < m->nfiles; i++)
-		ft_json_str(j, NULL, m->files[i]);
-	ft_json_end(j);
-	ft_json_int(j, "more_files", m->more_files);
-	ft_json_arr(j, "threads");
-	for (int i = 0; i < m->nthreads; i++) {
-		ft_json_obj(j, NULL);
-		ft_json_int(j, "pid", m->threads[i].pid);
-		ft_json_int(j, "tid", m->threads[i].tid);
-		ft_json_str(j, "name", m->threads[i].name);
-		ft_json_u64(j, "major_faults", m->threads[i].faults);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_int(j, "more_threads", m->more_threads);
-	if (*sentence)
-		ft_json_str(j, "finding", sentence);
-	else
-		ft_json_null(j, "finding");
-	ft_json_end(j);
-}
-
-static void json_finding(struct ft_json *j, const struct ft_report *r,
-			 const struct ft_finding *f)
-{
-	ft_json_obj(j, NULL);
-	ft_json_str(j, "kind", ft_fkind(f)->key);
-	ft_json_int(j, "pid", f->pid);
-	ft_json_u64(j, "start_ns", f->start);
-	ft_json_u64(j, "end_ns", f->end);
-	ft_json_u64(j, "lost_ns", f->lost_ns);
-	ft_fkind(f)->json(j, f);
-	ft_json_str(j, "suggestion", ft_finding_advice(r, f));
-	ft_json_end(j);
-}
-
-/* "capture": the main process's first window, or null (recorded throughout) */
-static void json_window(struct ft_json *j, const struct ft_report *r)
-{
-	const struct ft_process *p = r->tr.procs[r->main];
-	if (!p->nwin) {
-		ft_json_null(j, "capture");
-		return;
-	}
-	const struct ft_window *w = &p->win[0];
-	uint64_t from, to;
-	ft_process_windowed(p, &from, &to);
-	ft_json_obj(j, "capture");
-	ft_json_str(j, "reason", ft_window_reason_name(w->reason));
-	ft_json_str(j, "unit", ft_window_unit_name(w->unit));
-	ft_json_u64(j, "first_step", w->first_step);
-	ft_json_u64(j, "last_step", w->last_step);
-	ft_json_u64(j, "started_after_ns", from > p->base_ns ? from - p->base_ns : 0);
-	ft_json_int(j, "windows", p->nwin);
-	ft_json_end(j);
-}
-
-void ft_report_json(const struct ft_report *r, FILE *out)
-{
-	struct ft_json jw, *j = &jw;
-	ft_json_begin(j, out);
-	ft_json_obj(j, NULL);
-	ft_json_str(j, "schema", "feedtrace-report/1");
-	ft_json_str(j, "dir", ft_txt(r->dir));
-	ft_json_u64(j, "damaged", (uint64_t)r->tr.errors);
-	ft_json_obj(j, "losses");
-	for (int k = 0; k < FT_LOSS_N; k++)
-		ft_json_u64(j, ft_loss_info[k].key, run_loss(r, (enum ft_loss)k, NULL));
-	ft_json_end(j);
-	json_metrics(j, &r->total);
-	json_window(j, r);
-	json_verdict(j, &r->procs[r->main], &r->rv);
-	const struct ft_process *fp = r->nprocs ? r->tr.procs[r->main] : NULL;
-	if (fp && fp->nflight) {
-		char words[320];
-		ft_flight_words(fp, words, sizeof words);
-		ft_json_obj(j, "flight");
-		ft_json_str(j, "why", ft_flight_why(fp->flight_last.why));
-		ft_json_int(j, "detail", fp->flight_last.detail);
-		ft_json_u64(j, "window_ns", ft_flight_window_ns(fp));
-		ft_json_u64(j, "run_ns", ft_flight_run_ns(fp));
-		ft_json_str(j, "text", words);
-		ft_json_end(j);
-	} else {
-		ft_json_null(j, "flight");
-	}
-	ft_ranks_json(j, &r->ranks);
-	ft_json_arr(j, "processes");
-	for (int i = 0; i < r->nprocs; i++) {
-		const struct ft_rep_proc *p = &r->procs[i];
-		ft_json_obj(j, NULL);
-		ft_json_int(j, "pid", p->pid);
-		ft_json_int(j, "ppid", p->ppid);
-		ft_json_str(j, "role", p->role ? ft_proc_role_name(p->role) : "helper");
-		ft_json_str(j, "cmdline", ft_txt(p->cmdline));
-		ft_rank_json(j, r->tr.procs[i]);
-		ft_ranksum_json(j, r->tr.procs[i], p->v.colls, p->v.ncolls, p->own_step_median_ns);
-		json_metrics(j, &p->m);
-		json_verdict(j, p, NULL);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_u64(j, "launch_gaps_left_out", r->gaps_left_out);
-	ft_json_arr(j, "findings");
-	for (int i = 0; i < r->nf; i++)
-		json_finding(j, r, &r->f[i]);
-	ft_json_end(j);
-	ft_json_arr(j, "problems");
-	struct ft_problem *pb;
-	int npb = ft_problems(r, &pb);
-	for (int i = 0; i < npb; i++) {
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", pb[i].kind);
-		ft_json_int(j, "pid", pb[i].pid);
-		ft_json_int(j, "processes", pb[i].nprocs);
-		ft_json_u64(j, "count", pb[i].count);
-		ft_json_u64(j, "lost_ns", pb[i].lost_ns);
-		if (pb[i].summed_ns)
-			ft_json_u64(j, "summed_ns", pb[i].summed_ns);
-		else
-			ft_json_null(j, "summed_ns");
-		if (pb[i].feed_known)
-			ft_json_u64(j, "feed_lost_ns", pb[i].feed_ns);
-		else
-			ft_json_null(j, "feed_lost_ns");
-		ft_json_int(j, "first_finding", pb[i].first);
-		ft_json_str(j, "what", ft_txt(pb[i].what));
-		ft_json_str(j, "suggestion", ft_txt(pb[i].suggestion));
-		ft_json_str(j, "opener", pb[i].opener);
-		ft_json_end(j);
-	}
-	free(pb);
-	ft_json_end(j);
-	json_mapped(j, &r->mapped);
-	ft_json_arr(j, "call_sites");
-	for (int i = 0; i < r->nf; i++) {
-		const struct ft_finding *f = &r->f[i];
-		if (!ft_fkind(f)->site)
-			continue;
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", ft_fkind(f)->key);
-		ft_json_int(j, "pid", f->pid);
-		ft_json_str(j, "site", ft_txt(f->site));
-		ft_json_str(j, "symbol", ft_txt(f->symbol));
-		ft_json_int(j, "tid", f->tid);
-		ft_json_u64(j, "count", f->count);
-		ft_json_u64(j, "total_ns", f->total_ns);
-		ft_json_u64(j, "max_ns", f->max_ns);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_arr(j, "symbol_notes");
-	const char **notes;
-	int nn = ft_symbols_notes(&notes);
-	for (int i = 0; i < nn; i++)
-		ft_json_str(j, NULL, ft_txt(notes[i]));
-	ft_json_end(j);
-	ft_json_end(j);
-	fputc('\n', out);
 }
 
 struct stepfeed { struct ft_steps *s; };

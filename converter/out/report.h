@@ -1,7 +1,8 @@
 /*
  * report.h: a run's diagnosis (report.c): every process analysed, the
  * verdict, findings ranked by time lost, call sites; printed as 80-column
- * text or as JSON (docs/REPORT-SCHEMA.md). diff.c compares two of them.
+ * text (report.c) or as JSON (report_json.c, docs/REPORT-SCHEMA.md);
+ * the sentences are words.c's. diff.c compares two of them.
  */
 #ifndef FT_REPORT_H
 #define FT_REPORT_H
@@ -42,10 +43,22 @@ struct ft_producer {
 	uint64_t runq;            /* of idle: runnable, waiting for a core (SCHED samples) */
 };
 
+/* what the run verdict's detail says (words.c words it) */
+enum ft_detail_say {
+	FT_DETAIL_NONE,           /* "" (then the feeding threads' run-queue line, if said) */
+	FT_DETAIL_SLACK,          /* the producers wait for the loop */
+	FT_DETAIL_SELF_LOADING,   /* a GPU loop loads its own data (its phases' figures) */
+	FT_DETAIL_PRODUCERS,      /* data delivery: what the producers did (data_cause) */
+};
+
 /* the run's verdict: about the main process (r->procs[r->main]) */
 struct ft_run_verdict {
 	char process[200];        /* "main process 5511 (python3 train.py), 2 ..." */
-	char detail[768];         /* the producers' line, or "" */
+	char detail[768];         /* the producers' line, or "" (words.c: detail_say) */
+	enum ft_detail_say detail_say;
+	int prod_runq_said;       /* PRODUCERS: and the producers waited for a core 20% */
+	int busiest;              /* PRODUCERS: the producer named as far busier, -1: none */
+	int feed_runq_said;       /* the feeding threads waited for a core 20% of the window */
 	struct ft_read_shape shape;   /* the producers' reads, mostly (req 0: none) */
 	enum ft_cause data_cause; /* why the loop waits for data; UNSET: it does not */
 	enum ft_from from;        /* what the window starts from */
@@ -56,6 +69,10 @@ struct ft_run_verdict {
 	uint64_t launches_before; /* from the first launch: an initialisation's launches
 	                             before a long pause, left out (gpu.c) */
 	uint64_t worker_reads;    /* the workers' file reads in a window of steps */
+	uint64_t window_steps;    /* a window of steps: its steps (the main process's, less
+	                             the warm-up ones); 0 otherwise */
+	int64_t data_wait_step_ns;  /* the feeding threads' time waiting for data or in
+	                               file I/O per step of the window; -1: no window of steps */
 	uint64_t startup[FT_CAT_N];  /* the main thread's time before the window */
 	struct ft_producer *prod;
 	int nprod;
@@ -96,6 +113,9 @@ void ft_report_json(const struct ft_report *r, FILE *out);
 int ft_report_print(const char *dir, FILE *out);
 /* steps: "-" or the count; the mean step time; per-step rates (x per step) */
 double ft_per_step(const struct ft_metrics *m, uint64_t x);
+/* what the run lost of kind k, summed over its processes; *procs (or
+ * NULL): how many processes lost some */
+uint64_t ft_report_loss(const struct ft_report *r, enum ft_loss k, int *procs);
 
 /* the step times of the process with most steps, in the order they
  * closed; *len malloc'd (NULL, 0 without steps) */

@@ -825,6 +825,9 @@ def test_loop_that_reads_its_own_data(tmp_path):
             assert v["window"]["from"] == "steps" and v["window"]["start_ns"] == t0
             assert v["share"]["io"] == 0.6 and v["producers"] == []
             assert v["process"] == "main process 100 (python3 train.py --epochs 3)"
+            # no producers: nothing of theirs waited for a core
+            assert v["data_cause"] == "I/O"
+            assert v["detail"] == "The feeding threads read the files themselves."
         else:
             assert v["limit"] == "none" and v["feeding_threads"] == []
 

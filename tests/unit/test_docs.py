@@ -70,3 +70,20 @@ def test_metrics_keys_documented_in_order():
     para = doc[doc.index("**METRICS**"):doc.index("then the steps")]
     named = [k for k in re.findall(r"`(\w+)`", para) if k in keys]
     assert sorted(set(named), key=named.index) == keys      # each in order, first mention
+
+
+def test_verdict_keys_documented():
+    """REPORT-SCHEMA's VERDICT and RUN tables have a row for each of
+    verdict.def's keys, the process's (P) in VERDICT, the run's (R) in
+    RUN or marked "(the run's verdict only)" in VERDICT"""
+    rows = re.findall(r'^VERDICT\(\s*\w+,\s*([PR]),\s*\w+,\s*"(\w+)"',
+                      open(os.path.join(ROOT, "converter", "analyse", "verdict.def")).read(), re.M)
+    assert len(rows) >= 23
+    doc = open(os.path.join(ROOT, "docs", "REPORT-SCHEMA.md")).read()
+    verdict = doc[doc.index("**VERDICT**"):doc.index("**RUN**")]
+    run = doc[doc.index("**RUN**"):doc.index("**FINDING**")]
+    for scope, key in rows:
+        line = re.search(r"^\| %s \|.*$" % key, verdict + run, re.M)
+        assert line, key
+        in_run = line.group(0) in run or "(the run's verdict only)" in line.group(0)
+        assert in_run == (scope == "R"), key

@@ -1,0 +1,511 @@
+/*
+ * words.c: the English of the model's decisions (words.h): the verdict's
+ * sentence from what verdict.c decided (its say, its limit) and the
+ * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report.c
+ * decided (detail_say, data_cause, the flags) and the producers' figures;
+ * the run verdict's process; a process's capture window; a diff's
+ * findings and its conclusion from what diff.c decided it credits.
+ * Shares are worded as whole percentages.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fkind.h"
+#include "phases.h"
+#include "roles.h"
+#include "stats.h"
+#include "util.h"
+#include "words.h"
+
+/* the end of a "locks" sentence into buf: when the feeding threads' lock
+ * time is mostly waits for CPython's GIL, which lock and what to change */
+static const char *gil_words(const struct ft_verdict *v, double wall, char *buf, size_t cap)
+{
+	if (!v->gil_ns || v->gil_ns * 2 < v->t[FT_CAT_LOCK])
+		return ".";
+	snprintf(buf, cap, ", %.0f%% for the Python GIL (other threads run Python meanwhile): "
+		 "move their work into worker processes.", 100 * (double)v->gil_ns / wall);
+	return buf;
+}
+
+/* "he loop waits for data 61% of each step: the main process loads it
+ * itself (num_workers=0), ...: use DataLoader workers (...)." (the caller
+ * writes the "T" or "; t" before it) */
+static void self_loading_words(const struct ft_phases_sum *ph, char *out, size_t cap)
+{
+	double d = ft_phases_data_wait(ph);
+	/* the main process loads its own data: its file I/O, and the CPU (the rest) */
+	double io = ph->next_ns ? (double)ph->io_ns / (double)ph->next_ns : 0;
+	/* workers that each take the loading time L per batch keep a step of
+	 * compute C fed when n >= L / C */
+	unsigned n = d >= 0.94 ? 16 : (unsigned)(d / (1 - d) + 0.999);
+	if (n < 1)
+		n = 1;
+	snprintf(out, cap, "he loop waits for data %.0f%% of each "
+		 "step: the main process loads it itself (num_workers=0), mostly %s in %s "
+		 "(file I/O %.0f%%, CPU %.0f%% of each step): use DataLoader workers "
+		 "(num_workers=%u or more).", 100 * d, io >= 0.5 ? "in file I/O" : "on the CPU",
+		 *ph->getitem ? ph->getitem : "the dataset", 100 * d * io, 100 * d * (1 - io), n);
+}
+
+/* FT_SAY_NOGPU_PHASES: the loop's own clock (phases.c's limit) */
+static void phases_words(const struct ft_phases_sum *ph, enum ft_limit limit, char *out,
+			 size_t cap)
+{
+	double d = ft_phases_data_wait(ph);
+	if (limit == FT_LIMIT_NONE)
+		snprintf(out, cap, "No GPU work was recorded and the data feed keeps up: the "
+			 "loop waits for data %.0f%% of each step (time in the DataLoader's "
+			 "__next__).", 100 * d);
+	else if (ph->workers)
+		snprintf(out, cap, "No GPU work was recorded; the loop waits for data %.0f%% of "
+			 "each step (time in the DataLoader's __next__): its %u DataLoader worker%s "
+			 "do%s not keep up.", 100 * d, ph->workers, ph->workers == 1 ? "" : "s",
+			 ph->workers == 1 ? "es" : "");
+	else {
+		snprintf(out, cap, "No GPU work was recorded; t");
+		self_loading_words(ph, out + strlen(out), cap - strlen(out));
+	}
+}
+
+void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap)
+{
+	double w = v->wall_ns ? (double)v->wall_ns : 1.0;
+	double sh[FT_CAT_N];
+	for (int c = 0; c < FT_CAT_N; c++)
+		sh[c] = (double)v->t[c] / w;
+	double data = sh[FT_CAT_IO] + sh[FT_CAT_DATA], sync = sh[FT_CAT_HIDDEN];
+	double locks = sh[FT_CAT_LOCK], ranks = sh[FT_CAT_RANKS], gpu = sh[FT_CAT_GPU_WAIT];
+	double win = v->win_end > v->win_start ? (double)(v->win_end - v->win_start) : 1.0;
+	double idle = (double)v->idle_ns / win, held = (double)v->lock_union / win;
+	const char *who = v->nfeeders > 1 ? "the feeding threads spend" : "the feeding thread spends";
+	const char *how = v->gpu_measured ? " (measured)" : "";
+	char gw[160];
+	*out = 0;
+	switch (v->say) {
+	case FT_SAY_UNSET:
+		break;
+	case FT_SAY_NOTHING:
+		snprintf(out, cap, "No GPU work and no data feed was recorded: nothing to limit.");
+		break;
+	case FT_SAY_NOGPU_RANKS:
+		snprintf(out, cap,
+			 "No GPU work was recorded; the process waits for other ranks: %s "
+			 "%.0f%% of the time in collectives and %.0f%% waiting for data. The "
+			 "last rank to arrive sets the pace: with every rank traced, the Ranks "
+			 "block names it.",
+			 who, 100 * ranks, 100 * data);
+		break;
+	case FT_SAY_NOGPU_PHASES:
+		phases_words(v->phases, v->limit, out, cap);
+		break;
+	case FT_SAY_NOGPU_DATA:
+		snprintf(out, cap,
+			 "No GPU work was recorded; the process is limited by data delivery: "
+			 "%s %.0f%% of the time waiting for data and %.0f%% in file I/O.",
+			 who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
+		break;
+	case FT_SAY_NOGPU_LOCKS:
+		snprintf(out, cap,
+			 "No GPU work was recorded; the process is limited by locks: %s "
+			 "%.0f%% of the time waiting on locks%s", who, 100 * locks,
+			 gil_words(v, w, gw, sizeof gw));
+		break;
+	case FT_SAY_NOGPU_NONE:
+		snprintf(out, cap,
+			 "No GPU work was recorded and the data feed keeps up: the loop is the "
+			 "limit (%s %.0f%% of the time waiting for data).", who, 100 * data);
+		break;
+	case FT_SAY_LOCK_TURNS:
+		snprintf(out, cap,
+			 "The GPU feed is limited by locks: the launching threads take turns on a "
+			 "lock (one of them waits %.0f%% of the loop; %s %.0f%% of the time "
+			 "waiting on locks).", 100 * held, who, 100 * locks);
+		break;
+	case FT_SAY_STREAM_SYNCS:
+		snprintf(out, cap,
+			 "The GPU feed is limited by synchronization: each feeding thread's "
+			 "stream idles %.0f%% of its time behind its syncs, though the device, "
+			 "all streams together, is busy %.0f%% of the loop%s (kernels of different "
+			 "streams overlap when they fit).", 100 * v->said_share, 100 * (1 - idle), how);
+		break;
+	case FT_SAY_GPU_BUSY:
+		snprintf(out, cap,
+			 "The GPU is the limit: it is busy %.0f%% of the loop%s and the feed keeps "
+			 "up (%s %.0f%% of the time waiting for the GPU).", 100 * (1 - idle), how,
+			 who, 100 * (gpu + sync));
+		break;
+	case FT_SAY_GPU_IDLE:
+		snprintf(out, cap,
+			 "The GPU feed is limited by %s: the GPU idles %.0f%% of the loop%s, and "
+			 "the streams idle %.0f%% of their time because of it.", ft_limit_name(v->limit),
+			 100 * idle, how, 100 * v->said_share);
+		break;
+	case FT_SAY_GPU_WAIT:
+		snprintf(out, cap,
+			 "The GPU is the limit: %s %.0f%% of the time waiting for the GPU and little "
+			 "else.", who, 100 * gpu);
+		break;
+	case FT_SAY_DATA:
+		snprintf(out, cap,
+			 "The GPU feed is limited by data delivery: %s %.0f%% of the time waiting "
+			 "for data and %.0f%% in file I/O.", who, 100 * sh[FT_CAT_DATA], 100 * sh[FT_CAT_IO]);
+		break;
+	case FT_SAY_SYNC:
+		snprintf(out, cap,
+			 "The GPU feed is limited by synchronization: %s %.0f%% of the time in "
+			 "hidden syncs the program did not ask for.", who, 100 * sync);
+		break;
+	case FT_SAY_LOCKS:
+		snprintf(out, cap,
+			 "The GPU feed is limited by locks: %s %.0f%% of the time waiting on locks%s",
+			 who, 100 * locks, gil_words(v, w, gw, sizeof gw));
+		break;
+	case FT_SAY_RANKS:
+		snprintf(out, cap,
+			 "The GPU feed waits for other ranks: %s %.0f%% of the time in collectives. "
+			 "The last rank to arrive sets the pace: with every rank traced, the Ranks "
+			 "block names it.",
+			 who, 100 * ranks);
+		break;
+	case FT_SAY_SUBMISSION: {
+		char rq[64] = "";
+		if (sh[FT_CAT_RUNQ] >= 0.005)
+			snprintf(rq, sizeof rq, " (and %.0f%% runnable, waiting for a core)",
+				 100 * sh[FT_CAT_RUNQ]);
+		snprintf(out, cap,
+			 "The GPU feed is limited by work submission: %s %.0f%% of the time on the "
+			 "CPU between launches%s and %.0f%% submitting, while the GPU waits for work.",
+			 who, 100 * sh[FT_CAT_CPU], rq, 100 * sh[FT_CAT_SUBMIT]);
+		break;
+	}
+	}
+}
+
+/* "2 workers and 1 loader thread": rv's producers by kind */
+static void producers_who(const struct ft_run_verdict *rv, int *nw, char *who, size_t cap)
+{
+	*nw = 0;
+	for (int i = 0; i < rv->nprod; i++)
+		*nw += rv->prod[i].role == FT_PROD_WORKER;
+	int nl = rv->nprod - *nw;
+	char lt[32] = "";
+	if (nl)
+		snprintf(lt, sizeof lt, "%d loader thread%s", nl, nl == 1 ? "" : "s");
+	if (*nw)
+		snprintf(who, cap, "%d worker%s%s%s", *nw, *nw == 1 ? "" : "s", nl ? " and " : "", lt);
+	else
+		snprintf(who, cap, "%s", lt);
+}
+
+/* FT_DETAIL_SLACK: the producers wait for the loop */
+static void slack_words(const struct ft_run_verdict *rv, char *out, size_t cap)
+{
+	uint64_t wall = 0, idle = 0, hand = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		wall += rv->prod[i].wall, idle += rv->prod[i].idle - rv->prod[i].runq;
+		hand += rv->prod[i].handover;
+	}
+	char who[64], hw[96] = "";
+	int nw;
+	producers_who(rv, &nw, who, sizeof who);
+	if (hand * 5 >= wall)
+		snprintf(hw, sizeof hw, ", %.0f%% blocked handing batches over (pipe writes: the "
+			 "pipe is full)", 100 * (double)hand / (double)wall);
+	snprintf(out, cap, "The %s wait%s for the loop %.0f%% of %s time%s: "
+		 "a full queue or pipe, each batch handed over when the loop takes one. "
+		 "More or faster producers do not help; a faster step does.", who,
+		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
+		 rv->nprod == 1 ? "its" : "their", hw);
+}
+
+/* FT_DETAIL_PRODUCERS: what the producers did, by the data cause */
+static void producers_words(const struct ft_run_verdict *rv, const struct ft_mapped *m,
+			    char *out, size_t cap)
+{
+	uint64_t pw = 0, pio = 0, pcpu = 0, pflt = 0, pflt_ns = 0, prq = 0;
+	int sampled = 1, ptimed = 0;
+	for (int i = 0; i < rv->nprod; i++) {
+		pw += rv->prod[i].wall, pio += rv->prod[i].io, pcpu += rv->prod[i].cpu;
+		prq += rv->prod[i].runq;
+		sampled &= rv->prod[i].cpu_sampled;
+		pflt += rv->prod[i].majflt, pflt_ns += rv->prod[i].fault_ns;
+		ptimed |= rv->prod[i].fault_timed;
+	}
+	/* more of the first kind suggested */
+	char who[64];
+	int nw;
+	producers_who(rv, &nw, who, sizeof who);
+	const char *more = nw ? "workers" : "loader threads";
+	const char *verb = rv->nprod == 1 ? "is" : "are", *spend = rv->nprod == 1 ? "spends" : "spend";
+	const char *their = rv->nprod == 1 ? "its" : "their";
+	double d = pw ? (double)pw : 1.0;
+	char how[400] = "";
+	if (rv->shape.req && rv->shape.req_ns * 2 >= rv->shape.io_ns) {
+		char n[32], sz[32];
+		ft_fmt_count(n, sizeof n, rv->shape.req_calls);
+		ft_fmt_count(sz, sizeof sz, rv->shape.req);
+		snprintf(how, sizeof how, ", mostly in %s reads of %s bytes%s%.256s", n, sz,
+			 *rv->shape.dir ? " in " : "", rv->shape.dir);
+	}
+	if (rv->data_cause == FT_CAUSE_MAPPED) {
+		char n[32], files[400], wait[128] = "";
+		ft_fmt_count(n, sizeof n, pflt);
+		ft_mapped_files_text(m, files, sizeof files);
+		/* their wait in the faults, apart from their CPU time */
+		if (ptimed) {
+			char t[32], c[32];
+			ft_fmt_ns(t, sizeof t, pflt_ns);
+			ft_fmt_ns(c, sizeof c, pcpu);
+			if (pcpu)
+				snprintf(wait, sizeof wait, " and waited %s in them for block "
+					 "I/O, besides %s on the CPU", t, c);
+			else
+				snprintf(wait, sizeof wait, " and waited %s in them for block "
+					 "I/O", t);
+		}
+		snprintf(out, cap,
+			 "The %s took %s major page faults on mapped data (%.300s)%s: the "
+			 "data set is read from disk through memory maps (see Mapped data).",
+			 who, n, files, wait);
+	} else if (rv->data_cause == FT_CAUSE_IO && rv->nprod)
+		snprintf(out, cap,
+			 "The %s %s %.0f%% of %s time in "
+			 "file I/O%s: read fewer, larger pieces or add %s.", who, spend,
+			 100 * (double)pio / d, their, how, more);
+	else if (rv->data_cause == FT_CAUSE_RUNQ)
+		snprintf(out, cap,
+			 "The %s %s runnable, waiting for a core %.0f%% of %s time (on the "
+			 "CPU %.0f%%, in file I/O %.0f%%): more busy threads than cores; use "
+			 "fewer threads per core (torch.set_num_threads, fewer workers, "
+			 "taskset).", who, verb, 100 * (double)prq / d, their,
+			 100 * (double)pcpu / d, 100 * (double)pio / d);
+	else if (rv->data_cause == FT_CAUSE_PREPROCESSING)
+		snprintf(out, cap,
+			 "The %s %s on the CPU %.0f%% of the "
+			 "time%s: preprocessing; add %s or a cheaper transform.", who, verb,
+			 100 * (double)pcpu / d, sampled ? "" : " (untraced time: no CPU samples)",
+			 more);
+	else if (rv->data_cause == FT_CAUSE_IO)
+		snprintf(out, cap,
+			 "The feeding threads read the files "
+			 "themselves.");
+	else if (!rv->nprod)
+		snprintf(out, cap,
+			 "The producers made no traced call in the "
+			 "loop and have no CPU samples: what they did is unknown.");
+	else
+		snprintf(out, cap,
+			 "The %d producer%s %s under 20%% of %s "
+			 "time in file I/O or on the CPU: %s wait%s %s.", rv->nprod,
+			 rv->nprod == 1 ? "" : "s", spend, their, rv->nprod == 1 ? "it" : "they",
+			 rv->nprod == 1 ? "s" : "", rv->nprod == 1 ? "itself" : "themselves");
+	size_t dn = strlen(out);
+	if (rv->prod_runq_said && dn < cap)
+		snprintf(out + dn, cap - dn, " %s also runnable, "
+			 "waiting for a core %.0f%% of %s time: more busy threads than cores; "
+			 "use fewer threads per core (torch.set_num_threads, fewer workers, "
+			 "taskset).", rv->nprod == 1 ? "It is" : "They are",
+			 100 * (double)prq / d, their);
+	size_t n = strlen(out);
+	if (rv->busiest >= 0 && n < cap) {
+		const struct ft_producer *x = &rv->prod[rv->busiest];
+		double share = (double)(x->io + x->cpu) / (double)x->wall;
+		snprintf(out + n, cap - n,
+			 " The busiest, %s %d%s, is %s %.0f%% of the time%s.",
+			 ft_prod_name(x->role), x->tid,
+			 x->role != FT_PROD_WORKER ? " of the main process" : "",
+			 x->io > x->cpu ? "in file I/O" : "on the CPU", 100 * share,
+			 x->role != FT_PROD_WORKER ? "; more workers do not speed it up" : "");
+	}
+}
+
+void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+		     const struct ft_mapped *m, char *out, size_t cap)
+{
+	*out = 0;
+	switch (rv->detail_say) {
+	case FT_DETAIL_NONE:
+		break;
+	case FT_DETAIL_SLACK:
+		slack_words(rv, out, cap);
+		break;
+	case FT_DETAIL_SELF_LOADING:
+		snprintf(out, cap, "T");
+		self_loading_words(v->phases, out + 1, cap - 1);
+		break;
+	case FT_DETAIL_PRODUCERS:
+		producers_words(rv, m, out, cap);
+		break;
+	}
+	/* the feeding threads waited for a core 20% of the window */
+	size_t n = strlen(out);
+	if (rv->feed_runq_said && n < cap)
+		snprintf(out + n, cap - n, "%sThe feeding thread%s %s runnable, "
+			 "waiting for a core %.0f%% of the time: more busy threads than cores; use "
+			 "fewer threads per core (torch.set_num_threads, fewer workers, taskset).",
+			 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
+			 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
+}
+
+int ft_words_capture(const struct ft_process *p, char *out, size_t cap)
+{
+	if (!p->nwin)
+		return 0;
+	const struct ft_window *w = &p->win[0];
+	char ago[32], len[32];
+	uint64_t from, to;
+	ft_process_windowed(p, &from, &to);
+	ft_fmt_ns(ago, sizeof ago, from > p->base_ns ? from - p->base_ns : 0);
+	uint64_t end = w->end_ticks ? ft_ticks_to_ns(p, w->end_ticks) : p->last_ns;
+	uint64_t start = ft_ticks_to_ns(p, w->start_ticks);
+	ft_fmt_ns(len, sizeof len, end > start ? end - start : 0);
+	int n;
+	if (w->first_step)
+		n = snprintf(out, cap, "steps %llu-%llu (%s%s%s)",
+			     (unsigned long long)w->first_step,
+			     (unsigned long long)(w->last_step ? w->last_step : w->first_step),
+			     ft_window_unit_name(w->unit), w->reason == FT_WIN_STEPS ? "" : ", ",
+			     w->reason == FT_WIN_STEPS ? "" : ft_window_reason_name(w->reason));
+	else
+		n = snprintf(out, cap, "%s (%s)", len, ft_window_reason_name(w->reason));
+	n += snprintf(out + n, cap - (size_t)n, " of a run started %s before", ago);
+	if (p->nwin > 1)
+		snprintf(out + n, cap - (size_t)n, "; %d windows in all", p->nwin);
+	return 1;
+}
+
+void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
+{
+	char cmd[72];
+	ft_brief_command(w->cmdline, cmd, sizeof cmd);
+	char rk[40] = "";                            /* "rank 2/4, " */
+	if (ft_rank_text(w->p, rk, sizeof rk - 2))
+		strcat(rk, ", ");
+	int n = snprintf(out, cap, "%s%smain process %d (%s)",
+			 w->straggler ? "the straggler, " : "", rk, w->pid, cmd);
+	if (w->nworkers && n < (int)cap) {
+		n += snprintf(out + n, cap - (size_t)n, ", %d %s (", w->nworkers,
+			      w->python ? (w->nworkers == 1 ? "DataLoader worker" : "DataLoader workers")
+					: (w->nworkers == 1 ? "worker" : "workers"));
+		for (int k = 0; k < w->nworkers && n < (int)cap - 16; k++)
+			n += snprintf(out + n, cap - (size_t)n, "%s%d", k ? ", " : "", w->workers[k]);
+		if (n < (int)cap - 1)
+			strcat(out, ")");
+	}
+	n = (int)strlen(out);
+	if (w->nloaders && n < (int)cap - 32)
+		snprintf(out + n, cap - (size_t)n, ", %d loader thread%s", w->nloaders,
+			 w->nloaders == 1 ? "" : "s");
+}
+
+int ft_words_diff_finding(const struct ft_diff_finding *f, const char *unit, char *b,
+			  size_t cap)
+{
+	char x[32], y[32], rx[32], ry[32], nx[32], ny[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)f->lost_per_unit[0]);
+	ft_fmt_ns(y, sizeof y, (uint64_t)f->lost_per_unit[1]);
+	ft_fmt_count(nx, sizeof nx, f->count[0]);
+	ft_fmt_count(ny, sizeof ny, f->count[1]);
+	int n = snprintf(b, cap, "%s: %s -> %s", f->what, nx, ny);
+	if (ft_fkinds[f->kind]->row_identity) {    /* a storm's row: its reads */
+		ft_fmt_count(rx, sizeof rx, f->reads[0]);
+		ft_fmt_count(ry, sizeof ry, f->reads[1]);
+		n += snprintf(b + n, cap - (size_t)n, " (%s -> %s reads)", rx, ry);
+	}
+	n += snprintf(b + n, cap - (size_t)n, "; lost %s %s -> %s", unit, x, y);
+	return n;
+}
+
+/* the median step's change after the conclusion: ". Median step 75 us ->
+ * 615 us (+723%, slower)"; where it resolves a move that the time per
+ * step (ch; NULL: not resolved) does not show the same way, says which the
+ * conclusion stands on */
+static int median_words(char *b, size_t cap, const struct ft_change *m, const struct ft_change *ch)
+{
+	char x[32], y[32];
+	ft_fmt_ns(x, sizeof x, (uint64_t)m->before);
+	ft_fmt_ns(y, sizeof y, (uint64_t)m->after);
+	int n = snprintf(b, cap, ". Median step %s -> %s (%+.0f%%, %s)", x, y,
+			 m->before ? 100 * (m->after - m->before) / m->before : 0,
+			 ft_change_word[m->verdict]);
+	int moved = m->verdict == FT_CH_FASTER || m->verdict == FT_CH_SLOWER;
+	if (moved && ch && m->verdict != ch->verdict)
+		n += snprintf(b + n, cap - (size_t)n, ": the typical step moved, the time per step "
+			      "%s; the conclusion stands on the time per step (the loop's "
+			      "throughput)", ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER ?
+			      "moved the other way" : "did not");
+	return n;
+}
+
+void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *concl, size_t cap)
+{
+	char one[256];
+	int len = 0, room = (int)cap;
+	if (c->ch) {
+		const struct ft_change *ch = c->ch;
+		char x[32], y[32], lo[32], hi[32];
+		ft_fmt_ns(x, sizeof x, (uint64_t)ch->before);
+		ft_fmt_ns(y, sizeof y, (uint64_t)ch->after);
+		ft_fmt_ns(lo, sizeof lo, (uint64_t)(ch->lo < 0 ? -ch->lo : ch->lo));
+		ft_fmt_ns(hi, sizeof hi, (uint64_t)(ch->hi < 0 ? -ch->hi : ch->hi));
+		const char *w = ft_change_word[ch->verdict];
+		len += snprintf(concl, cap, "%c%s: %s %s -> %s (%+.0f%%; 95%% "
+				"interval of the change %s%s to %s%s) over %llu and %llu %s",
+				w[0] - 32, w + 1, c->by_step ? "time per step" : "median wall time", x, y,
+				ch->before ? 100 * (ch->after - ch->before) / ch->before : 0,
+				ch->lo < 0 ? "-" : "+", lo, ch->hi < 0 ? "-" : "+", hi,
+				(unsigned long long)c->n[0], (unsigned long long)c->n[1],
+				c->by_step ? "steps" : "runs");
+		if (c->warm[0] || c->warm[1])
+			len += snprintf(concl + len, cap - (size_t)len,
+					" (after %llu and %llu warm-up steps)",
+					(unsigned long long)c->warm[0], (unsigned long long)c->warm[1]);
+		if (c->by_step)
+			len += snprintf(concl + len, cap - (size_t)len, " in %d and %d run%s",
+					c->runs[0], c->runs[1], c->runs[0] + c->runs[1] > 2 ? "s" : "");
+		if (c->training_only)
+			len += snprintf(concl + len, cap - (size_t)len, " (training steps "
+					"only: one per optimizer step, evaluation passes left out)");
+		if (ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER) {
+			int credited = 0;
+			for (int k = 0; k < c->ncredit && len < room - 300; k++) {
+				ft_words_diff_finding(&c->findings[c->credit[k]], c->unit, one, sizeof one);
+				len += snprintf(concl + len, cap - (size_t)len, "%s%s",
+						credited++ ? "; " : ". Mostly ", one);
+			}
+			if (c->feed && len < room - 200) {
+				char x2[32], y2[32];
+				ft_fmt_ns(x2, sizeof x2, (uint64_t)c->feed_ns[0]);
+				ft_fmt_ns(y2, sizeof y2, (uint64_t)c->feed_ns[1]);
+				len += snprintf(concl + len, cap - (size_t)len,
+						"%s%s %s %s -> %s", credited ? "; " : ". Mostly ",
+						c->feed, c->unit, x2, y2);
+				credited++;
+			}
+			if (!credited)
+				len += snprintf(concl + len, cap - (size_t)len,
+						". No finding or feed changed by more than the interval");
+		} else {
+			for (int k = 0; k < c->nnamed && len < room - 300; k++) {
+				const struct ft_diff_finding *f = &c->findings[c->named[k]];
+				ft_words_diff_finding(f, c->unit, one, sizeof one);
+				len += snprintf(concl + len, cap - (size_t)len, "%s%s %s",
+						k ? "; " : ". Within the interval, so not credited: ",
+						ft_status_name(f->status), one);
+			}
+		}
+	} else {
+		char x[32], y[32];
+		ft_fmt_ns(x, sizeof x, c->wall[0]);
+		ft_fmt_ns(y, sizeof y, c->wall[1]);
+		len += snprintf(concl, cap, "Not resolved: one run per side without marked "
+				"steps cannot separate a change from noise (figures only): wall time "
+				"%s -> %s (%+.0f%%); run each side several times, or mark steps",
+				x, y, c->wall[0] ? 100.0 * ((double)c->wall[1] -
+				(double)c->wall[0]) / (double)c->wall[0] : 0);
+	}
+	if (c->median && len < room - 300)
+		len += median_words(concl + len, cap - (size_t)len, c->median, c->ch);
+	snprintf(concl + len, cap - (size_t)len, ".");
+}

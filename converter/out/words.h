@@ -1,0 +1,75 @@
+/*
+ * words.h: the English of the model's decisions (words.c). The model
+ * (verdict.c, phases.c, report.c, diff.c) decides and keeps plain structs with enums and
+ * figures; these put them into the sentences the text, JSON and HTML
+ * writers print. Nothing here decides about the run: only which words
+ * and figures say what was decided.
+ */
+#ifndef FT_WORDS_H
+#define FT_WORDS_H
+
+#include <stddef.h>
+
+#include "analysis.h"
+#include "diff_json.h"
+#include "mapped.h"
+#include "report.h"
+
+/* a process's verdict v (its say, limit and figures) as one sentence */
+void ft_words_verdict(const struct ft_verdict *v, char *out, size_t cap);
+/* the run verdict's detail (rv's detail_say, data_cause, producers and
+ * the flags beside them; v: the main process's verdict; m: the run's
+ * mapped data, named for mapped I/O) */
+void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+		     const struct ft_mapped *m, char *out, size_t cap);
+
+/* the run verdict's process: "the straggler, rank 2/4, main process 5511
+ * (python3 train.py), 2 DataLoader workers (5561, 5562), 1 loader thread" */
+struct ft_proc_words {
+	int straggler;              /* it is the job's straggler */
+	const struct ft_process *p; /* its trace (its rank) */
+	int32_t pid;
+	const char *cmdline;
+	const int32_t *workers;     /* its workers' pids */
+	int nworkers;
+	int python;                 /* it and its workers run Python: DataLoader workers */
+	int nloaders;               /* its loader threads among the producers */
+};
+void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap);
+
+/* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
+ * before": process p's first capture window, and how many more; 0 (out
+ * untouched) when it was recorded throughout */
+int ft_words_capture(const struct ft_process *p, char *out, size_t cap);
+
+/* a diff's finding: "small-read storm in /data: 5 -> 1 (5,000 -> 1,000
+ * reads); lost per step 41 ms -> 3 ms" (unit: "per step", "per run") */
+int ft_words_diff_finding(const struct ft_diff_finding *f, const char *unit, char *out,
+			  size_t cap);
+
+/* what a diff's conclusion stands on, as diff.c decided it */
+struct ft_diff_credit {
+	const struct ft_change *ch;     /* the change; NULL: not resolved */
+	int by_step;                    /* of the time per step (else of the wall time) */
+	const char *unit;               /* "per step", "per run" */
+	uint64_t n[2];                  /* steps (or runs) compared on each side */
+	uint64_t warm[2];               /* warm-up steps left out */
+	int runs[2];
+	int training_only;              /* every run's steps are optimizer steps */
+	const struct ft_diff_finding *findings;
+	const int *credit;              /* faster or slower: the findings that moved
+	                                   that way by more than the interval's
+	                                   half-width, largest first */
+	int ncredit;
+	const char *feed;               /* and the feed that moved most so (NULL: none) */
+	double feed_ns[2];              /* its time per unit */
+	const int *named;               /* no change: notable findings that changed
+	                                   within the interval (two at most) */
+	int nnamed;
+	uint64_t wall[2];               /* not resolved: the wall times */
+	const struct ft_change *median; /* the median step's change; NULL: none */
+};
+/* the conclusion, one paragraph ending in '.' */
+void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *out, size_t cap);
+
+#endif
