@@ -9,7 +9,7 @@
 #include "fkind.h"
 #include "json.h"
 #include "pftrace.h"
-#include "report.h"
+#include "report_model.h"
 #include "util.h"
 
 static const char *suggestion(const struct ft_finding *f)

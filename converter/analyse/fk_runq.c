@@ -23,7 +23,7 @@
 #include "fkind.h"
 #include "json.h"
 #include "pftrace.h"
-#include "report.h"
+#include "report_model.h"
 #include "util.h"
 
 #define FT_RUNQ_PCT 10          /* a thread runs, and waits for a core, this share

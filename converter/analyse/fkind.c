@@ -3,7 +3,7 @@
  * consumer asks of a finding through it (fkind.h).
  */
 #include "fkind.h"
-#include "report.h"
+#include "report_model.h"
 
 const struct ft_fkind_ops *const ft_fkinds[FT_FK_N] = {
 #define FKIND(name, ops) [FT_FK_##name] = &ops,

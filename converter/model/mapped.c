@@ -18,7 +18,7 @@
 
 #include "mapped.h"
 #include "events.h"
-#include "report.h"
+#include "report_model.h"
 #include "util.h"
 #include "modpath.h"
 

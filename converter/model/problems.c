@@ -20,7 +20,7 @@
 #include "cover.h"
 #include "problems.h"
 #include "util.h"
-#include "report.h"
+#include "report_model.h"
 
 struct acc {
 	struct ft_problem *p;

@@ -8,6 +8,7 @@
  * Shares are worded as whole percentages.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fkind.h"
@@ -217,6 +218,41 @@ static void slack_words(const struct ft_run_verdict *rv, char *out, size_t cap)
 		 "More or faster producers do not help; a faster step does.", who,
 		 rv->nprod == 1 ? "s" : "", 100 * (double)idle / (double)wall,
 		 rv->nprod == 1 ? "its" : "their", hw);
+}
+
+
+/* the words of a run's model, once report_model.c decided it: every
+ * process's verdict sentence, the run verdict's detail (the main
+ * process's verdict) and the process (with its workers and loaders) */
+void ft_words_report(struct ft_report *r)
+{
+	for (int i = 0; i < r->nprocs; i++)
+		ft_words_verdict(&r->procs[i].v, r->procs[i].v.sentence,
+				 sizeof r->procs[i].v.sentence);
+	if (!r->nprocs)
+		return;
+	struct ft_run_verdict *rv = &r->rv;
+	struct ft_rep_proc *mp = &r->procs[r->main];
+	const struct ft_verdict *v = &mp->v;
+	/* roles */
+	int nworkers = 0, allpy = ft_is_python(mp->cmdline);
+	for (int i = 0; i < r->nprocs; i++)
+		if (ft_report_main_worker(r, i))
+			nworkers++, allpy &= ft_is_python(r->procs[i].cmdline);
+	ft_words_detail(rv, v, &r->mapped, rv->detail, sizeof rv->detail);
+	/* the process in words, from its parts */
+	int32_t *wk = ft_xcalloc(nworkers ? (size_t)nworkers : 1, sizeof *wk);
+	int k = 0;
+	for (int i = 0; i < r->nprocs; i++)
+		if (ft_report_main_worker(r, i))
+			wk[k++] = r->procs[i].pid;
+	int nl = 0;
+	for (int i = 0; i < rv->nprod; i++)
+		nl += rv->prod[i].role == FT_PROD_LOADER;
+	struct ft_proc_words said = { r->ranks.straggler >= 0, r->tr.procs[r->main], mp->pid,
+				    mp->cmdline, wk, nworkers, allpy, nl };
+	ft_words_process(&said, rv->process, sizeof rv->process);
+	free(wk);
 }
 
 /* FT_DETAIL_PRODUCERS: what the producers did, by the data cause */

@@ -37,6 +37,10 @@ struct ft_proc_words {
 };
 void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap);
 
+/* a run's model (report_model.c decided it) worded: every process's
+ * verdict sentence, the run verdict's detail and its process */
+void ft_words_report(struct ft_report *r);
+
 /* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
  * before": process p's first capture window, and how many more; 0 (out
  * untouched) when it was recorded throughout */
