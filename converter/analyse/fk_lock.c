@@ -8,8 +8,7 @@
 
 #include "fkind.h"
 #include "json.h"
-#include "pftrace.h"
-#include "report_model.h"
+#include "pfarg.h"
 #include "util.h"
 
 static const char *suggestion(const struct ft_finding *f)
@@ -23,14 +22,13 @@ static const char *suggestion(const struct ft_finding *f)
 }
 
 /* a GIL inside a DataLoader worker: no reason to move work into workers */
-static const char *advice(const struct ft_report *r, const struct ft_finding *f)
+static const char *advice(const struct ft_finding *f, int worker)
 {
-	for (int i = 0; i < r->nprocs && f->gil; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
-			return "Python threads of this worker process queue for its interpreter "
-			       "(the GIL): do the work on the worker's own thread (no thread "
-			       "pools in __getitem__ or the transforms) and add workers for "
-			       "more, or use code that releases the GIL";
+	if (f->gil && worker)
+		return "Python threads of this worker process queue for its interpreter "
+		       "(the GIL): do the work on the worker's own thread (no thread "
+		       "pools in __getitem__ or the transforms) and add workers for "
+		       "more, or use code that releases the GIL";
 	return suggestion(f);
 }
 

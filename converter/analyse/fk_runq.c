@@ -22,8 +22,7 @@
 #include "analyses.h"
 #include "fkind.h"
 #include "json.h"
-#include "pftrace.h"
-#include "report_model.h"
+#include "pfarg.h"
 #include "util.h"
 
 #define FT_RUNQ_PCT 10          /* a thread runs, and waits for a core, this share
@@ -77,14 +76,13 @@ static const char *suggestion(const struct ft_finding *f)
 /* a DataLoader worker: PyTorch runs its own pool on one thread there
  * (torch.set_num_threads(1) in its worker loop), so the busy threads are
  * its transforms' libraries' */
-static const char *advice(const struct ft_report *r, const struct ft_finding *f)
+static const char *advice(const struct ft_finding *f, int worker)
 {
-	for (int i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER)
-			return "this DataLoader worker runs several busy threads, those of the "
-			       "libraries its transforms call (OpenCV, OpenMP, BLAS): one thread "
-			       "per worker (cv2.setNumThreads(0), OMP_NUM_THREADS=1 in the "
-			       "worker_init_fn) or fewer workers";
+	if (worker)
+		return "this DataLoader worker runs several busy threads, those of the "
+		       "libraries its transforms call (OpenCV, OpenMP, BLAS): one thread "
+		       "per worker (cv2.setNumThreads(0), OMP_NUM_THREADS=1 in the "
+		       "worker_init_fn) or fewer workers";
 	return suggestion(f);
 }
 

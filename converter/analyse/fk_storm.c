@@ -12,8 +12,8 @@
 
 #include "fkind.h"
 #include "json.h"
-#include "pftrace.h"
-#include "problems.h"
+#include "pfarg.h"
+#include "fkrow.h"
 #include "util.h"
 
 static const char *suggestion(const struct ft_finding *f)

@@ -23,7 +23,6 @@
 
 #include "analysis.h"
 
-struct ft_report;
 struct ft_json;
 struct pf_arg;
 struct ft_problem;
@@ -53,8 +52,9 @@ struct ft_fkind_ops {
 	unsigned flags;           /* FT_FKF_* */
 	/* one suggestion, whatever process it is in (the timeline's) */
 	const char *(*suggestion)(const struct ft_finding *f);
-	/* the suggestion fitted to the run (report rows, --json); NULL: suggestion */
-	const char *(*advice)(const struct ft_report *r, const struct ft_finding *f);
+	/* the suggestion fitted to the run (report rows, --json), worker: f's
+	 * process is a worker (roles.c: FT_ROLE_WORKER); NULL: suggestion */
+	const char *(*advice)(const struct ft_finding *f, int worker);
 	/* what it cost the feed, v its process's verdict (NULL: none known);
 	 * NULL: f->lost_ns */
 	uint64_t (*cost)(const struct ft_verdict *v, const struct ft_finding *f);
@@ -98,15 +98,8 @@ static inline const struct ft_fkind_ops *ft_fkind(const struct ft_finding *f)
 
 /* One suggestion for a finding, whatever process it is in (the timeline's). */
 const char *ft_finding_suggestion(const struct ft_finding *f);
-/* The same, fitted to the process it is in (report rows, --json's
- * findings): a GIL wait inside a DataLoader worker is no reason to move
- * work into worker processes. */
-const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f);
-/* What finding f cost the feed (problems' and diff's measure): a hidden
- * sync's device idle after it (gpu_idle_ns) when its process's verdict
- * stands on the GPU model (a sync that waited while the GPU had work cost
- * only the idle that followed), else its lost_ns */
-uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f);
+/* (fitted to the run it is in, and what it cost the feed there:
+ * ft_finding_advice, ft_finding_cost, problems.h) */
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
 /* Submitting and other CPU are one cause for a gap: the thread was busy

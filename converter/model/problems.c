@@ -158,6 +158,31 @@ static void cover_add(struct ft_problem *p, const struct ft_finding *f)
 	p->mem[p->nmem++] = f;
 }
 
+/* a finding's suggestion fitted to the run: its kind's advice, told
+ * whether its process is a worker (any traced image of its pid) */
+const char *ft_finding_advice(const struct ft_report *r, const struct ft_finding *f)
+{
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	if (!k->advice)
+		return k->suggestion(f);
+	int worker = 0;
+	for (int i = 0; i < r->nprocs && !worker; i++)
+		worker = r->procs[i].pid == f->pid && r->procs[i].role == FT_ROLE_WORKER;
+	return k->advice(f, worker);
+}
+
+uint64_t ft_finding_cost(const struct ft_report *r, const struct ft_finding *f)
+{
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	if (!k->cost)
+		return f->lost_ns;
+	const struct ft_verdict *v = NULL;
+	for (int i = 0; i < r->nprocs && !v; i++)
+		if (r->procs[i].pid == f->pid)
+			v = &r->procs[i].v;
+	return k->cost(v, f);
+}
+
 uint64_t ft_problem_rank_ns(const struct ft_problem *p)
 {
 	return p->feed_known ? p->feed_ns : p->lost_ns;

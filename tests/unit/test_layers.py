@@ -6,10 +6,14 @@ converter/ is one directory per layer, CONVERTER_LAYERS lowest first: an
 object of a directory references only symbols defined in its own
 directory or one below it. Within a layer, no file calls, through any
 chain of files, back into itself: the files of each layer form layers of
-their own (docs/ARCHITECTURE.md, "Layers")."""
+their own (docs/ARCHITECTURE.md, "Layers"). The same order holds for the
+sources' text: a converter file includes only headers of its own directory,
+of one below it, or of libfeedtrace/format/ (types a lower layer needs
+live in a header of that layer)."""
 import collections
 import glob
 import os
+import re
 import subprocess
 
 import pytest
@@ -158,3 +162,68 @@ def test_converter_directories_are_the_layers():
 
 def test_converter_calls_go_down_the_directories():
     assert upward(references("converter"), CONVERTER_LAYERS) == []
+
+
+# headers the build generates, by the directory of what they are made from
+GENERATED = {"perfetto.pb-c.h": "out"}   # converter/out/perfetto.proto
+FORMAT = "format"                         # libfeedtrace/format/: both sides'
+
+
+def header_dirs():
+    """header name -> its converter directory (or FORMAT); a name in two
+    places is an error: a file names a header by its name alone"""
+    where, twice = dict(GENERATED), []
+    places = [(d, os.path.join(ROOT, "converter", d)) for d in CONVERTER_LAYERS]
+    places.append((FORMAT, os.path.join(ROOT, "libfeedtrace", "format")))
+    for d, path in places:
+        for f in sorted(os.listdir(path)):
+            if f.endswith((".h", ".def")):
+                if f in where:
+                    twice.append(f)
+                where[f] = d
+    assert twice == [], "header names not unique: %s" % twice
+    return where
+
+
+def includes():
+    """"converter/out/report_text.c" -> the names it includes with quotes"""
+    got = {}
+    for d in CONVERTER_LAYERS:
+        for src in sorted(glob.glob(os.path.join(ROOT, "converter", d, "*"))):
+            if src.endswith((".c", ".h", ".def")):
+                text = open(src, encoding="utf-8").read()
+                got[os.path.relpath(src, ROOT)] = re.findall(
+                    r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', text, re.M)
+    return got
+
+
+def upward_includes(inc, where, order):
+    """every include of a header above its file's directory, or of one
+    nowhere known, as "file: header (directory)" lines"""
+    rank = {d: i for i, d in enumerate(order)}
+    bad = []
+    for src, names in inc.items():
+        d = directory(src)
+        for h in names:
+            hd = where.get(h)
+            if hd == FORMAT:
+                continue
+            if hd is None or rank[hd] > rank[d]:
+                bad.append("%s: %s (%s)" % (src, h, hd or "not found"))
+    return sorted(bad)
+
+
+def test_an_upward_include_is_found():
+    """the check itself: an include of its own directory, one below or the
+    format passes; one above or of an unknown header is named"""
+    where = {"util.h": "base", "report.h": "out", "cli.h": "cmd", "format.h": FORMAT}
+    inc = {"converter/out/report_text.c": ["util.h", "report.h", "format.h"],
+           "converter/model/problems.c": ["report.h", "util.h"],
+           "converter/base/json.c": ["missing.h"]}
+    assert upward_includes(inc, where, CONVERTER_LAYERS) == [
+        "converter/base/json.c: missing.h (not found)",
+        "converter/model/problems.c: report.h (out)"]
+
+
+def test_converter_includes_go_down_the_directories():
+    assert upward_includes(includes(), header_dirs(), CONVERTER_LAYERS) == []
