@@ -9,7 +9,7 @@
  * HTML page index that table. A kind is named outside its file only by
  * the analysis that makes it and by the passes across kinds: the gaps a
  * launch-bound row folds in and the storms of several workers
- * (problems.c), the cap on the launch gaps a report keeps (report.c).
+ * (problems.c), the cap on the launch gaps a report keeps (report_model.c).
  *
  * A new kind: a file with its ops, one line in fkinds.def, and the
  * analysis that finds it (an existing analysis handing it to the sink, or

@@ -274,7 +274,7 @@ double ft_phases_data_wait(const struct ft_phases_sum *ph)
 	return d > 1 ? 1 : d;
 }
 
-/* ---- for people and for programs (report.c) ---- */
+/* ---- for people and for programs (report_text.c, report_json.c) ---- */
 
 static double share(uint64_t part, uint64_t whole)
 {

@@ -2,7 +2,7 @@
  * progress.h: a progress line on stderr (progress.c), only when stderr is
  * a terminal and not --quiet: "\r" + the text, at most every 0.25 s (every
  * call when force); ft_progress_end leaves the last line (keep) or clears
- * it. The commands make one (cmd_report.c, cmd_convert.c); report.c and
+ * it. The commands make one (cmd_report.c, cmd_convert.c); report_model.c and
  * convert.c write it as they go.
  */
 #ifndef FT_PROGRESS_H

@@ -1,7 +1,7 @@
 /*
  * cmd_report.c: `feedtrace report DIR`: its options (one getopt_long
  * table, the analysis and reading options shared through cli.h), then the
- * report built (report.c) and printed as text or JSON, the budgets of
+ * report built (report_model.c, worded: report.h) and printed as text or JSON, the budgets of
  * --fail-if checked (gate.c) and the page of --html written (html.c).
  */
 #include <getopt.h>

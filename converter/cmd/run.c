@@ -1,6 +1,6 @@
 /*
  * run.c: `feedtrace run [-o DIR] -- CMD...`: runs CMD with the library
- * preloaded and FEEDTRACE_OUT set, waits, prints the report (report.c), and
+ * preloaded and FEEDTRACE_OUT set, waits, prints the report (report_text.c), and
  * exits as CMD did: its status, or death by the same signal after the
  * report. A command that cannot be executed: the shell's message and 127
  * (126 when found but not executable), no trace. "trace written" only when

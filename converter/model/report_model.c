@@ -5,8 +5,9 @@
  * workers again within that window, and decides the run's verdict (its
  * producers, start-up, data cause and detail_say), keeps the findings
  * ranked by time lost, the losses, the steps and which Problems rows the
- * text and HTML list. Decides, never words nor prints: words.c words what
- * this decided (report.c's ft_report_build calls both), report_text.c,
+ * text and HTML list. Decides and words nothing (it prints only the
+ * dropped events of a process, on err): words.c words what this decided
+ * (report_text.c's ft_report_build calls both), report_text.c,
  * report_json.c and html.c print it. Never decides a limit itself:
  * verdict.c does, per process. The command and its options are
  * cmd_report.c's.

@@ -2,7 +2,7 @@
  * report_json.c: the report as JSON (`feedtrace report --json`,
  * docs/REPORT-SCHEMA.md): the run's metrics, capture window, verdict,
  * flight record, ranks, processes, findings, problems, mapped data, call
- * sites and symbol notes, from the report report.c built. Decides
+ * sites and symbol notes, from the report ft_report_build built. Decides
  * nothing: it writes what the report holds.
  */
 #include <stdlib.h>

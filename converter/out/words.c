@@ -1,9 +1,10 @@
 /*
  * words.c: the English of the model's decisions (words.h): the verdict's
  * sentence from what verdict.c decided (its say, its limit) and the
- * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report.c
+ * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report_model.c
  * decided (detail_say, data_cause, the flags) and the producers' figures;
- * the run verdict's process; a process's capture window; a diff's
+ * the run verdict's process; all three for a decided run at once
+ * (ft_words_report); a process's capture window; a diff's
  * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */

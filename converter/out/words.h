@@ -1,6 +1,6 @@
 /*
  * words.h: the English of the model's decisions (words.c). The model
- * (verdict.c, phases.c, report.c, diff.c) decides and keeps plain structs with enums and
+ * (verdict.c, phases.c, report_model.c, diff.c) decides and keeps plain structs with enums and
  * figures; these put them into the sentences the text, JSON and HTML
  * writers print. Nothing here decides about the run: only which words
  * and figures say what was decided.

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import BUILD, ROOT
 
-# what every consumer calls without looking (report.c, convert.c, problems.c)
+# what every consumer calls without looking (report_text.c, convert.c, problems.c)
 REQUIRED_OPS = ("suggestion", "label", "json", "args")
 
 
