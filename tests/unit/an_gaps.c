@@ -70,16 +70,17 @@ int main(void)
 	EQ(g->cause, FT_CAT_DATA);
 	an_free(&r);
 
-	/* a higher threshold: 4.89 ms is a gap at 4.5 ms and none at 5 ms */
-	for (int k = 0; k < 2; k++) {
+	/* other thresholds: 4.89 ms is a gap at 4.5 ms and at 4.89 ms (at
+	 * least --gap-ms), none at 5 ms */
+	for (int k = 0; k < 3; k++) {
 		an_init(&r, 100, "./prog");
-		r.o.gap_ns = k ? 5 * MS : 4500 * US;
+		r.o.gap_ns = k == 2 ? 5 * MS : k ? 4890 * US : 4500 * US;
 		launch(&r, T0 + 10 * MS);
 		launch(&r, T0 + 10 * MS + 100 * US);
 		launch(&r, T0 + 15 * MS);
 		an_analyse(&r);
-		EQ(an_count(&r, FT_FK_GAP), k ? 0 : 1);
-		EQ(r.m.gaps, k ? 0 : 1);
+		EQ(an_count(&r, FT_FK_GAP), k == 2 ? 0 : 1);
+		EQ(r.m.gaps, k == 2 ? 0 : 1);
 		an_free(&r);
 	}
 	return an_done("an_gaps");

@@ -153,6 +153,32 @@ static void gpu(void)
 	an_free(&r);
 }
 
+/* Each step: a wait for data, a launch, a sync that returns 8 ms after
+ * it, untraced CPU work: the GPU idles 2 ms of each step (1.2 ms waiting
+ * for data, 0.8 ms behind the CPU), 18% of the window: the largest feed,
+ * data, is the limit; idling 1 ms of each (0.6 and 0.4), 9%, under 15%:
+ * the GPU is. */
+static void gpu_or_feed(uint64_t wait, uint64_t cpu, enum ft_limit want)
+{
+	struct an_run r;
+	an_init(&r, 100, "./train");
+	for (int i = 0; i < 10; i++) {
+		uint64_t t = FIRST + (uint64_t)i * STEP;
+		an_ev(&r, 100, FT_EV_SEM_WAIT, t, wait, "sem", (uint64_t)0x7000, "ret",
+		      (uint64_t)0, NULL);
+		launch(&r, 100, 0x10, t + wait);
+		ssync(&r, 100, 0x10, t + wait + 10 * US, STEP - wait - cpu - 10 * US);
+	}
+	an_analyse(&r);
+	EQ(r.v.win_end, FIRST + 9 * STEP + STEP - cpu);
+	EQ(r.v.idle_ns, 9 * (wait + cpu));
+	EQ(r.v.idle_by_feed[FT_CAT_DATA], 9 * wait);
+	EQ(r.v.idle_by_feed[FT_CAT_CPU], 9 * cpu);
+	EQ(r.v.basis, FT_BASIS_GPU_IDLE);
+	EQ(r.v.limit, want);
+	an_free(&r);
+}
+
 /* No launches: a Python loop's main thread receives a batch from a pipe
  * each step, waiting `wait` of its 10 ms: data delivery at 8 ms (80%),
  * none (the feed keeps up) at 1 ms (10%, under 20%). */
@@ -186,6 +212,8 @@ int main(void)
 			data(waits[i], w);
 	locks();
 	gpu();
+	gpu_or_feed(1200 * US, 800 * US, FT_LIMIT_DATA);
+	gpu_or_feed(600 * US, 400 * US, FT_LIMIT_GPU);
 	no_gpu(8 * MS, FT_LIMIT_DATA);
 	no_gpu(1 * MS, FT_LIMIT_NONE);
 	return an_done("an_verdict");
