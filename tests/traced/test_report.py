@@ -10,7 +10,8 @@ import pytest
 
 from conftest import ROOT, TOOL, prog
 import ftgen
-from test_convert import MS, cuda_steps, files50, load  # noqa: F401 (fixture)
+from test_convert import MS, cuda_steps, load
+from test_convert_programs import files50  # noqa: F401 (fixture)
 
 CHECK = os.path.join(ROOT, "tests", "check_pftrace.py")
 
