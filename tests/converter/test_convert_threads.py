@@ -9,7 +9,7 @@ import subprocess
 
 from conftest import TOOL
 from test_convert import cuda_steps, good_file, two_syncing_threads
-from test_ranges import planted_steps
+from test_ranges_synthetic import planted_steps
 
 
 def convert_both(d, ok=True):
