@@ -55,7 +55,8 @@ void an_ev(struct an_run *r, int32_t tid, unsigned kind, uint64_t ts, uint64_t d
 	va_end(ap);
 	if (r->n == r->cap)
 		FT_GROW(r->ev, r->cap, 64);
-	r->ev[r->n++] = (struct ft_event){ r->p, tid, ts, dur, rec };
+	r->ev[r->n] = (struct an_item){ { r->p, tid, ts, dur, rec }, r->n };
+	r->n++;
 	if (ts + dur > r->p->last_ns)
 		r->p->last_ns = ts + dur;
 }
@@ -76,11 +77,10 @@ static void sink_finding(void *arg, const struct ft_finding *f)
 
 static int by_start(const void *a, const void *b)
 {
-	const struct ft_event *x = a, *y = b;
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	/* stable: the order they were given in (records are allocated in it) */
-	return x->rec < y->rec ? -1 : x->rec > y->rec;
+	const struct an_item *x = a, *y = b;
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns < y->ev.ts_ns ? -1 : 1;
+	return x->seq - y->seq;              /* stable: the order given */
 }
 
 void an_analyse(struct an_run *r)
@@ -89,7 +89,7 @@ void an_analyse(struct an_run *r)
 	qsort(r->ev, (size_t)r->n, sizeof *r->ev, by_start);
 	struct ft_an *a = ft_an_new(r->p, &r->o, &sink);
 	for (int i = 0; i < r->n; i++)
-		ft_an_event(a, &r->ev[i]);
+		ft_an_event(a, &r->ev[i].ev);
 	ft_an_finish(a, &r->m, &r->v);
 	ft_an_free(a);
 }
@@ -97,7 +97,7 @@ void an_analyse(struct an_run *r)
 void an_free(struct an_run *r)
 {
 	for (int i = 0; i < r->n; i++)
-		free((void *)r->ev[i].rec);
+		free((void *)r->ev[i].ev.rec);
 	free(r->ev);
 	ft_verdict_free(&r->v);
 	ft_process_mem_free(r->p);

@@ -22,9 +22,11 @@
  * not kept (bursts: their count only) */
 #define AN_MAX_FINDINGS 64
 
+struct an_item { struct ft_event ev; int seq; };  /* seq: the order given */
+
 struct an_run {
 	struct ft_process *p;
-	struct ft_event *ev;
+	struct an_item *ev;
 	int n, cap;
 	struct ft_an_opts o;              /* ft_an_default_opts() until changed */
 	struct ft_finding f[AN_MAX_FINDINGS];

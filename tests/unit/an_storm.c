@@ -26,7 +26,7 @@ static void read_(struct an_run *r, int fd, const char *path, uint64_t req, uint
 int main(void)
 {
 	struct an_run r;
-	char path[12][16];
+	char path[12][24];
 	an_init(&r, 100, "python3 train.py");
 	for (int k = 0; k < 12; k++) {
 		snprintf(path[k], sizeof path[k], "/data/f%d", k);
