@@ -38,8 +38,9 @@ struct an_run {
 /* process pid running cmdline, started at T0 */
 void an_init(struct an_run *r, int32_t pid, const char *cmdline);
 /* An event of kind (FT_EV_*) on thread tid at ts for dur, its fields given
- * as name, value pairs ended by NULL; a field of type str takes a
- * (uintptr_t) text. An unknown field name fails the program. */
+ * as name, value pairs ended by NULL, each value a uint64_t (cast it: it
+ * is read as one); a field of type str takes a text through S(). An
+ * unknown field name fails the program. */
 void an_ev(struct an_run *r, int32_t tid, unsigned kind, uint64_t ts, uint64_t dur, ...);
 /* the events in start-time order (stable) through the analyses */
 void an_analyse(struct an_run *r);
