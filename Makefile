@@ -150,8 +150,18 @@ $(BUILD)/tests/pyskew/pywalk.o: libfeedtrace/pywalk.c
 $(BUILD)/tests/pyskew/libfeedtrace.so: $(PYSKEW_OBJS) shim/versions.map
 	$(CC) -shared -o $@ $(PYSKEW_OBJS) $(LDFLAGS) $(LIB_LDFLAGS) -Wl,-z,nodelete -lzstd -lunwind -ldl -lpthread
 
+TOOL_LIBS = -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm
 $(BUILD)/feedtrace: $(TOOL_OBJS) $(PFTRACE_OBJS)
-	$(CC) -o $@ $^ $(LDFLAGS) -lzstd $(PFTRACE_LIBS) -ldw -lelf -liberty -ljson-c -lm
+	$(CC) -o $@ $^ $(LDFLAGS) $(TOOL_LIBS)
+
+# tests/unit/an_*.c: C tests of the analyses on events made in memory
+# (tests/unit/an.h), linked with the converter's objects but its main();
+# tests/unit/test_analyses.py runs them
+AN_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/an_*.c))
+AN_OBJS = $(filter-out %/main.o,$(TOOL_OBJS)) $(PFTRACE_OBJS)
+$(BUILD)/tests/unit/an_%: tests/unit/an_%.c tests/unit/an.c tests/unit/an.h $(AN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FORMAT_INC) $(CONV_INC) -Itests/unit -o $@ $< tests/unit/an.c $(AN_OBJS) $(LDFLAGS) $(TOOL_LIBS)
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
@@ -198,13 +208,13 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
-test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST) $(VSHAPES) examples
+test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(PFTRACE_TEST) $(VSHAPES) examples
 	$(PYTHON) -m pytest -q tests/unit tests/converter tests/traced
 
 # one tier alone (tests/README.md): unit takes seconds (nothing traced, no
 # browser); converter runs synthetic traces through the feedtrace command
 .PHONY: test-unit test-converter
-test-unit: all $(BUILD)/tests/test_simgpu
+test-unit: all $(BUILD)/tests/test_simgpu $(AN_TESTS)
 	$(PYTHON) -m pytest -q tests/unit
 test-converter: all $(PFTRACE_TEST)
 	$(PYTHON) -m pytest -q tests/converter
@@ -271,7 +281,7 @@ stress: stress-faults
 test-asan test-ubsan test-tsan test-asan-ubsan: deps
 	@scripts/sanitize.sh $(@:test-%=%)
 
-sanitize-progs: $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(PFTRACE_TEST)
+sanitize-progs: $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(PFTRACE_TEST)
 
 FUZZ_SECONDS ?= 3600
 fuzz-short: deps

@@ -1147,6 +1147,38 @@ void ft_trace_close(struct ft_trace *tr)
 	memset(tr, 0, sizeof *tr);
 }
 
+struct ft_process *ft_process_mem(int32_t pid, const char *cmdline, uint64_t start_ns)
+{
+	struct ft_process *p = ft_xcalloc(1, sizeof *p);
+	p->fd = -1;
+	p->path = ft_xstrdup("(memory)");
+	p->cmdline = ft_xstrdup(cmdline);
+	snprintf(p->exe, sizeof p->exe, "%.*s", (int)strcspn(cmdline, " "), cmdline);
+	p->hdr.pid = pid;
+	p->ns_per_tick = 1.0;
+	p->base_ticks = p->base_ns = p->last_ns = p->run_start_ns = start_ns;
+	return p;
+}
+
+uint32_t ft_process_mem_string(struct ft_process *p, const char *s)
+{
+	struct ft_strtab *t = p->strings;
+	if (!t)
+		t = p->strings = ft_xcalloc(1, sizeof *t);
+	for (uint32_t i = 0; i < t->n; i++)
+		if (!strcmp(t->e[i].s, s))
+			return t->e[i].id;
+	if (t->n == t->cap)
+		FT_GROW(t->e, t->cap, 16);
+	t->e[t->n] = (struct strent){ t->n + 1, ft_xstrdup(s) };
+	return ++t->n;
+}
+
+void ft_process_mem_free(struct ft_process *p)
+{
+	process_free(p);
+}
+
 const char *ft_flight_why(uint32_t why)
 {
 	static const char *const name[] = { "?", "request", "signal", "hang", "exit", "exec" };

@@ -155,6 +155,14 @@ void ft_trace_keep(struct ft_trace *tr, const unsigned char *keep);
  * runs, after "feedtrace CMD: ", and -1 */
 int ft_trace_one_run(const struct ft_trace *tr, const char *cmd, FILE *err);
 
+/* A process made in memory, not read from a file (tests/unit/an_*.c: the
+ * analyses on event arrays): pid, command line, start; no threads, clock
+ * ticks are nanoseconds. ft_process_mem_string gives a string's id (one
+ * per distinct text). ft_process_mem_free frees it. */
+struct ft_process *ft_process_mem(int32_t pid, const char *cmdline, uint64_t start_ns);
+uint32_t ft_process_mem_string(struct ft_process *p, const char *s);
+void ft_process_mem_free(struct ft_process *p);
+
 /* Calls fn for each event of p in file order; stops early if fn != 0. */
 int ft_process_events(struct ft_process *p, ft_event_fn fn, void *arg, FILE *err);
 

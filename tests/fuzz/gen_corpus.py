@@ -117,7 +117,7 @@ def real_seeds(path, limit):
 def synthetic(tmp):
     MS = 1_000_000
     out = []
-    # CUDA feeder: launches, a hidden sync, reads (tests/traced/test_convert.py's pattern)
+    # CUDA feeder: launches, a hidden sync, reads (tests/converter/test_convert.py's pattern)
     p = os.path.join(tmp, "syn-cuda.ft")
     w = ftgen.TraceFile(p, 100, ["train", "--steps", "3"])
     w.thread(100, "main", True)

@@ -1,5 +1,5 @@
 /*
- * conv_storm.c: test program for tests/traced/test_convert.py and test_report.py:
+ * conv_storm.c: test program for tests/traced/test_convert_programs.py and test_report.py:
  * reads NFILES files DIR/f000.. in a tight loop, NREADS read() calls of SIZE
  * bytes each per file. A small-read storm (50 100 512) and its fixed twin
  * (50 1 262144) read the same bytes.

@@ -1,7 +1,7 @@
 /*
- * mapped_faults.c: test program for tests/traced/test_mapped.py. Maps FILE
- * (read-only, MADV_RANDOM: a page per fault) and reads one byte of every
- * page, shared out among N loaders and the main thread: page i goes to
+ * mapped_faults.c: test program for tests/traced/test_mapped_programs.py.
+ * Maps FILE (read-only, MADV_RANDOM: a page per fault) and reads one byte
+ * of every page, shared out among N loaders and the main thread: page i goes to
  * loader i % (N + 1), the main thread's share last. Loaders are threads
  * started after the mapping, named "loader-K", each taking a lock first,
  * or forked processes. Each prints its own count of major page faults:

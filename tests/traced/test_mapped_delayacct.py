@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from conftest import TOOL, built_prog, preload, clean_env
-from test_mapped import drop_cached_file
+from test_mapped_programs import drop_cached_file
 
 SYSCTL = "/proc/sys/kernel/task_delayacct"
 

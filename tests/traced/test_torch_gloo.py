@@ -15,7 +15,7 @@ its storage (with both cores busy, or under a sanitizer, the compute can
 hide 2 ms reads, and "no straggler" is then right): the straggler, its
 own feed and the other rank's wait for other ranks are judged on
 synthetic traces with the timing planted (tests/converter/test_gloo_waits.py,
-tests/traced/test_ranks_merge.py's synthetic tests)."""
+tests/converter/test_ranks_merge.py)."""
 import json
 import os
 import re

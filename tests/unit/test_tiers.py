@@ -19,10 +19,24 @@ def test_every_test_file_is_in_a_tier():
         assert glob.glob(os.path.join(TESTS, tier, "test_*.py")), tier
 
 
+# what the guard below catches when it runs, read off the source: the
+# `traced` fixture taken by a test or fixture, libfeedtrace preloaded,
+# `feedtrace run` (not the word "traced" in a message, nor a test's own
+# library preloaded into the command: test_reader_robust's shim)
+TRACES = re.compile(r"def \w+\([^)]*\btraced\b|\bpreload\(|LD_PRELOAD[^\n]*\bLIB\b"
+                    r"|TOOL,\s*[\"']run[\"']")
+
+
+def test_every_traced_tier_file_traces_by_its_text():
+    """the text check sees what each traced-tier file starts"""
+    found = sorted(glob.glob(os.path.join(TESTS, "traced", "test_*.py")))
+    assert found and [f for f in found if not TRACES.search(open(f).read())] == []
+
+
 @pytest.mark.parametrize("tier", ["unit", "converter"])
 def test_no_lower_tier_file_traces_by_its_text(tier):
-    """what the guard below catches when it runs, read off the source"""
-    traces = re.compile(r"\btraced\b\s*[,)]|\bpreload\(|LD_PRELOAD|[\"']run[\"']\s*,\s*[\"']-o")
+    """no unit or converter file starts what TRACES finds"""
+    traces = TRACES
     for f in sorted(glob.glob(os.path.join(TESTS, tier, "test_*.py"))):
         if os.path.basename(f) == "test_tiers.py":
             continue

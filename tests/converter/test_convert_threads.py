@@ -1,17 +1,15 @@
 """`feedtrace convert --threads 1` and `--threads 2` (the pipeline of
 converter/out/pipeline.c) write byte-identical files, with the same messages and
-exit status: on traces of real programs, on synthetic ones (tests/ftgen.py:
-CUDA steps with hidden syncs, flows and findings, several threads and
-processes, user ranges; long enough to fill many of the pipeline's batches)
-and on damaged ones."""
+exit status: on synthetic traces (tests/ftgen.py: CUDA steps with hidden
+syncs, flows and findings, several threads and processes, user ranges; long
+enough to fill many of the pipeline's batches) and on damaged ones; on
+traces of real programs in tests/traced/test_convert_threads_programs.py."""
 import os
 import subprocess
 
-import pytest
-
-from conftest import TOOL, prog
+from conftest import TOOL
 from test_convert import cuda_steps, good_file, two_syncing_threads
-from test_ranges import planted_steps
+from test_ranges_synthetic import planted_steps
 
 
 def convert_both(d, ok=True):
@@ -31,25 +29,6 @@ def convert_both(d, ok=True):
     assert data1 == data2, "outputs differ (%s vs %s bytes)" % (
         len(data1 or b""), len(data2 or b""))
     return rc1, err1
-
-
-@pytest.fixture
-def files20(tmp_path):
-    d = tmp_path / "data"
-    d.mkdir()
-    for i in range(20):
-        (d / ("f%03d" % i)).write_bytes(os.urandom(65536))
-    return str(d)
-
-
-def test_real_programs(traced, files20):
-    run = traced([prog("conv_storm"), files20, "20", "100", "512"])
-    assert run.returncode == 0
-    _, err = convert_both(run.dir)
-    assert "1 findings" in err
-    run = traced([prog("conv_lock"), "contended", "7"])
-    assert run.returncode == 0
-    convert_both(run.dir)
 
 
 def test_synthetic_cuda_many_batches(tmp_path):
