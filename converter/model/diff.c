@@ -1,14 +1,12 @@
 /*
- * diff.c: what `feedtrace diff` (cmd_diff.c) prints: runs of one program
+ * diff.c: the model of `feedtrace diff` (diff.h): runs of one program
  * before and after a change (one or several per side, or directories of
- * runs). The time per step over the loop of each side is compared
- * (stats.c: means of the steps' periods and a 95% block-bootstrap interval
- * of the change), the median step beside it; the time per step is split
- * by feed, findings are matched by identity
- * with their cost before and after; one conclusion that credits only
- * changes larger than the interval; --fail-if conditions (gate.c); -o
- * writes the first run of each side into one Perfetto trace, aligned at
- * their start.
+ * runs), loaded and compared. The time per step over the loop of each
+ * side (stats.c: means of the steps' periods and a 95% block-bootstrap
+ * interval of the change), the median step beside it; the time per step
+ * split by feed; findings matched by identity with their cost before and
+ * after; what the one conclusion credits: only changes larger than the
+ * interval. Decides only: diff_write.c, diff_json.c and words.c write it.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -16,19 +14,13 @@
 #include <sys/stat.h>
 
 #include "util.h"
-#include "convert.h"
-#include "outfile.h"
-#include "pipeline.h"
 #include "diff.h"
 #include "gpu_measured.h"
-#include "gate.h"
-#include "diff_json.h"
 #include "merge.h"
 #include "problems.h"
 #include "report.h"
 #include "stats.h"
 #include "steps.h"
-#include "words.h"
 
 struct metric { const char *name, *key; int time; size_t off; };
 
@@ -39,18 +31,11 @@ static const struct metric metrics[] = {
 #undef METRIC
 };
 #define NMETRICS (sizeof metrics / sizeof metrics[0])
-
-/* the feeds the time per step is split into: the verdict's categories of
- * the feeding threads (docs/ANALYSES.md, "The verdict") */
-static const char *const feed_label[FT_CAT_N] = {
-	[FT_CAT_SUBMIT] = "launch", [FT_CAT_GPU_WAIT] = "explicit sync",
-	[FT_CAT_HIDDEN] = "hidden sync", [FT_CAT_IO] = "I/O", [FT_CAT_LOCK] = "locks",
-	[FT_CAT_DATA] = "waiting for data", [FT_CAT_RANKS] = "other ranks", [FT_CAT_CPU] = "CPU",
-	[FT_CAT_RUNQ] = "waiting for a core",
-};
+_Static_assert(NMETRICS <= sizeof ((struct ft_diff_model *)0)->metrics /
+	       sizeof ((struct ft_diff_model *)0)->metrics[0], "room for metrics.def");
 
 #define MAXRUNS FT_DIFF_MAX_RUNS
-#define MAXL 64
+#define MAXL FT_DIFF_MAX_FINDINGS
 
 /* Findings are matched across runs by kind and what they are about: a
  * storm by its data set (problems.c: the directory its top files share),
@@ -58,21 +43,6 @@ static const char *const feed_label[FT_CAT_N] = {
  * call site, launch gaps by their cause (not by address or stream, which
  * differ from run to run). */
 struct label { char text[200]; int kind; uint64_t n[2], reads[2], lost[2]; };
-
-struct side {
-	const char *dir[MAXRUNS];
-	int n;
-	struct ft_report r[MAXRUNS];
-	uint64_t *len[MAXRUNS];   /* each run's step times */
-	size_t nlen[MAXRUNS];
-	uint64_t *per[MAXRUNS];   /* each run's step periods (the loop's time) */
-	size_t nper[MAXRUNS];
-	struct ft_metrics sum;    /* over its runs */
-	uint64_t feed[FT_CAT_N];  /* the feeding threads' time, over its runs */
-	uint64_t units;           /* steps (all runs have them) or runs */
-	int whole;                /* feeds of some run over its whole run, not its steps */
-	int optimizer;            /* runs whose steps are optimizer steps (phases.h) */
-};
 
 static uint64_t get(const struct ft_metrics *m, const struct metric *d)
 {
@@ -100,7 +70,7 @@ static int label_index(struct label *l, int *n, const char *t, int kind)
  * the per-process threshold), not each process's storms: a loader whose
  * reads spread out under load has no storm of its own, yet the data set
  * was read in small pieces as before. */
-static int collect(const struct side *s, int k, struct label *l, int n)
+static int collect(const struct ft_diff_runs *s, int k, struct label *l, int n)
 {
 	for (int ri = 0; ri < s->n; ri++) {
 		const struct ft_report *r = &s->r[ri];
@@ -137,12 +107,13 @@ static int collect(const struct side *s, int k, struct label *l, int n)
 }
 
 /* per unit (step or run) of a side */
-static double per(const struct side *s, uint64_t x)
+static double per(const struct ft_diff_runs *s, uint64_t x)
 {
 	return s->units ? (double)x / (double)s->units : 0;
 }
 
-static double delta(const struct side *a, const struct side *b, const struct label *l)
+static double delta(const struct ft_diff_runs *a, const struct ft_diff_runs *b,
+		    const struct label *l)
 {
 	return per(b, l->lost[1]) - per(a, l->lost[0]);
 }
@@ -153,7 +124,7 @@ static double delta(const struct side *a, const struct side *b, const struct lab
 #define LISTED_NS 1000.0
 #define NOTABLE_NS 10000.0
 
-static const struct side *cmp_sides[2];
+static const struct ft_diff_runs *cmp_sides[2];
 
 static int by_delta(const void *x, const void *y)
 {
@@ -190,7 +161,7 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 }
 
 /* a run directory, or a directory of run directories (each one, by name) */
-static int add_dir(struct side *s, const char *dir)
+static int add_dir(struct ft_diff_runs *s, const char *dir)
 {
 	struct dirent **e;
 	int n = has_trace(dir) ? -1 : scandir(dir, &e, NULL, by_name), added = 0;
@@ -245,8 +216,8 @@ static void feeds(const struct ft_report *r, uint64_t *feed)
 	}
 }
 
-static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merge_opts *mg,
-		int mixed)
+static int load(struct ft_diff_runs *s, const struct ft_an_opts *o,
+		const struct ft_merge_opts *mg, int mixed)
 {
 	for (int i = 0; i < s->n; i++) {
 		int bad = ft_report_build(&s->r[i], s->dir[i], o, mg, stderr) != 0 ? -1 : 0;
@@ -270,7 +241,7 @@ static int load(struct side *s, const struct ft_an_opts *o, const struct ft_merg
 	return 0;
 }
 
-static int all_steps(const struct side *s)
+static int all_steps(const struct ft_diff_runs *s)
 {
 	for (int i = 0; i < s->n; i++)
 		if (!s->nper[i])
@@ -280,7 +251,7 @@ static int all_steps(const struct side *s)
 
 /* a side's time per step over the loop: its runs' step periods summed over
  * their count; -1 without steps */
-static double loop_step(const struct side *s, uint64_t *count)
+static double loop_step(const struct ft_diff_runs *s, uint64_t *count)
 {
 	double sum = 0;
 	uint64_t n = 0;
@@ -293,138 +264,16 @@ static double loop_step(const struct side *s, uint64_t *count)
 }
 
 /* a side's value of a metric: the mean over its runs */
-static uint64_t mean(const struct side *s, uint64_t total)
+static uint64_t mean(const struct ft_diff_runs *s, uint64_t total)
 {
 	return s->n ? total / (uint64_t)s->n : 0;
-}
-
-/* ---- printing ---- */
-
-static void fmt(char *b, size_t cap, int time, double v)
-{
-	if (v < 0)
-		v = 0;
-	if (time)
-		ft_fmt_ns(b, cap, (uint64_t)(v + 0.5));
-	else
-		ft_fmt_count(b, cap, (uint64_t)(v + 0.5));
-}
-
-/* a before more than this many times under the after is too small a base
- * for a relative change ("666 ns -> 39.2 ms" is no "+5879046%") */
-#define TINY_BASE 100.0
-
-static void row(const char *name, int time, int hx, double x, int hy, double y)
-{
-	char bx[32] = "-", by[32] = "-", bc[40] = "-", br[16] = "";
-	if (hx)
-		fmt(bx, sizeof bx, time, x);
-	if (hy)
-		fmt(by, sizeof by, time, y);
-	if (hx && hy) {
-		fmt(bc + 1, sizeof bc - 1, time, x > y ? x - y : y - x);
-		bc[0] = x > y ? '-' : y > x ? '+' : ' ';
-		if (x && y > x * TINY_BASE)
-			snprintf(br, sizeof br, ">%.0fx", TINY_BASE);   /* from a base too small */
-		else if (x)
-			snprintf(br, sizeof br, "%+.0f%%", 100.0 * (y - x) / x);
-		else
-			snprintf(br, sizeof br, "%s", y ? "new" : "");
-	}
-	printf("%-22s %13s %13s %13s %8s\n", name, bx, by, bc, br);
-}
-
-static void wrap78(const char *s)
-{
-	int col = 0;
-	while (*s) {
-		int w = (int)strcspn(s, " ");
-		if (col && col + 1 + w > 78) {
-			fputc('\n', stdout);
-			col = 0;
-		} else if (col) {
-			fputc(' ', stdout);
-			col++;
-		}
-		fwrite(s, 1, (size_t)w, stdout);
-		col += w;
-		s += w;
-		while (*s == ' ')
-			s++;
-	}
-	fputc('\n', stdout);
-}
-
-/* ---- the command ---- */
-
-/* The step times of the first run of each side as two counters of one
- * process, "diff: steps by index", aligned on step index: step i of both
- * at the before run's start + i x the before run's median step. */
-#define STEPS_PID (3 << 22)       /* above the after run's pids */
-
-static void step_counters(struct pf_writer *w, const struct side *s)
-{
-	const struct side *a = &s[0];
-	if (!a->nlen[0] || !s[1].nlen[0])
-		return;
-	uint64_t *sorted = malloc(a->nlen[0] * sizeof *sorted);
-	if (!sorted)
-		return;
-	memcpy(sorted, a->len[0], a->nlen[0] * sizeof *sorted);
-	uint64_t step = (uint64_t)ft_median(sorted, a->nlen[0]);
-	free(sorted);
-	step = step ? step : 1;
-	/* a process of its own (no converted run has its pid) */
-	uint64_t p = pf_id(FT_ID_PROCESS, STEPS_PID, 0);
-	pf_process_track(w, p, STEPS_PID, "diff: steps by index", NULL);
-	for (int j = 0; j < 2; j++) {
-		uint64_t t = pf_id(FT_ID_COUNTER, p, (uint64_t)j);
-		pf_counter_track(w, t, p, j ? "after: step time" : "before: step time",
-				 PF_UNIT_TIME_NS);
-		for (size_t i = 0; i < s[j].nlen[0]; i++)
-			pf_counter(w, t, a->r[0].tr.start_ns + i * step, (int64_t)s[j].len[0][i]);
-	}
-}
-
-static int write_timeline(struct side *s, const char *out, const struct ft_an_opts *o)
-{
-	struct ft_outfile of;
-	if (ft_out_open(&of, out, "diff") != 0)
-		return 1;
-	struct pf_writer *w = pf_open(ft_out_path(&of));
-	if (!w) {
-		perror(out);
-		ft_out_close(&of, 0);
-		return 1;
-	}
-	int rc = 0;
-	struct ft_conv_opts co;
-	struct ft_conv_stats st;
-	memset(&co, 0, sizeof co);
-	memset(&st, 0, sizeof st);
-	co.an = *o;
-	ft_conv_clock(w, &s[0].r[0].tr);
-	co.label = "before: ";
-	ft_conv_trace(w, &s[0].r[0].tr, &co, stderr, &st);
-	co.label = "after: ";
-	co.ts_shift = (int64_t)s[0].r[0].tr.start_ns - (int64_t)s[1].r[0].tr.start_ns;
-	co.pid_add = 1 << 22;          /* above any pid_max: runs never merge */
-	ft_conv_trace(w, &s[1].r[0].tr, &co, stderr, &st);
-	step_counters(w, s);
-	if (pf_close(w) != 0) {
-		fprintf(stderr, "feedtrace diff: %s: write failed\n", out);
-		rc = 1;
-	}
-	if (ft_out_close(&of, !rc) != 0)
-		rc = 1;
-	return rc;
 }
 
 /* verdict.def's rows that diff shows, of the main processes of each
  * side's first run, into x (room for all of verdict.def's rows); how many */
 #define VD_STATE(x, k, expr) x->s[k] = (expr);
 #define VD_NS(x, k, expr) x->ns[k] = (expr);
-static int verdict_rows(const struct side *sd[2], struct ft_diff_vrow *out)
+static int verdict_rows(const struct ft_diff_runs *sd[2], struct ft_diff_vrow *out)
 {
 	int n = 0;
 #define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label)                   \
@@ -448,7 +297,8 @@ static int verdict_rows(const struct side *sd[2], struct ft_diff_vrow *out)
 /* The main processes' GPU idle, before and after: measured when both
  * sides have timing samples, else the model's (-1: a side launched no
  * kernel). */
-static int gpu_idle_pair(const struct side *a, const struct side *b, double *x, double *y)
+static int gpu_idle_pair(const struct ft_diff_runs *a, const struct ft_diff_runs *b,
+			 double *x, double *y)
 {
 	int ka = ft_gpu_idle_share(&a->r[0].procs[a->r[0].main].v, x);
 	int kb = ft_gpu_idle_share(&b->r[0].procs[b->r[0].main].v, y);
@@ -465,43 +315,17 @@ static int gpu_idle_pair(const struct side *a, const struct side *b, double *x, 
 	return ka;
 }
 
-static void gpu_idle_text(const struct side *a, const struct side *b)
-{
-	double x, y;
-	int k = gpu_idle_pair(a, b, &x, &y);
-	if (k >= 0)
-		printf("GPU idle (%s): %.0f%% -> %.0f%%\n", k ? "measured" : "modelled",
-		       100 * x, 100 * y);
-}
 
-int ft_diff(const struct ft_diff_args *args)
-{
-	static struct side s[2];
-	memset(s, 0, sizeof s);
-	for (int j = 0; j < 2; j++)
-		for (int i = 0; i < args->ndirs[j]; i++)
-			if (add_dir(&s[j], args->dirs[j][i]) != 0)
-				return 2;
-	struct ft_an_opts o = args->an;
-	struct ft_merge_opts mg = args->mg;
-	struct ft_gate *gates = args->gates;
-	const char *out = args->out, *junit = args->junit, *html = args->html;
-	int json = args->json, ng = args->ngates, mixed = args->mixed;
-	int lr = load(&s[0], &o, &mg, mixed);
-	if (lr != 0)
-		return ng || lr == -2 ? 2 : 1;
-	if ((lr = load(&s[1], &o, &mg, mixed)) != 0) {
-		for (int i = 0; i < s[0].n; i++)
-			ft_report_free(&s[0].r[i]);
-		return ng || lr == -2 ? 2 : 1;
-	}
-	struct side *a = &s[0], *b = &s[1];
+/* ---- deciding ---- */
 
-	/* the change: the time per step over the loop (the mean of the step
-	 * periods) when every run marks steps, the median step beside it;
-	 * else the median of one wall time per run (an interval needs two
-	 * runs on each side) */
-	int by_step = all_steps(a) && all_steps(b);
+/* the change: the time per step over the loop (the mean of the step
+ * periods) when every run marks steps, the median step beside it; else
+ * the median of one wall time per run (an interval needs two runs on
+ * each side) */
+static void change(struct ft_diff_model *m)
+{
+	struct ft_diff_runs *s = m->s, *a = &s[0], *b = &s[1];
+	int by_step = m->by_step = all_steps(a) && all_steps(b);
 	struct ft_sample sa[MAXRUNS], sb[MAXRUNS], pa[MAXRUNS], pb[MAXRUNS];
 	uint64_t wall[2][MAXRUNS];
 	for (int j = 0; j < 2; j++)
@@ -511,219 +335,182 @@ int ft_diff(const struct ft_diff_args *args)
 						     (struct ft_sample){ &wall[j][i], 1 };
 			(j ? pb : pa)[i] = (struct ft_sample){ s[j].per[i], s[j].nper[i] };
 		}
-	struct ft_change ch, chm;     /* what the conclusion stands on; the median step */
-	int have_ci = by_step ? ft_change_mean_ci(pa, a->n, pb, b->n, &ch) == 0 :
-		      a->n > 1 && b->n > 1 && ft_change_ci(sa, a->n, sb, b->n, &ch) == 0;
-	int have_med = by_step && ft_change_ci(sa, a->n, sb, b->n, &chm) == 0;
-	uint64_t nsteps[2] = { 0, 0 };
-	double loop[2] = { loop_step(a, &nsteps[0]), loop_step(b, &nsteps[1]) };
+	m->have_ci = by_step ? ft_change_mean_ci(pa, a->n, pb, b->n, &m->ch) == 0 :
+		     a->n > 1 && b->n > 1 && ft_change_ci(sa, a->n, sb, b->n, &m->ch) == 0;
+	m->have_med = by_step && ft_change_ci(sa, a->n, sb, b->n, &m->chm) == 0;
 	for (int j = 0; j < 2; j++)
 		s[j].units = by_step ? s[j].sum.steps : (uint64_t)s[j].n;
-	const char *unit = by_step ? "per step" : "per run";
-	struct ft_diff_vrow vrow[32];
-	int nvrow = verdict_rows((const struct side *[2]){ a, b }, vrow);
+}
 
-	/* findings matched by identity; largest change of lost time first */
-	static struct label l[MAXL];
+/* the findings matched by identity (l), largest change of lost time
+ * first, and their figures, means over each side's runs (the text, the
+ * conclusion and --json); how many */
+static struct label l[MAXL];
+
+static int match(struct ft_diff_model *m)
+{
+	const struct ft_diff_runs *a = &m->s[0], *b = &m->s[1];
 	int nl = collect(b, 1, l, collect(a, 0, l, 0));
 	cmp_sides[0] = a;
 	cmp_sides[1] = b;
 	qsort(l, (size_t)nl, sizeof *l, by_delta);
-
-	/* the findings' figures, means over each side's runs (the text, the
-	 * conclusion and --json) */
-	static struct ft_diff_finding f[MAXL];
 	for (int i = 0; i < nl; i++)
-		f[i] = (struct ft_diff_finding){ l[i].kind, l[i].text, status(&l[i]),
+		m->f[i] = (struct ft_diff_finding){ l[i].kind, l[i].text, status(&l[i]),
 			{ mean(a, l[i].n[0]), mean(b, l[i].n[1]) },
 			{ mean(a, l[i].reads[0]), mean(b, l[i].reads[1]) },
 			{ mean(a, l[i].lost[0]), mean(b, l[i].lost[1]) },
-			{ per(a, l[i].lost[0]), per(b, l[i].lost[1]) } };
+			{ per(a, l[i].lost[0]), per(b, l[i].lost[1]) },
+			per(a, l[i].lost[0]) >= LISTED_NS || per(b, l[i].lost[1]) >= LISTED_NS };
+	return nl;
+}
 
-	/* the conclusion: what it credits is decided here, words.c words it */
-	static int credit[MAXL], named[2];
-	struct ft_diff_credit cr = { .ch = have_ci ? &ch : NULL, .by_step = by_step,
-				     .unit = unit, .findings = f, .credit = credit,
-				     .named = named, .median = have_med ? &chm : NULL,
-				     .runs = { a->n, b->n },
-				     .wall = { a->sum.wall_ns, b->sum.wall_ns } };
-	double half = have_ci ? (ch.hi - ch.lo) / 2 : 0;
-	if (have_ci) {
-		cr.n[0] = by_step ? nsteps[0] : a->units;
-		cr.n[1] = by_step ? nsteps[1] : b->units;
-		for (int j = 0; j < 2 && by_step; j++)  /* steps of the loop's warm-up, left out */
-			for (int i = 0; i < s[j].n; i++)
-				cr.warm[j] += s[j].nlen[i] - s[j].nper[i];
-		cr.training_only = by_step && a->optimizer == a->n && b->optimizer == b->n;
-		/* credit the findings and feeds that moved the same way, by more
-		 * than the interval's half-width, largest first */
-		if (ch.verdict == FT_CH_FASTER || ch.verdict == FT_CH_SLOWER) {
-			for (int i = 0; i < nl; i++) {
-				double d = delta(a, b, &l[i]);
-				if ((ch.verdict == FT_CH_FASTER ? -d : d) > half)
-					credit[cr.ncredit++] = i;
-			}
-			int best = -1;
-			double bd = 0;
-			for (int c = 0; c < FT_CAT_N; c++) {
-				double d = per(b, b->feed[c]) - per(a, a->feed[c]);
-				if (ch.verdict == FT_CH_FASTER)
-					d = -d;
-				if (d > half && d > bd)
-					best = c, bd = d;
-			}
-			if (best >= 0 && !a->whole && !b->whole) {
-				cr.feed = feed_label[best];
-				cr.feed_ns[0] = per(a, a->feed[best]);
-				cr.feed_ns[1] = per(b, b->feed[best]);
-			}
-		} else {
-			/* nothing to credit: still name what changed that a user
-			 * went looking for (a storm gone), said to be within the
-			 * interval; at most two, each over NOTABLE_NS per unit */
-			for (int i = 0; i < nl && cr.nnamed < 2; i++)
-				if (status(&l[i]) != FT_STATUS_SAME &&
-				    (per(a, l[i].lost[0]) >= NOTABLE_NS || per(b, l[i].lost[1]) >= NOTABLE_NS))
-					named[cr.nnamed++] = i;
-		}
+/* faster or slower: the findings and feeds that moved the same way, by
+ * more than the interval's half-width, largest first */
+static void credit_moved(struct ft_diff_model *m, int nl)
+{
+	const struct ft_diff_runs *a = &m->s[0], *b = &m->s[1];
+	struct ft_diff_credit *cr = &m->cr;
+	const struct ft_change *ch = &m->ch;
+	double half = (ch->hi - ch->lo) / 2;
+	for (int i = 0; i < nl; i++) {
+		double d = delta(a, b, &l[i]);
+		if ((ch->verdict == FT_CH_FASTER ? -d : d) > half)
+			m->credit[cr->ncredit++] = i;
 	}
-	char concl[1024], one[256];
-	ft_words_diff_conclusion(&cr, concl, sizeof concl);
+	int best = -1;
+	double bd = 0;
+	for (int c = 0; c < FT_CAT_N; c++) {
+		double d = per(b, b->feed[c]) - per(a, a->feed[c]);
+		if (ch->verdict == FT_CH_FASTER)
+			d = -d;
+		if (d > half && d > bd)
+			best = c, bd = d;
+	}
+	if (best >= 0 && !a->whole && !b->whole) {
+		cr->feed = best;
+		cr->feed_ns[0] = per(a, a->feed[best]);
+		cr->feed_ns[1] = per(b, b->feed[best]);
+	}
+}
 
-	/* the gate */
-	int fails = 0;
-	struct ft_report *ra[MAXRUNS], *rb[MAXRUNS];
-	for (int i = 0; i < a->n; i++)
-		ra[i] = &a->r[i];
-	for (int i = 0; i < b->n; i++)
-		rb[i] = &b->r[i];
-	int rc = 0;
-	for (int i = 0; i < ng; i++) {
-		if (ft_gate_eval(&gates[i], ra, a->n, rb, b->n, have_ci && by_step ? &ch : NULL,
-				 have_med ? &chm : NULL) != 0)
-			rc = 2;
-		fails += gates[i].holds;
-	}
-	if (rc == 0 && junit && ft_gate_junit(gates, ng, "feedtrace.diff", junit) != 0)
-		rc = 2;
+/* nothing to credit: still name what changed that a user went looking
+ * for (a storm gone), said to be within the interval; at most two, each
+ * over NOTABLE_NS per unit */
+static void credit_named(struct ft_diff_model *m, int nl)
+{
+	const struct ft_diff_runs *a = &m->s[0], *b = &m->s[1];
+	struct ft_diff_credit *cr = &m->cr;
+	for (int i = 0; i < nl && cr->nnamed < 2; i++)
+		if (status(&l[i]) != FT_STATUS_SAME &&
+		    (per(a, l[i].lost[0]) >= NOTABLE_NS || per(b, l[i].lost[1]) >= NOTABLE_NS))
+			m->named[cr->nnamed++] = i;
+}
 
-	if (rc == 2)
-		;
-	else if (json) {
-		struct ft_diff_pair m[NMETRICS + 4];
-		int nm = 0;
-		for (size_t i = 0; i < NMETRICS; i++)
-			if (metrics[i].name)
-				m[nm++] = (struct ft_diff_pair){ metrics[i].key, { 1, 1 },
-					{ (double)mean(a, get(&a->sum, &metrics[i])),
-					  (double)mean(b, get(&b->sum, &metrics[i])) } };
-		m[nm++] = (struct ft_diff_pair){ "steps", { a->sum.steps > 0, b->sum.steps > 0 },
-			{ (double)mean(a, a->sum.steps), (double)mean(b, b->sum.steps) } };
-		m[nm++] = (struct ft_diff_pair){ "step_mean_ns", { a->sum.steps > 0, b->sum.steps > 0 },
-			{ a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0,
-			  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0 } };
-		m[nm++] = (struct ft_diff_pair){ "step_time_ns", { loop[0] >= 0, loop[1] >= 0 },
-			{ loop[0], loop[1] } };
-		m[nm++] = (struct ft_diff_pair){ "step_median_ns", { have_med, have_med },
-			{ have_med ? chm.before : 0, have_med ? chm.after : 0 } };
-		struct ft_diff_figures d = {
-			.runs = { a->dir, b->dir }, .nruns = { a->n, b->n },
-			.metrics = m, .nmetrics = nm,
-			.change = have_ci ? &ch : NULL, .change_of = by_step ? FT_OF_STEP_TIME : FT_OF_WALL_TIME,
-			.median = have_med ? &chm : NULL,
-			.unit = by_step ? "step" : "run",
-			.feeds_window = a->whole || b->whole ? "whole run" : "steps",
-			.findings = f, .nfindings = nl,
-			.verdict = vrow, .nverdict = nvrow,
-			.gates = gates, .ngates = ng, .conclusion = concl,
-		};
-		for (int c = 0; c < FT_CAT_N; c++)
-			d.feeds[c] = (struct ft_diff_pair){ ft_cat_name[c], { 1, 1 },
-				{ per(a, a->feed[c]), per(b, b->feed[c]) } };
-		d.gpu_idle = gpu_idle_pair(a, b, &d.gpu_idle_share[0], &d.gpu_idle_share[1]);
-		ft_diff_json(&d, stdout);
-	} else {
-		printf("feedtrace diff: before %s%s\n                after  %s%s\n\n",
-		       ft_fit(a->dir[0], 50), a->n > 1 ? " ..." : "", ft_fit(b->dir[0], 50),
-		       b->n > 1 ? " ..." : "");
-		if (a->n > 1 || b->n > 1)
-			printf("%d and %d runs: figures are means per run\n\n", a->n, b->n);
-		printf("%-22s %13s %13s %13s %8s\n", "metric", "before", "after", "change", "rel");
-		row("steps", 0, a->sum.steps > 0, (double)mean(a, a->sum.steps), b->sum.steps > 0,
-		    (double)mean(b, b->sum.steps));
-		row("time per step", 1, loop[0] >= 0, loop[0], loop[1] >= 0, loop[1]);
-		row("median step", 1, have_med, have_med ? chm.before : 0, have_med,
-		    have_med ? chm.after : 0);
-		for (size_t i = 0; i < NMETRICS; i++)
-			if (metrics[i].name)
-				row(metrics[i].name, metrics[i].time, 1,
-				    (double)mean(a, get(&a->sum, &metrics[i])), 1,
-				    (double)mean(b, get(&b->sum, &metrics[i])));
-		printf("(times other than the wall time are summed over all threads and processes:\n"
-		       " they can exceed it)\n");
-		printf("\nfeeds (the feeding threads' time %s%s)\n", unit,
-		       a->whole || b->whole ? ", over the whole run" : "");
-		for (int c = 0; c < FT_CAT_N; c++)
-			row(feed_label[c], 1, 1, per(a, a->feed[c]), 1, per(b, b->feed[c]));
-		putchar('\n');
-		for (int i = 0; i < nvrow; i++) {
-			const struct ft_diff_vrow *x = &vrow[i];
-			char t[2][32];
-			if (x->way == FT_VF_DIFF_NS && x->ns[0] < 0 && x->ns[1] < 0)
-				continue;           /* neither side has it */
-			for (int k = 0; k < 2; k++)
-				if (x->way == FT_VF_DIFF_STATE)
-					snprintf(t[k], sizeof t[k], "%s", x->s[k]);
-				else if (x->ns[k] >= 0)
-					ft_fmt_ns(t[k], sizeof t[k], (uint64_t)x->ns[k]);
-				else
-					snprintf(t[k], sizeof t[k], "-");
-			printf("%s: %s -> %s\n", x->label, t[0], t[1]);
-		}
-		gpu_idle_text(a, b);
-		int small = 0;
-		for (int i = 0; i < nl; i++)
-			if (status(&l[i]) != FT_STATUS_SAME) {
-				if (per(a, l[i].lost[0]) < LISTED_NS && per(b, l[i].lost[1]) < LISTED_NS) {
-					small++;            /* a GIL wait of 100 ns is not news */
-					continue;
-				}
-				ft_words_diff_finding(&f[i], unit, one, sizeof one);
-				char line[300];
-				snprintf(line, sizeof line, "%s %s", ft_status_name(status(&l[i])), one);
-				wrap78(line);
-			}
-		if (small) {
-			char line[160];
-			snprintf(line, sizeof line, "(%d more finding%s changed by less than 1 us %s on "
-				 "both sides: --json lists them)", small, small > 1 ? "s" : "", unit);
-			wrap78(line);
-		}
-		fputc('\n', stdout);
-		wrap78(concl);
-		if (ng) {
-			fputc('\n', stdout);
-			ft_gate_print(gates, ng, stdout);
-		}
-	}
+/* what the conclusion stands on and credits */
+static void credit(struct ft_diff_model *m, int nl)
+{
+	struct ft_diff_runs *s = m->s, *a = &s[0], *b = &s[1];
+	int by_step = m->by_step;
+	struct ft_diff_credit *cr = &m->cr;
+	*cr = (struct ft_diff_credit){ .ch = m->have_ci ? &m->ch : NULL, .by_step = by_step,
+				       .findings = m->f, .credit = m->credit, .feed = -1,
+				       .named = m->named, .median = m->have_med ? &m->chm : NULL,
+				       .runs = { a->n, b->n },
+				       .wall = { a->sum.wall_ns, b->sum.wall_ns } };
+	if (!m->have_ci)
+		return;
+	uint64_t nsteps[2] = { 0, 0 };
+	loop_step(a, &nsteps[0]);
+	loop_step(b, &nsteps[1]);
+	cr->n[0] = by_step ? nsteps[0] : a->units;
+	cr->n[1] = by_step ? nsteps[1] : b->units;
+	for (int j = 0; j < 2 && by_step; j++)  /* steps of the loop's warm-up, left out */
+		for (int i = 0; i < s[j].n; i++)
+			cr->warm[j] += s[j].nlen[i] - s[j].nper[i];
+	cr->training_only = by_step && a->optimizer == a->n && b->optimizer == b->n;
+	if (m->ch.verdict == FT_CH_FASTER || m->ch.verdict == FT_CH_SLOWER)
+		credit_moved(m, nl);
+	else
+		credit_named(m, nl);
+}
 
-	if (rc == 0 && out && write_timeline(s, out, &o) != 0)
-		rc = 1;
-	if (rc == 0 && html) {
-		struct ft_diff_side ds[2];
-		for (int j = 0; j < 2; j++)
-			ds[j] = (struct ft_diff_side){ j ? "after" : "before", s[j].n, &s[j].r[0],
-						       s[j].len[0], s[j].nlen[0] };
-		if (ft_diff_html(html, ds, concl) != 0)
-			rc = 1;
-	}
-	if (rc == 0 && fails)
-		rc = 1;
+/* a figure of both sides, present on both */
+static struct ft_diff_pair pair(const char *key, const char *label, int time, double x,
+				double y)
+{
+	return (struct ft_diff_pair){ key, { 1, 1 }, { x, y }, label, time };
+}
+
+/* the figures the writers are handed: metrics.def's means per run, the
+ * step's, the feeds per unit, the findings, GPU idle, the verdict rows */
+static void figures(struct ft_diff_model *m, int nl, int nvrow)
+{
+	const struct ft_diff_runs *a = &m->s[0], *b = &m->s[1];
+	struct ft_diff_figures *d = &m->fig;
+	int nm = 0, have_med = m->have_med;
+	for (size_t i = 0; i < NMETRICS; i++)
+		if (metrics[i].name)
+			m->metrics[nm++] = pair(metrics[i].key, metrics[i].name, metrics[i].time,
+				(double)mean(a, get(&a->sum, &metrics[i])),
+				(double)mean(b, get(&b->sum, &metrics[i])));
+	double loop[2] = { loop_step(a, NULL), loop_step(b, NULL) };
+	*d = (struct ft_diff_figures){
+		.runs = { a->dir, b->dir }, .nruns = { a->n, b->n },
+		.metrics = m->metrics, .nmetrics = nm,
+		.change = m->have_ci ? &m->ch : NULL,
+		.change_of = m->by_step ? FT_OF_STEP_TIME : FT_OF_WALL_TIME,
+		.median = have_med ? &m->chm : NULL,
+		.by_step = m->by_step, .whole = a->whole || b->whole,
+		.findings = m->f, .nfindings = nl,
+		.verdict = m->vrow, .nverdict = nvrow,
+	};
+	d->step[FT_DIFF_STEPS] = (struct ft_diff_pair){ "steps",
+		{ a->sum.steps > 0, b->sum.steps > 0 },
+		{ (double)mean(a, a->sum.steps), (double)mean(b, b->sum.steps) }, NULL, 0 };
+	d->step[FT_DIFF_STEP_MEAN] = (struct ft_diff_pair){ "step_mean_ns",
+		{ a->sum.steps > 0, b->sum.steps > 0 },
+		{ a->sum.steps ? (double)(a->sum.step_ns / a->sum.steps) : 0,
+		  b->sum.steps ? (double)(b->sum.step_ns / b->sum.steps) : 0 }, NULL, 1 };
+	d->step[FT_DIFF_STEP_TIME] = (struct ft_diff_pair){ "step_time_ns",
+		{ loop[0] >= 0, loop[1] >= 0 }, { loop[0], loop[1] }, NULL, 1 };
+	d->step[FT_DIFF_STEP_MEDIAN] = (struct ft_diff_pair){ "step_median_ns",
+		{ have_med, have_med },
+		{ have_med ? m->chm.before : 0, have_med ? m->chm.after : 0 }, NULL, 1 };
+	for (int c = 0; c < FT_CAT_N; c++)
+		d->feeds[c] = pair(ft_cat_name[c], NULL, 1, per(a, a->feed[c]), per(b, b->feed[c]));
+	d->gpu_idle = gpu_idle_pair(a, b, &d->gpu_idle_share[0], &d->gpu_idle_share[1]);
+}
+
+int ft_diff_decide(struct ft_diff_model *m, const struct ft_diff_args *args)
+{
+	memset(m, 0, sizeof *m);
+	struct ft_diff_runs *s = m->s;
 	for (int j = 0; j < 2; j++)
-		for (int i = 0; i < s[j].n; i++) {
-			ft_report_free(&s[j].r[i]);
-			free(s[j].len[i]);
-			free(s[j].per[i]);
+		for (int i = 0; i < args->ndirs[j]; i++)
+			if (add_dir(&s[j], args->dirs[j][i]) != 0)
+				return -3;
+	int lr = load(&s[0], &args->an, &args->mg, args->mixed);
+	if (lr != 0)
+		return lr;
+	if ((lr = load(&s[1], &args->an, &args->mg, args->mixed)) != 0) {
+		for (int i = 0; i < s[0].n; i++)
+			ft_report_free(&s[0].r[i]);
+		return lr;
+	}
+	change(m);
+	int nvrow = verdict_rows((const struct ft_diff_runs *[2]){ &s[0], &s[1] }, m->vrow);
+	int nl = match(m);
+	credit(m, nl);
+	figures(m, nl, nvrow);
+	return 0;
+}
+
+void ft_diff_model_free(struct ft_diff_model *m)
+{
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < m->s[j].n; i++) {
+			ft_report_free(&m->s[j].r[i]);
+			free(m->s[j].len[i]);
+			free(m->s[j].per[i]);
 		}
-	return rc;
 }
