@@ -4,7 +4,7 @@
  * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report.c
  * decided (detail_say, data_cause, the flags) and the producers' figures;
  * the run verdict's process; a process's capture window; a diff's
- * findings and its conclusion from what diff.c (model/) decided it credits.
+ * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */
 #include <stdio.h>
