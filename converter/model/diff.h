@@ -2,8 +2,8 @@
  * diff.h: the model of a comparison (diff.c): runs of one program before
  * and after a change, loaded, their findings matched, the change and its
  * interval, what the conclusion credits. Plain structs of enums and
- * numbers: the writers (diff_write.c's text and timeline, diff_json.c,
- * html.c) and words.c consume them and decide nothing.
+ * numbers: the writers (diff_text.c, diff_json.c, diff_write.c's
+ * timeline, html.c) and words.c consume them and decide nothing.
  */
 #ifndef FT_DIFF_H
 #define FT_DIFF_H
