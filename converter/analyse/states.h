@@ -61,7 +61,7 @@
 	X(FT_STATUS_GREW, "grew")                       \
 	X(FT_STATUS_SAME, "same")
 
-/* what a diff's change is of (diff_json.h's change_of) */
+/* what a diff's change is of (diff.h's change_of) */
 #define FT_CHANGE_OFS(X)                                \
 	X(FT_OF_STEP_TIME, "step_time")                 \
 	X(FT_OF_WALL_TIME, "wall_time")                 \

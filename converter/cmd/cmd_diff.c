@@ -2,7 +2,7 @@
  * cmd_diff.c: `feedtrace diff A.. [-- B..] [--json] [--fail-if C].. [--junit
  * F] [-o FILE.pftrace] [--html F]`: its options (one getopt_long table;
  * the analysis and reading options from cli.h) and the run directories of
- * each side, then the comparison (diff.c).
+ * each side, then the comparison (diff_write.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "diff.h"
+#include "diff_write.h"
 #include "gate.h"
 
 static const char usage_text[] =

@@ -1,10 +1,11 @@
 /*
  * diff_json.c: `feedtrace diff --json` (diff_json.h), through the JSON
- * writer (json.c): what ft_diff decided, as docs/REPORT-SCHEMA.md's
+ * writer (json.c): what the model (diff.c) decided, as docs/REPORT-SCHEMA.md's
  * "feedtrace-diff/1". The figures' names and order are this file's.
  */
 #include "diff_json.h"
 #include "fkind.h"
+#include "gate.h"
 #include "json.h"
 
 /* a figure before and after: each null when absent, then the change and
@@ -116,12 +117,14 @@ void ft_diff_json(const struct ft_diff_figures *d, FILE *out)
 	ft_json_obj(j, "metrics");
 	for (int i = 0; i < d->nmetrics; i++)
 		json_pair(j, &d->metrics[i]);
+	for (int i = 0; i < FT_DIFF_STEP_N; i++)
+		json_pair(j, &d->step[i]);
 	ft_json_end(j);
 	json_change(j, "change", d->change, d->change_of);
 	json_change(j, "median_change", d->median, FT_OF_STEP_MEDIAN);
 	ft_json_str(j, "conclusion_on", d->change ? ft_change_of_name(d->change_of) : NULL);
-	ft_json_str(j, "unit", d->unit);
-	ft_json_str(j, "feeds_window", d->feeds_window);
+	ft_json_str(j, "unit", d->by_step ? "step" : "run");
+	ft_json_str(j, "feeds_window", d->whole ? "whole run" : "steps");
 	ft_json_obj(j, "feeds");
 	for (int c = 0; c < FT_CAT_N; c++)
 		json_pair(j, &d->feeds[c]);

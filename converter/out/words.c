@@ -436,6 +436,25 @@ void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
 			 w->nloaders == 1 ? "" : "s");
 }
 
+/* the feeds the time per step is split into: the verdict's categories of
+ * the feeding threads (docs/ANALYSES.md, "The verdict") */
+static const char *const feed_label[FT_CAT_N] = {
+	[FT_CAT_SUBMIT] = "launch", [FT_CAT_GPU_WAIT] = "explicit sync",
+	[FT_CAT_HIDDEN] = "hidden sync", [FT_CAT_IO] = "I/O", [FT_CAT_LOCK] = "locks",
+	[FT_CAT_DATA] = "waiting for data", [FT_CAT_RANKS] = "other ranks", [FT_CAT_CPU] = "CPU",
+	[FT_CAT_RUNQ] = "waiting for a core",
+};
+
+const char *ft_words_feed(int cat)
+{
+	return feed_label[cat];
+}
+
+const char *ft_words_diff_unit(int by_step)
+{
+	return by_step ? "per step" : "per run";
+}
+
 int ft_words_diff_finding(const struct ft_diff_finding *f, const char *unit, char *b,
 			  size_t cap)
 {
@@ -479,6 +498,7 @@ void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *concl, size_
 {
 	char one[256];
 	int len = 0, room = (int)cap;
+	const char *unit = ft_words_diff_unit(c->by_step);
 	if (c->ch) {
 		const struct ft_change *ch = c->ch;
 		char x[32], y[32], lo[32], hi[32];
@@ -507,17 +527,17 @@ void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *concl, size_
 		if (ch->verdict == FT_CH_FASTER || ch->verdict == FT_CH_SLOWER) {
 			int credited = 0;
 			for (int k = 0; k < c->ncredit && len < room - 300; k++) {
-				ft_words_diff_finding(&c->findings[c->credit[k]], c->unit, one, sizeof one);
+				ft_words_diff_finding(&c->findings[c->credit[k]], unit, one, sizeof one);
 				len += snprintf(concl + len, cap - (size_t)len, "%s%s",
 						credited++ ? "; " : ". Mostly ", one);
 			}
-			if (c->feed && len < room - 200) {
+			if (c->feed >= 0 && len < room - 200) {
 				char x2[32], y2[32];
 				ft_fmt_ns(x2, sizeof x2, (uint64_t)c->feed_ns[0]);
 				ft_fmt_ns(y2, sizeof y2, (uint64_t)c->feed_ns[1]);
 				len += snprintf(concl + len, cap - (size_t)len,
 						"%s%s %s %s -> %s", credited ? "; " : ". Mostly ",
-						c->feed, c->unit, x2, y2);
+						ft_words_feed(c->feed), unit, x2, y2);
 				credited++;
 			}
 			if (!credited)
@@ -526,7 +546,7 @@ void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *concl, size_
 		} else {
 			for (int k = 0; k < c->nnamed && len < room - 300; k++) {
 				const struct ft_diff_finding *f = &c->findings[c->named[k]];
-				ft_words_diff_finding(f, c->unit, one, sizeof one);
+				ft_words_diff_finding(f, unit, one, sizeof one);
 				len += snprintf(concl + len, cap - (size_t)len, "%s%s %s",
 						k ? "; " : ". Within the interval, so not credited: ",
 						ft_status_name(f->status), one);

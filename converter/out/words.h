@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "analysis.h"
-#include "diff_json.h"
+#include "diff.h"
 #include "mapped.h"
 #include "report.h"
 
@@ -46,34 +46,16 @@ void ft_words_report(struct ft_report *r);
  * untouched) when it was recorded throughout */
 int ft_words_capture(const struct ft_process *p, char *out, size_t cap);
 
+/* a diff's feed (enum ft_cat): "launch", "waiting for data"... */
+const char *ft_words_feed(int cat);
+/* a diff's unit: "per step" (by_step), "per run" */
+const char *ft_words_diff_unit(int by_step);
 /* a diff's finding: "small-read storm in /data: 5 -> 1 (5,000 -> 1,000
  * reads); lost per step 41 ms -> 3 ms" (unit: "per step", "per run") */
 int ft_words_diff_finding(const struct ft_diff_finding *f, const char *unit, char *out,
 			  size_t cap);
 
-/* what a diff's conclusion stands on, as diff.c decided it */
-struct ft_diff_credit {
-	const struct ft_change *ch;     /* the change; NULL: not resolved */
-	int by_step;                    /* of the time per step (else of the wall time) */
-	const char *unit;               /* "per step", "per run" */
-	uint64_t n[2];                  /* steps (or runs) compared on each side */
-	uint64_t warm[2];               /* warm-up steps left out */
-	int runs[2];
-	int training_only;              /* every run's steps are optimizer steps */
-	const struct ft_diff_finding *findings;
-	const int *credit;              /* faster or slower: the findings that moved
-	                                   that way by more than the interval's
-	                                   half-width, largest first */
-	int ncredit;
-	const char *feed;               /* and the feed that moved most so (NULL: none) */
-	double feed_ns[2];              /* its time per unit */
-	const int *named;               /* no change: notable findings that changed
-	                                   within the interval (two at most) */
-	int nnamed;
-	uint64_t wall[2];               /* not resolved: the wall times */
-	const struct ft_change *median; /* the median step's change; NULL: none */
-};
-/* the conclusion, one paragraph ending in '.' */
+/* the conclusion (diff.h: what it credits), one paragraph ending in '.' */
 void ft_words_diff_conclusion(const struct ft_diff_credit *c, char *out, size_t cap);
 
 #endif
