@@ -27,17 +27,38 @@ OBJ = os.path.join(BUILD, "obj")
 CONVERTER_LAYERS = ["base", "read", "analyse", "model", "out", "cmd"]
 
 
-def symbols(path, defined):
-    out = subprocess.run(["nm", "--defined-only" if defined else "-u", path],
+_SYMS = {}
+
+
+def _nm(paths, defined):
+    """one nm over many objects: path -> its defined (or undefined) symbols"""
+    got = {p: set() for p in paths}
+    out = subprocess.run(["nm", "-A", "--defined-only" if defined else "-u"] + list(paths),
                          capture_output=True, text=True, check=True).stdout
-    got = set()
     for line in out.splitlines():
-        p = line.split()
+        m = re.match(r"(.*?\.o):(.*)$", line)    # "path.o:address type name"
+        if not m:
+            continue
+        where, p = m.group(1), m.group(2).split()
+        if where not in got:
+            continue
         if defined and len(p) == 3 and p[1] in "TDBRVW":
-            got.add(p[2])
+            got[where].add(p[2])
         elif not defined and p:
-            got.add(p[-1])
+            got[where].add(p[-1])
     return got
+
+
+def symbols(path, defined):
+    """the symbols object path defines (or references), read once per run"""
+    key = (path, defined)
+    if key not in _SYMS:
+        same_dir = sorted(glob.glob(os.path.join(os.path.dirname(path), "*.o")))
+        if path not in same_dir:
+            same_dir.append(path)
+        for p, syms in _nm(same_dir, defined).items():
+            _SYMS[(p, defined)] = syms
+    return _SYMS[key]
 
 
 def objects(layer):
