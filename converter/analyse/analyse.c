@@ -25,7 +25,7 @@ static int span_event(const struct ft_event *ev, void *arg)
 	if (!f || f->coll != 2)
 		return 0;
 	if (s->n == s->cap)
-		s->v = ft_grow(s->v, &s->cap, sizeof *s->v);
+		FT_GROW(s->v, s->cap, 8);
 	s->v[s->n++] = (struct ft_span){ ev->ts_ns, ev->ts_ns + ev->dur_ns, ev->tid };
 	return 0;
 }

@@ -288,7 +288,7 @@ void ft_an_event_info(struct ft_an *a, const struct ft_event *ev, struct ft_evin
 		int32_t child = ft_an_forked(e.r);
 		if (child) {
 			if (a->nforked == a->capforked)
-				a->forked = ft_grow(a->forked, &a->capforked, sizeof *a->forked);
+				FT_GROW(a->forked, a->capforked, 8);
 			a->forked[a->nforked++] = child;
 		}
 	}

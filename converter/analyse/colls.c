@@ -43,7 +43,7 @@ static void colls_event(void *s, struct ft_an_ctx *c, const struct ft_an_ev *e)
 			c->out.coll_rank = rank, c->out.coll_world = size;
 	}
 	if (cl->n == cl->cap)
-		cl->v = ft_grow(cl->v, &cl->cap, sizeof *cl->v);
+		FT_GROW(cl->v, cl->cap, 8);
 	cl->v[cl->n++] = (struct ft_coll){ (uint32_t)i, e->r->kind, e->ev->ts_ns, e->end };
 }
 

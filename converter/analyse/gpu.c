@@ -59,7 +59,7 @@ static struct stream *stream_of(struct gpu *g, uint64_t id)
 	long i = ft_map_get(&g->stmap, id);
 	if (i < 0) {
 		if (g->nst == g->capst)
-			g->st = ft_grow(g->st, &g->capst, sizeof *g->st);
+			FT_GROW(g->st, g->capst, 8);
 		i = g->nst++;
 		memset(&g->st[i], 0, sizeof g->st[i]);
 		g->st[i].id = id;
@@ -145,7 +145,7 @@ static void measured_idle(struct gpu *g, uint64_t upto)
 			upto = x->g1;
 		if (upto > g0) {
 			if (g->nlat == g->caplat)
-				g->lat = ft_grow(g->lat, &g->caplat, sizeof *g->lat);
+				FT_GROW(g->lat, g->caplat, 8);
 			g->lat[g->nlat++] = (struct ft_gpu_gap){ x->stream, g0, upto, x->tid };
 			g0 = upto;
 		}
@@ -206,7 +206,7 @@ static void gpu_drained(struct gpu *g, struct stream *s, uint64_t start, uint64_
 		busy_compact(g, before);
 	}
 	if (g->nbusy == g->capbusy)
-		g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
+		FT_GROW(g->busy, g->capbusy, 8);
 	if (end > g->busy_last)
 		g->busy_last = end;
 	g->busy[g->nbusy++] = (struct busy){ s->busy_since, end };
@@ -393,7 +393,7 @@ static void on_cuda(struct gpu *g, struct ft_thacc *t, const struct ft_event *ev
 		long e = ft_map_get(&g->evmap, h);
 		if (e < 0) {
 			if (g->nev == g->capev)
-				g->ev = ft_grow(g->ev, &g->capev, sizeof *g->ev);
+				FT_GROW(g->ev, g->capev, 8);
 			e = g->nev++;
 			ft_map_put(&g->evmap, h, (uint32_t)e);
 		}
@@ -413,7 +413,7 @@ static uint64_t gpu_busy(struct gpu *g, uint64_t w0, uint64_t w1, uint64_t *last
 		if (s->busy) {
 			uint64_t e = s->last_sub_end > s->busy_since ? s->last_sub_end : s->busy_since;
 			if (g->nbusy == g->capbusy)
-				g->busy = ft_grow(g->busy, &g->capbusy, sizeof *g->busy);
+				FT_GROW(g->busy, g->capbusy, 8);
 			g->busy[g->nbusy++] = (struct busy){ s->busy_since, e };
 			if (g->c->sink.gpu_busy)
 				g->c->sink.gpu_busy(g->c->sink.arg, s->id, s->busy_since, e);

@@ -31,7 +31,7 @@ struct ft_group *ft_group_of(struct ft_group_set *s, uint64_t key)
 	long i = ft_map_get(&s->map, key);
 	if (i < 0) {
 		if (s->n == s->cap)
-			s->g = ft_grow(s->g, &s->cap, sizeof *s->g);
+			FT_GROW(s->g, s->cap, 8);
 		i = s->n++;
 		memset(&s->g[i], 0, sizeof s->g[i]);
 		s->g[i].key = key;
@@ -60,7 +60,7 @@ void ft_group_add(struct ft_group *g, int32_t tid, uint64_t ts, uint64_t end, ui
 	struct ft_burst *b = g->nbu ? &g->bu[g->nbu - 1] : NULL;
 	if (!b || ts > b->end + FT_BURST_GAP_NS) {
 		if (g->nbu == g->capbu)
-			g->bu = ft_grow(g->bu, &g->capbu, sizeof *g->bu);
+			FT_GROW(g->bu, g->capbu, 8);
 		b = &g->bu[g->nbu++];
 		*b = (struct ft_burst){ ts, end, 0, 0 };
 	}

@@ -77,7 +77,7 @@ void ft_phases_event(struct ft_phases *s, const struct ft_event *ev, uint64_t io
 		add(s, ev, IT_NEXT, launches, hidden, reads)->name = r->p.u32[0];
 		s->v[s->n - 1].open = 1;
 		if (s->no == s->capo)
-			s->o = ft_grow(s->o, &s->capo, sizeof *s->o);
+			FT_GROW(s->o, s->capo, 8);
 		s->o[s->no++] = (struct open_next){ ev->tid, (int32_t)r->p.u32[1], s->n - 1 };
 		return;
 	case FT_EV_RANGE_POP:
@@ -203,7 +203,7 @@ static void step_item(struct walk *w, const struct item *it)
 		return;
 	uint64_t s0 = w->last ? w->last : w->cur.start;
 	if (w->n == (size_t)w->cap)
-		w->steps = ft_grow(w->steps, &w->cap, sizeof *w->steps);
+		FT_GROW(w->steps, w->cap, 8);
 	w->steps[w->n++] = (struct ft_pstep){ s0, it->start, it->launches - w->from->launches,
 					      it->hidden - w->from->hidden,
 					      it->reads - w->from->reads };

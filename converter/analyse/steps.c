@@ -64,7 +64,7 @@ static struct tstack *stack_of(struct ft_steps *s, int32_t tid)
 		if (s->th[i].tid == tid)
 			return &s->th[i];
 	if (s->nth == s->capth)
-		s->th = ft_grow(s->th, &s->capth, sizeof *s->th);
+		FT_GROW(s->th, s->capth, 8);
 	struct tstack *t = &s->th[s->nth++];
 	t->tid = tid;
 	t->n = 0;
@@ -148,7 +148,7 @@ void ft_steps_event(struct ft_steps *s, const struct ft_event *ev, int launch, i
 		if (!is_step(s, r->p.u32[2]))
 			return;
 		if (s->nas == s->capas)
-			s->as = ft_grow(s->as, &s->capas, sizeof *s->as);
+			FT_GROW(s->as, s->capas, 8);
 		s->as[s->nas++] = (struct open_async){ r->p.u64[0], ev->ts_ns };
 		s->open++;
 		return;
@@ -182,12 +182,12 @@ static void receipt(struct ft_steps *s, int32_t tid, int32_t fd, uint64_t at)
 			t = &s->rt[i];
 	if (!t) {
 		if (s->nrt == s->caprt)
-			s->rt = ft_grow(s->rt, &s->caprt, sizeof *s->rt);
+			FT_GROW(s->rt, s->caprt, 8);
 		t = &s->rt[s->nrt++];
 		*t = (struct rthread){ tid, fd, NULL, 0, 0 };
 	}
 	if (t->n == t->cap)
-		t->v = ft_grow(t->v, &t->cap, sizeof *t->v);
+		FT_GROW(t->v, t->cap, 8);
 	t->v[t->n++] = (struct receipt){ at, s->launches, s->hidden, s->reads };
 }
 

@@ -177,7 +177,7 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 	if (b < 1u << 20) {
 		while ((uint64_t)a->nsbin <= b) {
 			if (a->nsbin == a->capsbin)
-				a->sbin = ft_grow(a->sbin, &a->capsbin, sizeof *a->sbin);
+				FT_GROW(a->sbin, a->capsbin, 8);
 			a->sbin[a->nsbin++] = 0;
 		}
 		a->sbin[b]++;
@@ -192,7 +192,7 @@ void ft_storm_read(struct ft_storm *a, const struct ft_event *ev, uint32_t path,
 		i = ft_map_get(&a->filemap, key);
 	if (i < 0) {
 		if (a->nfiles == a->capfiles)
-			a->files = ft_grow(a->files, &a->capfiles, sizeof *a->files);
+			FT_GROW(a->files, a->capfiles, 8);
 		i = a->nfiles++;
 		a->files[i] = (struct file_acc){ key, path, fd, 0, 0, 0 };
 		ft_map_put(&a->filemap, key, (uint32_t)i);

@@ -33,7 +33,7 @@ struct ft_thacc *ft_thread_add(struct ft_threads *th, int32_t tid)
 	long i = ft_map_get(&th->map, (uint64_t)(uint32_t)tid);
 	if (i < 0) {
 		if (th->nth == th->capth)
-			th->th = ft_grow(th->th, &th->capth, sizeof *th->th);
+			FT_GROW(th->th, th->capth, 8);
 		i = th->nth++;
 		memset(&th->th[i], 0, sizeof th->th[i]);
 		th->th[i].tid = tid;

@@ -22,7 +22,7 @@ void ft_cover_add(struct ft_cover *c, uint64_t s, uint64_t e)
 		return;
 	}
 	if (c->n == c->cap)
-		c->iv = ft_grow(c->iv, &c->cap, sizeof *c->iv);
+		FT_GROW(c->iv, c->cap, 8);
 	c->iv[c->n++] = (struct ft_iv){ s, e };
 	c->len += e - s;
 }
@@ -43,7 +43,7 @@ void ft_cover_put(struct ft_cover *c, uint64_t s, uint64_t e)
 	}
 	/* early: append, sort, merge again (rare: a call delivered late) */
 	if (c->n == c->cap)
-		c->iv = ft_grow(c->iv, &c->cap, sizeof *c->iv);
+		FT_GROW(c->iv, c->cap, 8);
 	c->iv[c->n++] = (struct ft_iv){ s, e };
 	qsort(c->iv, (size_t)c->n, sizeof *c->iv, by_start);
 	int n = c->n;

@@ -41,10 +41,24 @@ char *ft_xstrdup(const char *s)
 	return need(strdup(s));
 }
 
-void *ft_grow(void *p, int *cap, size_t size)
+void *ft_grow_array(void *p, void *cap, size_t capsize, size_t first, size_t elem)
 {
-	*cap = *cap ? *cap * 2 : 8;
-	return need(realloc(p, (size_t)*cap * size));
+	uint64_t n = 0;
+	if (capsize == 4) {
+		uint32_t c;
+		memcpy(&c, cap, 4);
+		n = c;
+	} else {
+		memcpy(&n, cap, 8);
+	}
+	n = n ? 2 * n : first;
+	if (capsize == 4) {
+		uint32_t c = (uint32_t)n;
+		memcpy(cap, &c, 4);
+	} else {
+		memcpy(cap, &n, 8);
+	}
+	return need(realloc(p, (size_t)n * elem));
 }
 
 /* ---- numbers and text for people ---- */

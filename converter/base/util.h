@@ -18,14 +18,13 @@ char *ft_xstrdup(const char *s);
 /* the one line and exit(2) when memory runs out (for an allocation made
  * elsewhere: open_memstream) */
 void ft_oom(void) __attribute__((noreturn));
-/* an array of *cap elements of size bytes grown to twice as many (8 at first) */
-void *ft_grow(void *p, int *cap, size_t size);
-/* the same for any integer cap and another first size: p, an array of cap
- * elements, grown to twice as many (first at first); the caller checks
- * when (n == cap) */
+/* the one growing array: p, an array of cap elements (cap any integer
+ * type of 4 or 8 bytes), grown to twice as many (first at first); the
+ * caller checks when (n == cap) */
 #define FT_GROW(p, cap, first) \
-	((cap) = (cap) ? 2 * (cap) : (first), \
-	 (p) = ft_xrealloc((p), (size_t)(cap) * sizeof *(p)))
+	((void)sizeof(char[sizeof (cap) == 4 || sizeof (cap) == 8 ? 1 : -1]), \
+	 (p) = ft_grow_array((p), &(cap), sizeof (cap), (first), sizeof *(p)))
+void *ft_grow_array(void *p, void *cap, size_t capsize, size_t first, size_t elem);
 
 void ft_fmt_ns(char *buf, size_t cap, uint64_t ns);      /* "1.5 us", "2.0 ms" */
 void ft_fmt_count(char *buf, size_t cap, uint64_t n);    /* "1,234,567" */

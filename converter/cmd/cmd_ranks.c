@@ -63,7 +63,7 @@ static int list_dir(const char *dir, const char *suf, char ***out, int *n)
 		if (!has_suffix(e->d_name, suf))
 			continue;
 		if (*n == cap)
-			v = ft_grow(v, &cap, sizeof *v);
+			FT_GROW(v, cap, 8);
 		size_t l = strlen(dir) + strlen(e->d_name) + 2;
 		v[*n] = ft_xmalloc(l);
 		snprintf(v[*n], l, "%s/%s", dir, e->d_name);
@@ -162,7 +162,7 @@ static int add_arg(struct ft_ranksums *s, const char *arg, const struct ft_merge
 	for (int i = 0; i < (nf ? nf : 1); i++) {
 		/* the name outlives the files' list: the summaries' processes point to it */
 		if (*nin == *cap)
-			*in = ft_grow(*in, cap, sizeof **in);
+			FT_GROW(*in, *cap, 8);
 		struct input *x = &(*in)[(*nin)++];
 		*x = (struct input){ ft_xstrdup(nf ? files[i] : arg), 0 };
 		x->procs = traces ? add_trace_dir(s, x->name, mg) : add_file(s, x->name);

@@ -154,7 +154,7 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 static void cover_add(struct ft_problem *p, const struct ft_finding *f)
 {
 	if (p->nmem == p->capmem)
-		p->mem = ft_grow(p->mem, &p->capmem, sizeof *p->mem);
+		FT_GROW(p->mem, p->capmem, 8);
 	p->mem[p->nmem++] = f;
 }
 

@@ -39,7 +39,7 @@ static int parse_list(const char *list, int32_t **out, int *n)
 		}
 		for (long r = a; r <= b; r++) {
 			if (*n == cap)
-				*out = ft_grow(*out, &cap, sizeof **out);
+				FT_GROW(*out, cap, 8);
 			(*out)[(*n)++] = (int32_t)r;
 		}
 		if (*s == ',' && s[1])

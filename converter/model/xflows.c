@@ -56,7 +56,7 @@ void ft_xflows_event(struct ft_xflows *x, int i, const struct ft_event *ev)
 	const uint32_t *u = r->p.u32;
 	if (r->kind == FT_EV_FD_NEW && u[2] == FT_FDK_PIPE && (int32_t)u[3] == 0) {
 		if (p->npm == p->cappm)
-			p->pm = ft_grow(p->pm, &p->cappm, sizeof *p->pm);
+			FT_GROW(p->pm, p->cappm, 8);
 		p->pm[p->npm++] = (struct pipe_made){ (int32_t)u[0], (int32_t)u[1], ev->ts_ns };
 	} else if (r->kind == FT_EV_PIPE_WRITE && u[1] == FT_FDK_PIPE && (int32_t)u[3] > 0) {
 		/* a body written after its own 4-byte header is that message's */
@@ -66,13 +66,13 @@ void ft_xflows_event(struct ft_xflows *x, int i, const struct ft_event *ev)
 		if (body)
 			return;
 		if (p->nwr == p->capwr)
-			p->wr = ft_grow(p->wr, &p->capwr, sizeof *p->wr);
+			FT_GROW(p->wr, p->capwr, 8);
 		p->wr[p->nwr++] = (struct call){ ev->tid, (int32_t)u[0], ev->ts_ns,
 						 ev->ts_ns + ev->dur_ns, u[2], 0 };
 	} else if (r->kind == FT_EV_PIPE_READ && u[1] == FT_FDK_PIPE && u[2] == 4 &&
 		   (int32_t)u[3] == 4) {
 		if (p->nrd == p->caprd)
-			p->rd = ft_grow(p->rd, &p->caprd, sizeof *p->rd);
+			FT_GROW(p->rd, p->caprd, 8);
 		p->rd[p->nrd++] = (struct call){ ev->tid, (int32_t)u[0], ev->ts_ns,
 						 ev->ts_ns + ev->dur_ns, 4, 0 };
 	}
@@ -101,7 +101,7 @@ static int by_tid_ts(const void *a, const void *b)
 static void add_hit(struct proc *p, int32_t tid, uint64_t ts, uint64_t flow, int term)
 {
 	if (p->nhit == p->caphit)
-		p->hit = ft_grow(p->hit, &p->caphit, sizeof *p->hit);
+		FT_GROW(p->hit, p->caphit, 8);
 	p->hit[p->nhit++] = (struct hit){ tid, ts, flow, term };
 }
 

@@ -784,7 +784,7 @@ static int role_count(const struct ft_event *ev, void *arg)
 	int32_t child = ft_an_forked(ev->rec);
 	if (child) {
 		if (pp->rp->nforked == pp->capforked)
-			pp->forked = ft_grow(pp->forked, &pp->capforked, sizeof *pp->forked);
+			FT_GROW(pp->forked, pp->capforked, 8);
 		pp->forked[pp->rp->nforked++] = child;
 	}
 	ft_xflows_event(pp->xf, pp->i, ev);

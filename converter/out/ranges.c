@@ -60,7 +60,7 @@ static struct rthread *thread_of(struct ft_ranges *r, int32_t tid, uint64_t trac
 		if (r->th[i].tid == tid)
 			return &r->th[i];
 	if (r->nth == r->capth)
-		r->th = ft_grow(r->th, &r->capth, sizeof *r->th);
+		FT_GROW(r->th, r->capth, 8);
 	struct rthread *t = &r->th[r->nth++];
 	t->tid = tid;
 	t->track = track;
@@ -145,7 +145,7 @@ void ft_ranges_event(struct ft_ranges *r, const struct ft_event *ev, uint64_t th
 	}
 	case FT_EV_RANGE_START:
 		if (r->nas == r->capas)
-			r->as = ft_grow(r->as, &r->capas, sizeof *r->as);
+			FT_GROW(r->as, r->capas, 8);
 		r->as[r->nas++] = (struct rasync){ rec->p.u64[0], ts, rec->p.u32[2], rec->p.u32[3] };
 		break;
 	case FT_EV_RANGE_END:

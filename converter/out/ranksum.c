@@ -180,7 +180,7 @@ int ft_ranksum_read(struct ft_ranksums *s, const char *name, const char *text, s
 			continue;
 		if (s->n == s->cap) {
 			int cap = s->cap;
-			s->in = ft_grow(s->in, &cap, sizeof *s->in);
+			FT_GROW(s->in, cap, 8);
 			s->meta = ft_xrealloc(s->meta, (size_t)cap * sizeof *s->meta);
 			s->cap = cap;
 		}

@@ -377,7 +377,7 @@ static void add_gpu_samples(struct ft_process *p, const unsigned char *d, size_t
 		if (s.kind != FT_GPU_SAMPLE)
 			continue;
 		if (p->ngpu == p->capgpu)
-			p->gpu = ft_grow(p->gpu, &p->capgpu, sizeof *p->gpu);
+			FT_GROW(p->gpu, p->capgpu, 8);
 		p->gpu[p->ngpu++] = s;
 	}
 }
@@ -390,7 +390,7 @@ static void add_window_marks(struct ft_process *p, const unsigned char *d, size_
 		memcpy(&m, d + o, sizeof m);
 		if (m.what == FT_WIN_START) {
 			if (p->nwin == p->capwin)
-				p->win = ft_grow(p->win, &p->capwin, sizeof *p->win);
+				FT_GROW(p->win, p->capwin, 8);
 			p->win[p->nwin++] = (struct ft_window){ m.seq, m.reason, m.unit, m.demand,
 							       m.step, 0, m.ticks, 0 };
 			continue;
