@@ -91,5 +91,8 @@ def test_full_disk(tiny_fs):
         # the parent's own last chunks met the full disk too (seen under
         # ASan, whose processes write larger files): the forks it could
         # not record are counted among its lost records, not dropped
-        assert parent["calls"]["fork"] + parent["lost"] >= 128 > parent["calls"]["fork"]
-        assert 0 <= parent["children_untraced"] <= parent["calls"]["fork"]
+        # (all of them, when the disk filled before its first chunk: the
+        # dump then counts no fork call at all)
+        forks = parent["calls"].get("fork", 0)
+        assert forks + parent["lost"] >= 128 > forks
+        assert 0 <= parent["children_untraced"] <= forks
