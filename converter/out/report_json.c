@@ -17,6 +17,7 @@
 #include "roles.h"
 #include "symbolize.h"
 #include "vfields.h"
+#include "words.h"
 
 /* "steps" and what goes with it: null when no step was marked */
 
@@ -219,7 +220,7 @@ static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
 		return;
 	}
 	char sentence[1024];
-	ft_mapped_sentence(m, sentence, sizeof sentence);
+	ft_words_mapped(m, sentence, sizeof sentence);
 	ft_json_obj(j, "mapped_data");
 	ft_json_u64(j, "major_faults", m->faults);
 	if (m->timed)

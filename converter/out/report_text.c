@@ -377,7 +377,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 
 	char mapped[1024];
-	ft_mapped_sentence(&r->mapped, mapped, sizeof mapped);
+	ft_words_mapped(&r->mapped, mapped, sizeof mapped);
 	if (*mapped) {
 		fputs("Mapped data\n", out);
 		ft_wrap(out, mapped, 2);

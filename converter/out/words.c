@@ -4,7 +4,8 @@
  * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report_model.c
  * decided (detail_say, data_cause, the flags) and the producers' figures;
  * the run verdict's process; all three for a decided run at once
- * (ft_words_report); a process's capture window; a diff's
+ * (ft_words_report); the mapped-data finding from what mapped.c
+ * counted; a process's capture window; a diff's
  * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */
@@ -288,7 +289,7 @@ static void producers_words(const struct ft_run_verdict *rv, const struct ft_map
 	if (rv->data_cause == FT_CAUSE_MAPPED) {
 		char n[32], files[400], wait[128] = "";
 		ft_fmt_count(n, sizeof n, pflt);
-		ft_mapped_files_text(m, files, sizeof files);
+		ft_words_mapped_files(m, files, sizeof files);
 		/* their wait in the faults, apart from their CPU time */
 		if (ptimed) {
 			char t[32], c[32];
@@ -383,6 +384,72 @@ void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v
 			 "fewer threads per core (torch.set_num_threads, fewer workers, taskset).",
 			 n ? " " : "", v->nfeeders > 1 ? "s" : "", v->nfeeders > 1 ? "are" : "is",
 			 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
+}
+
+/* "the 4 workers", "the main process", "3 processes" */
+static void mapped_who(const struct ft_mapped *m, char *out, size_t cap)
+{
+	if (m->nprocs == 1 && m->main_too)
+		snprintf(out, cap, "the main process");
+	else if (m->nworkers == m->nprocs)
+		snprintf(out, cap, m->nworkers == 1 ? "the worker" : "the %d workers", m->nworkers);
+	else
+		snprintf(out, cap, "%d processes", m->nprocs);
+}
+
+void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; i < m->nfiles && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s",
+				      i == 0 ? "" : i + 1 == m->nfiles && !m->more_files ? " and " : ", ",
+				      m->files[i]);
+	if (m->more_files && n < cap)
+		snprintf(out + n, cap - n, " and %d more", m->more_files);
+}
+
+/* "loader-0 (24,000), loader-1 (23,000) and 2 more", "" when none */
+static void mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; i < m->nthreads && n < cap; i++) {
+		char c[32];
+		ft_fmt_count(c, sizeof c, m->threads[i].faults);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)",
+				      i == 0 ? "" : i + 1 == m->nthreads && !m->more_threads ? " and " : ", ",
+				      m->threads[i].name, c);
+	}
+	if (m->more_threads && n < cap)
+		snprintf(out + n, cap - n, " and %d more", m->more_threads);
+}
+
+void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (!m->said)
+		return;
+	char who[48], n[32], files[600], wait[64] = "", ths[400] = "", in[420] = "";
+	mapped_who(m, who, sizeof who);
+	ft_fmt_count(n, sizeof n, m->faults);
+	ft_words_mapped_files(m, files, sizeof files);
+	if (m->timed) {
+		char t[32];
+		ft_fmt_ns(t, sizeof t, m->blkio_ns);
+		snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
+	}
+	mapped_threads_text(m, ths, sizeof ths);
+	if (*ths)
+		snprintf(in, sizeof in, ", in threads %s", ths);
+	snprintf(out, cap, "%s took %s major page faults on mapped data (%s)%s%s: the data "
+		 "set is read from disk through memory maps, a fault at a time, in no traced "
+		 "call. Keep it in the page cache (memory enough for it, read once before "
+		 "training), read it in contiguous runs rather than scattered samples "
+		 "(contiguous indices, madvise(MADV_WILLNEED or MADV_SEQUENTIAL)), or move it "
+		 "to a faster local disk.", who, n, files, in, wait);
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
 }
 
 int ft_words_capture(const struct ft_process *p, char *out, size_t cap)

@@ -1,6 +1,6 @@
 /*
  * words.h: the English of the model's decisions (words.c). The model
- * (verdict.c, phases.c, report_model.c, diff.c) decides and keeps plain structs with enums and
+ * (verdict.c, phases.c, report_model.c, mapped.c, diff.c) decides and keeps plain structs with enums and
  * figures; these put them into the sentences the text, JSON and HTML
  * writers print. Nothing here decides about the run: only which words
  * and figures say what was decided.
@@ -40,6 +40,12 @@ void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap);
 /* a run's model (report_model.c decided it) worded: every process's
  * verdict sentence, the run verdict's detail and its process */
 void ft_words_report(struct ft_report *r);
+
+/* data read through memory maps (mapped.c): the finding's sentence (with
+ * its suggestion), "" when m does not say one */
+void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap);
+/* "/data/train.arrow, /data/val.arrow and 2 more" */
+void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap);
 
 /* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
  * before": process p's first capture window, and how many more; 0 (out
