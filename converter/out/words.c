@@ -251,7 +251,8 @@ void ft_words_report(struct ft_report *r)
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
 		nl += rv->prod[i].role == FT_PROD_LOADER;
-	struct ft_proc_words said = { r->ranks.straggler >= 0, r->tr.procs[r->main], mp->pid,
+	const struct ft_file_header *h = &r->tr.procs[r->main]->hdr;
+	struct ft_proc_words said = { r->ranks.straggler >= 0, h->rank, h->world_size, mp->pid,
 				    mp->cmdline, wk, nworkers, allpy, nl };
 	ft_words_process(&said, rv->process, sizeof rv->process);
 	free(wk);
@@ -484,7 +485,7 @@ void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
 	char cmd[72];
 	ft_brief_command(w->cmdline, cmd, sizeof cmd);
 	char rk[40] = "";                            /* "rank 2/4, " */
-	if (ft_rank_text(w->p, rk, sizeof rk - 2))
+	if (ft_rank_words(w->rank, w->world, rk, sizeof rk - 2))
 		strcat(rk, ", ");
 	int n = snprintf(out, cap, "%s%smain process %d (%s)",
 			 w->straggler ? "the straggler, " : "", rk, w->pid, cmd);

@@ -27,7 +27,7 @@ void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v
  * (python3 train.py), 2 DataLoader workers (5561, 5562), 1 loader thread" */
 struct ft_proc_words {
 	int straggler;              /* it is the job's straggler */
-	const struct ft_process *p; /* its trace (its rank) */
+	int32_t rank, world;        /* its rank of world (none: world 0) */
 	int32_t pid;
 	const char *cmdline;
 	const int32_t *workers;     /* its workers' pids */
