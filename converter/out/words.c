@@ -5,7 +5,8 @@
  * decided (detail_say, data_cause, the flags) and the producers' figures;
  * the run verdict's process; all three for a decided run at once
  * (ft_words_report); the mapped-data finding from what mapped.c
- * counted; a process's capture window; a diff's
+ * counted; the GPU's idle line from what gpu_measured.c measured; a
+ * process's capture window; a diff's
  * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "fkind.h"
+#include "gpu_measured.h"
 #include "phases.h"
 #include "roles.h"
 #include "stats.h"
@@ -451,6 +453,24 @@ void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap)
 		 "to a faster local disk.", who, n, files, in, wait);
 	if (out[0] >= 'a' && out[0] <= 'z')
 		out[0] = (char)(out[0] - 'a' + 'A');
+}
+
+void ft_words_gpu_idle(const struct ft_verdict *v, uint64_t win, char *out, size_t cap)
+{
+	double w = win ? (double)win : 1.0;
+	if (v->gpu_measured)
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (measured; samples cover %.0f%% of "
+			 "it; the model said %.0f%%)",
+			 100.0 * ft_gpu_measured_idle(v),
+			 100.0 * (double)v->mcover_ns / w, 100.0 * (double)v->model_idle_ns / w);
+	else if (v->mcover_ns)      /* what the few samples saw, said beside the model */
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: samples cover only %.0f%% "
+			 "of it, idle %.0f%% there)", 100.0 * (double)v->model_idle_ns / w,
+			 100.0 * (double)v->mcover_ns / w,
+			 100.0 * ft_gpu_measured_idle(v));
+	else
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
+			 100.0 * (double)v->model_idle_ns / w);
 }
 
 int ft_words_capture(const struct ft_process *p, char *out, size_t cap)

@@ -47,6 +47,12 @@ void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap);
 /* "/data/train.arrow, /data/val.arrow and 2 more" */
 void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap);
 
+/* "GPU idle 31% of the loop (measured; samples cover 98% of it; the model
+ * said 40%)", or "GPU idle 53% of the loop (modelled: no samples)" (or
+ * "...: samples cover only 4% of it"): the report's line for a verdict
+ * over a window of win ns (gpu_measured.c measured it) */
+void ft_words_gpu_idle(const struct ft_verdict *v, uint64_t win, char *out, size_t cap);
+
 /* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
  * before": process p's first capture window, and how many more; 0 (out
  * untouched) when it was recorded throughout */
