@@ -305,7 +305,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	const struct ft_process *fp = r->nprocs ? r->tr.procs[r->main] : NULL;
 	if (fp && fp->nflight) {
 		char words[320];
-		ft_flight_words(fp, words, sizeof words);
+		ft_words_flight(fp, words, sizeof words);
 		ft_json_obj(j, "flight");
 		ft_json_str(j, "why", ft_flight_why(fp->flight_last.why));
 		ft_json_int(j, "detail", fp->flight_last.detail);

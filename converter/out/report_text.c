@@ -261,7 +261,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
 	report_window(r, out);
-	if (ft_flight_words(mainp, line, sizeof line))
+	if (ft_words_flight(mainp, line, sizeof line))
 		ft_wrap(out, line, 2);
 	report_losses(r, out);
 	if (t->steps) {

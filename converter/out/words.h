@@ -53,6 +53,11 @@ void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap);
  * over a window of win ns (gpu_measured.c measured it) */
 void ft_words_gpu_idle(const struct ft_verdict *v, uint64_t win, char *out, size_t cap);
 
+/* A flight recorder's window in words ("flight recorder: the last 1.9 s
+ * before SIGTERM, of a run started 5.0 s before"), into buf; 0 when p's
+ * file holds none */
+int ft_words_flight(const struct ft_process *p, char *buf, size_t cap);
+
 /* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
  * before": process p's first capture window, and how many more; 0 (out
  * untouched) when it was recorded throughout */
