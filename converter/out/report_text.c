@@ -370,6 +370,8 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		ft_words_gpu_idle(v, rv->w1 - rv->w0, line, sizeof line);
 		ft_wrap(out, line, 2);
 	}
+	if (ft_words_data_wait_step(rv, v, line, sizeof line))
+		ft_wrap(out, line, 2);
 	if (rv->startup_ns && rv->from != FT_FROM_WHOLE) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;

@@ -515,6 +515,19 @@ int ft_words_flight(const struct ft_process *p, char *buf, size_t cap)
 	return 1;
 }
 
+int ft_words_data_wait_step(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+			    char *out, size_t cap)
+{
+	if (rv->data_wait_step_ns < 0)
+		return 0;
+	char t[32];
+	ft_fmt_ns(t, sizeof t, (uint64_t)rv->data_wait_step_ns);
+	snprintf(out, cap, "data wait per step: %s (the feeding thread%s waiting for data or "
+		 "in file I/O, over %llu step%s of the window)", t, v->nfeeders > 1 ? "s" : "",
+		 (unsigned long long)rv->window_steps, rv->window_steps == 1 ? "" : "s");
+	return 1;
+}
+
 int ft_words_capture(const struct ft_process *p, char *out, size_t cap)
 {
 	if (!p->nwin)

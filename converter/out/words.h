@@ -58,6 +58,12 @@ void ft_words_gpu_idle(const struct ft_verdict *v, uint64_t win, char *out, size
  * file holds none */
 int ft_words_flight(const struct ft_process *p, char *buf, size_t cap);
 
+/* "data wait per step: 4.0 ms (the feeding thread waiting for data or in
+ * file I/O, over 10 steps of the window)": rv's data_wait_step_ns for the
+ * feeding threads of v; 0 (out untouched) without a window of steps */
+int ft_words_data_wait_step(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+			    char *out, size_t cap);
+
 /* "steps 2000-2100 (optimizer steps, on demand) of a run started 3 h 12 min
  * before": process p's first capture window, and how many more; 0 (out
  * untouched) when it was recorded throughout */
