@@ -66,8 +66,8 @@ def summary(rank, ranks, colls, straggler=None, hosts=1, stride=1, job="synth-1"
         "verdict": verdict,
     }
     return {"schema": "feedtrace-report/1", "dir": "rank-%d" % rank,
-            "verdict": dict(verdict, process="main process %d (train.py)" % (1000 + rank),
-                            detail=""),
+            "verdict": dict(verdict, detail="",
+                            process="main process %d (train.py --rank %d)" % (1000 + rank, rank)),
             "processes": [proc]}
 
 

@@ -240,29 +240,9 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
 	return busy;
 }
 
-/* the idle share of the time the samples cover, a drain's return latency
- * counted busy (mcover_ns > 0) */
-static double measured_idle(const struct ft_verdict *v)
+double ft_gpu_measured_idle(const struct ft_verdict *v)
 {
 	return (double)(v->mcover_ns - v->mbusy_ns - v->mdrain_ns) / (double)v->mcover_ns;
-}
-
-void ft_gpu_idle_words(const struct ft_verdict *v, uint64_t win, char *out, size_t cap)
-{
-	double w = win ? (double)win : 1.0;
-	if (v->gpu_measured)
-		snprintf(out, cap, "GPU idle %.0f%% of the loop (measured; samples cover %.0f%% of "
-			 "it; the model said %.0f%%)",
-			 100.0 * measured_idle(v),
-			 100.0 * (double)v->mcover_ns / w, 100.0 * (double)v->model_idle_ns / w);
-	else if (v->mcover_ns)      /* what the few samples saw, said beside the model */
-		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: samples cover only %.0f%% "
-			 "of it, idle %.0f%% there)", 100.0 * (double)v->model_idle_ns / w,
-			 100.0 * (double)v->mcover_ns / w,
-			 100.0 * measured_idle(v));
-	else
-		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
-			 100.0 * (double)v->model_idle_ns / w);
 }
 
 int ft_gpu_idle_share(const struct ft_verdict *v, double *share)
@@ -271,7 +251,7 @@ int ft_gpu_idle_share(const struct ft_verdict *v, double *share)
 	if (!v->by_launch)
 		return -1;
 	if (v->gpu_measured) {
-		*share = measured_idle(v);
+		*share = ft_gpu_measured_idle(v);
 		return 1;
 	}
 	uint64_t w = v->win_end > v->win_start ? v->win_end - v->win_start : 0;

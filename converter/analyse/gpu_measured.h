@@ -66,12 +66,10 @@ uint64_t ft_gpu_measured_busy(const struct ft_process *p, uint64_t w0, uint64_t 
  * model's does, and the report says how little the samples cover. */
 #define FT_GPU_MEASURED(cover, win) ((cover) > 0 && 2 * (cover) >= (win))
 
-/* "GPU idle 31% of the loop (measured; samples cover 98% of it; the model
- * said 40%)", or "GPU idle 53% of the loop (modelled: no samples)" (or
- * "...: samples cover only 4% of it"): the report's line for a verdict
- * over a window of win ns. */
+/* the idle share of the time v's samples cover, a drain's return latency
+ * counted busy (v->mcover_ns > 0; words.c's ft_words_gpu_idle says it) */
 struct ft_verdict;
-void ft_gpu_idle_words(const struct ft_verdict *v, uint64_t win, char *out, size_t cap);
+double ft_gpu_measured_idle(const struct ft_verdict *v);
 
 /* The device's idle share of a verdict's window: measured where the
  * samples cover it (returns 1; share over the covered part), else the

@@ -281,6 +281,11 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+double ft_phase_data_wait(const struct ft_phase *p)
+{
+	return share(p->next_ns, p->end - p->start);
+}
+
 int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t)
 {
 	for (int i = 0; ph && i < ph->n; i++)
@@ -292,39 +297,6 @@ int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t)
 int ft_phases_self_loading(const struct ft_phases_sum *ph)
 {
 	return ph && ph->steps && !ph->workers;
-}
-
-void ft_phases_text(const struct ft_phases_sum *ph, FILE *out)
-{
-	if (!ph || !ph->nall)
-		return;
-	char line[320], t[32];
-	snprintf(line, sizeof line, "phases (DataLoader iterations of thread %d; train: the loop "
-		 "steps an optimizer):", ph->tid);
-	ft_wrap(out, line, 2);
-	for (int i = 0; i < ph->n; i++) {
-		const struct ft_phase *p = &ph->ph[i];
-		char steps[40] = "";
-		if (p->steps)
-			snprintf(steps, sizeof steps, "%llu step%s, ", (unsigned long long)p->steps,
-				 p->steps == 1 ? "" : "s");
-		ft_fmt_ns(t, sizeof t, p->end - p->start);
-		snprintf(line, sizeof line, "%-5s loader %u %s, %u worker%s: %s%llu batch%s, %s, "
-			 "data wait %.0f%%", ft_phase_kind(p), p->loader,
-			 *p->dataset ? p->dataset : "?", p->workers, p->workers == 1 ? "" : "s", steps,
-			 (unsigned long long)p->batches, p->batches == 1 ? "" : "es", t,
-			 100 * share(p->next_ns, p->end - p->start));
-		ft_wrap(out, line, 4);
-	}
-	if (ph->nall > (uint64_t)ph->n) {
-		uint64_t tr = ph->ntrain;
-		for (int i = 0; i < ph->n; i++)
-			tr -= ph->ph[i].train != 0;
-		snprintf(line, sizeof line, "and %llu more (%llu train, %llu eval)",
-			 (unsigned long long)(ph->nall - (uint64_t)ph->n), (unsigned long long)tr,
-			 (unsigned long long)(ph->nall - (uint64_t)ph->n - tr));
-		ft_wrap(out, line, 4);
-	}
 }
 
 void ft_phases_json(struct ft_json *j, const char *key, const struct ft_phases_sum *ph)

@@ -76,8 +76,9 @@ int ft_phases_self_loading(const struct ft_phases_sum *ph);
  * phase that starts at or after t is an evaluation phase (iter() forks a
  * loader's workers just before its first __next__) */
 int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t);
-/* one line per phase (report text); the phases under key (JSON; null: none) */
-void ft_phases_text(const struct ft_phases_sum *ph, FILE *out);
+/* a phase's share of its time in __next__ */
+double ft_phase_data_wait(const struct ft_phase *p);
+/* the phases under key (JSON; null: none) */
 struct ft_json;
 void ft_phases_json(struct ft_json *j, const char *key, const struct ft_phases_sum *ph);
 

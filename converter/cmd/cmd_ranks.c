@@ -21,6 +21,7 @@
 #include "report.h"
 #include "roles.h"
 #include "util.h"
+#include "words.h"
 
 static const char ranks_usage[] =
 	"usage: feedtrace ranks SUMMARY.json|DIR... [--json] [--mixed]\n"
@@ -230,14 +231,16 @@ static void text_out(const struct ft_ranks *rk, const struct ft_ranksums *s, int
 		return;
 	const struct ft_rank_sum *x = &rk->r[rk->straggler];
 	const struct ft_ranksum_proc *m = &s->meta[x->proc];
-	const char *what = m->process;            /* the run verdict's words, when about it */
-	if (what && !strncmp(what, "the straggler, ", 15))
-		what += 15;
-	if (what && !strncmp(what, "rank ", 5))
-		snprintf(line, sizeof line, "%s", what);
-	else if (what)
-		snprintf(line, sizeof line, "rank %d/%d, %s", x->rank, rk->world, what);
-	else {
+	if (m->about) {             /* the run verdict's process, from its parts */
+		/* its own world where its rank is one of it, else the job's */
+		int32_t world = s->in[x->proc].world;
+		if (x->rank < 0 || x->rank >= world)
+			world = rk->world;
+		struct ft_proc_words w = { 0, x->rank, world, x->pid,
+					   m->cmdline ? m->cmdline : "",
+					   m->workers, m->nworkers, m->python, m->nloaders };
+		ft_words_process(&w, line, sizeof line);
+	} else {
 		char cmd[72];
 		ft_brief_command(m->cmdline ? m->cmdline : "", cmd, sizeof cmd);
 		snprintf(line, sizeof line, "rank %d/%d, main process %d (%s)", x->rank, rk->world,

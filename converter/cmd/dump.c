@@ -16,6 +16,7 @@
 #include "reader.h"
 #include "roles.h"
 #include "symbolize.h"
+#include "words.h"
 
 struct dump_ctx {
 	FILE *out;
@@ -384,7 +385,7 @@ static void tally(struct dump_ctx *c, const struct ft_process *p)
 		fprintf(out, ", duplicate slots skipped %llu", (unsigned long long)p->dup_slots);
 	fputc('\n', out);
 	char fw[320];
-	if (ft_flight_words(p, fw, sizeof fw))
+	if (ft_words_flight(p, fw, sizeof fw))
 		fprintf(out, "   %s\n", fw);
 	loss_lines(out, p);
 	fault_line(out, p);

@@ -151,74 +151,11 @@ void ft_mapped_build(struct ft_report *r)
 		if (r->procs[i].role != FT_ROLE_WORKER)
 			add_threads(m, r, i);
 	}
+	m->said = m->faults >= FT_MAPPED_MIN_FAULTS;
 }
 
 void ft_mapped_free(struct ft_mapped *m)
 {
 	free(m->data);
 	m->data = NULL;
-}
-
-void ft_mapped_who(const struct ft_mapped *m, char *out, size_t cap)
-{
-	if (m->nprocs == 1 && m->main_too)
-		snprintf(out, cap, "the main process");
-	else if (m->nworkers == m->nprocs)
-		snprintf(out, cap, m->nworkers == 1 ? "the worker" : "the %d workers", m->nworkers);
-	else
-		snprintf(out, cap, "%d processes", m->nprocs);
-}
-
-void ft_mapped_files_text(const struct ft_mapped *m, char *out, size_t cap)
-{
-	size_t n = 0;
-	out[0] = 0;
-	for (int i = 0; i < m->nfiles && n < cap; i++)
-		n += (size_t)snprintf(out + n, cap - n, "%s%s",
-				      i == 0 ? "" : i + 1 == m->nfiles && !m->more_files ? " and " : ", ",
-				      m->files[i]);
-	if (m->more_files && n < cap)
-		snprintf(out + n, cap - n, " and %d more", m->more_files);
-}
-
-void ft_mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap)
-{
-	size_t n = 0;
-	out[0] = 0;
-	for (int i = 0; i < m->nthreads && n < cap; i++) {
-		char c[32];
-		ft_fmt_count(c, sizeof c, m->threads[i].faults);
-		n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)",
-				      i == 0 ? "" : i + 1 == m->nthreads && !m->more_threads ? " and " : ", ",
-				      m->threads[i].name, c);
-	}
-	if (m->more_threads && n < cap)
-		snprintf(out + n, cap - n, " and %d more", m->more_threads);
-}
-
-void ft_mapped_sentence(const struct ft_mapped *m, char *out, size_t cap)
-{
-	out[0] = 0;
-	if (m->faults < FT_MAPPED_MIN_FAULTS)
-		return;
-	char who[48], n[32], files[600], wait[64] = "", ths[400] = "", in[420] = "";
-	ft_mapped_who(m, who, sizeof who);
-	ft_fmt_count(n, sizeof n, m->faults);
-	ft_mapped_files_text(m, files, sizeof files);
-	if (m->timed) {
-		char t[32];
-		ft_fmt_ns(t, sizeof t, m->blkio_ns);
-		snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
-	}
-	ft_mapped_threads_text(m, ths, sizeof ths);
-	if (*ths)
-		snprintf(in, sizeof in, ", in threads %s", ths);
-	snprintf(out, cap, "%s took %s major page faults on mapped data (%s)%s%s: the data "
-		 "set is read from disk through memory maps, a fault at a time, in no traced "
-		 "call. Keep it in the page cache (memory enough for it, read once before "
-		 "training), read it in contiguous runs rather than scattered samples "
-		 "(contiguous indices, madvise(MADV_WILLNEED or MADV_SEQUENTIAL)), or move it "
-		 "to a faster local disk.", who, n, files, in, wait);
-	if (out[0] >= 'a' && out[0] <= 'z')
-		out[0] = (char)(out[0] - 'a' + 'A');
 }

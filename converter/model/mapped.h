@@ -28,6 +28,7 @@ struct ft_mapped {
 	int timed;
 	int nprocs, nworkers;     /* processes that took them; of which workers */
 	int main_too;             /* the main process is one of them */
+	int said;                 /* a finding: FT_MAPPED_MIN_FAULTS or more */
 	char files[FT_MAPPED_FILES][256];   /* the data files mapped (first ones) */
 	int nfiles, more_files;
 	struct ft_mapped_thread threads[FT_MAPPED_THREADS];  /* most faults first */
@@ -39,13 +40,5 @@ struct ft_mapped {
  * their faults since the first one */
 void ft_mapped_build(struct ft_report *r);
 void ft_mapped_free(struct ft_mapped *m);
-/* "the 4 workers", "the main process", "3 processes" */
-void ft_mapped_who(const struct ft_mapped *m, char *out, size_t cap);
-/* "loader-0 (24,000), loader-1 (23,000) and 2 more", "" when none */
-void ft_mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap);
-/* "/data/train.arrow, /data/val.arrow and 2 more" */
-void ft_mapped_files_text(const struct ft_mapped *m, char *out, size_t cap);
-/* the finding's sentence (with its suggestion), "" under the threshold */
-void ft_mapped_sentence(const struct ft_mapped *m, char *out, size_t cap);
 
 #endif

@@ -48,7 +48,7 @@ int ft_role_depth(const struct ft_role_proc *p, int n, int i)
 }
 
 /* "rank 1/4" (its length), or "" (0) when rank is not one of world */
-static int rank_words(int32_t rank, int32_t world, char *out, size_t cap)
+int ft_rank_words(int32_t rank, int32_t world, char *out, size_t cap)
 {
 	if (world <= 0 || rank < 0 || rank >= world) {
 		if (cap)
@@ -331,7 +331,7 @@ void ft_role_name(const struct ft_role_proc *p, int n, int i, char *out, size_t 
 	(void)n;
 	char cmd[128];
 	ft_brief_command(p[i].cmdline, cmd, sizeof cmd);
-	int rk = rank_words(p[i].rank, p[i].world, out, cap);    /* "rank 1/4 " first */
+	int rk = ft_rank_words(p[i].rank, p[i].world, out, cap);    /* "rank 1/4 " first */
 	if (rk > 0 && (size_t)rk + 1 < cap) {
 		out[rk++] = ' ';
 		out += rk, cap -= (size_t)rk;
@@ -355,7 +355,7 @@ static const char *const launcher_name[] = {
 
 int ft_rank_text(const struct ft_process *p, char *out, size_t cap)
 {
-	return rank_words(p->hdr.rank, p->hdr.world_size, out, cap);
+	return ft_rank_words(p->hdr.rank, p->hdr.world_size, out, cap);
 }
 
 void ft_rank_json(struct ft_json *j, const struct ft_process *p)

@@ -59,6 +59,8 @@ void ft_thread_label(const struct ft_process *p, int32_t tid, char *out, size_t 
 /* the launcher's rank identity of p: "rank 1/4" (its length; "" and 0
  * without one), and as JSON under "rank" (null without one) */
 int ft_rank_text(const struct ft_process *p, char *out, size_t cap);
+/* the same of a rank and world read elsewhere (a report's JSON) */
+int ft_rank_words(int32_t rank, int32_t world, char *out, size_t cap);
 struct ft_json;
 void ft_rank_json(struct ft_json *j, const struct ft_process *p);
 

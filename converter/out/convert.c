@@ -29,6 +29,7 @@
 #include "xflows.h"
 #include "ranges.h"
 #include "symbolize.h"
+#include "words.h"
 
 #define REC_MAX FT_PIPE_REC_MAX
 
@@ -749,7 +750,7 @@ static void conv_process(struct conv *c, FILE *err, const char *role_name)
 		fprintf(err, "feedtrace: %s: pid %d: %llu threads were not traced (memory bound)\n",
 			p->path, p->hdr.pid, (unsigned long long)p->end.threads_untraced);
 	char fw[320];
-	if (ft_flight_words(p, fw, sizeof fw))
+	if (ft_words_flight(p, fw, sizeof fw))
 		fprintf(err, "feedtrace: %s: pid %d: %s\n", p->path, p->hdr.pid, fw);
 	if (c->o->progress)
 		progress(c, 1);

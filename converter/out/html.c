@@ -17,6 +17,7 @@
 #include "problems.h"
 #include "report.h"
 #include "stats.h"
+#include "words.h"
 
 static void esc(FILE *o, const char *s)
 {
@@ -225,6 +226,12 @@ int ft_report_html(struct ft_report *r, const char *path)
 
 	fputs("<h2>Verdict</h2>\n", o);
 	verdict_block(o, r, "verdict");
+	char dw[160];
+	if (mp && ft_words_data_wait_step(rv, &mp->v, dw, sizeof dw)) {
+		fputs("<p id=\"data-wait-step\">", o);
+		esc(o, dw);
+		fputs("</p>\n", o);
+	}
 	if (mp && mp->v.wall_ns) {
 		fputs("<h2>The feeding threads' time</h2>\n", o);
 		stacked_bar(o, "feed", 600, ft_cat_label, cat_colour, mp->v.t, FT_CAT_N, mp->v.wall_ns);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "json.h"
 #include "ranksum.h"
 #include "roles.h"
@@ -147,6 +148,35 @@ static int read_colls(json_object *cl, struct ft_rank_in *x, const char **why)
 	return 0;
 }
 
+/* m's process (pid) in parts: its workers among procs, whether they and
+ * it run Python, its loader threads among top's producers (the run
+ * verdict was about it) */
+static void process_parts(struct ft_ranksum_proc *m, json_object *procs, json_object *top,
+			  int32_t pid)
+{
+	size_t n = json_object_array_length(procs);
+	m->about = 1;
+	m->workers = ft_xcalloc(n ? n : 1, sizeof *m->workers);
+	m->python = ft_is_python(m->cmdline ? m->cmdline : "");
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		json_object *role = get(p, "role", json_type_string);
+		if (!role || get_int(p, "ppid", -1) != pid ||
+		    strcmp(json_object_get_string(role), ft_proc_role_name(FT_ROLE_WORKER)))
+			continue;
+		json_object *cmd = get(p, "cmdline", json_type_string);
+		m->python &= ft_is_python(cmd ? json_object_get_string(cmd) : "");
+		m->workers[m->nworkers++] = (int32_t)get_int(p, "pid", 0);
+	}
+	json_object *prod = get(top, "producers", json_type_array);
+	for (size_t i = 0; prod && i < json_object_array_length(prod); i++) {
+		json_object *role = get(json_object_array_get_idx(prod, i), "role",
+					json_type_string);
+		m->nloaders += role && !strcmp(json_object_get_string(role),
+					       ft_prod_name(FT_PROD_LOADER));
+	}
+}
+
 int ft_ranksum_read(struct ft_ranksums *s, const char *name, const char *text, size_t len,
 		    FILE *err)
 {
@@ -212,6 +242,8 @@ int ft_ranksum_read(struct ft_ranksums *s, const char *name, const char *text, s
 			 else if (top_pid == x->pid) m->name = dup_str(top, key);)
 #include "verdict.def"
 #undef VERDICT
+		if (top_pid == x->pid)
+			process_parts(m, procs, top, x->pid);
 		s->n++;
 		added++;
 	}
@@ -228,6 +260,7 @@ void ft_ranksums_free(struct ft_ranksums *s)
 		free(m->job);
 		free(m->dir);
 		free(m->cmdline);
+		free(m->workers);
 #define VERDICT(name, scope, type, key, expr, ranks, diff, dkey, label) \
 		FT_VF_IF(ranks, free(m->name);)
 #include "verdict.def"

@@ -39,6 +39,12 @@ struct ft_ranksum_proc {
 #include "verdict.def"
 #undef VERDICT
 	uint64_t step_median_ns;
+	/* the run verdict's process when it was about this one (about): its
+	 * workers (pids; python: they and it run Python) and its loader
+	 * threads among the producers, the parts words.c words it from */
+	int about;
+	int32_t *workers;
+	int nworkers, python, nloaders;
 };
 
 /* Processes with collectives read from summaries: in[i] and meta[i]. */

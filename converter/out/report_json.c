@@ -17,6 +17,7 @@
 #include "roles.h"
 #include "symbolize.h"
 #include "vfields.h"
+#include "words.h"
 
 /* "steps" and what goes with it: null when no step was marked */
 
@@ -219,7 +220,7 @@ static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
 		return;
 	}
 	char sentence[1024];
-	ft_mapped_sentence(m, sentence, sizeof sentence);
+	ft_words_mapped(m, sentence, sizeof sentence);
 	ft_json_obj(j, "mapped_data");
 	ft_json_u64(j, "major_faults", m->faults);
 	if (m->timed)
@@ -304,7 +305,7 @@ void ft_report_json(const struct ft_report *r, FILE *out)
 	const struct ft_process *fp = r->nprocs ? r->tr.procs[r->main] : NULL;
 	if (fp && fp->nflight) {
 		char words[320];
-		ft_flight_words(fp, words, sizeof words);
+		ft_words_flight(fp, words, sizeof words);
 		ft_json_obj(j, "flight");
 		ft_json_str(j, "why", ft_flight_why(fp->flight_last.why));
 		ft_json_int(j, "detail", fp->flight_last.detail);

@@ -203,6 +203,40 @@ static double worker_reads_per_step(const struct ft_report *r)
 	return steps ? (double)r->rv.worker_reads / (double)steps : 0;
 }
 
+/* one line per DataLoader phase of the main process */
+static void phases_text(const struct ft_phases_sum *ph, FILE *out)
+{
+	if (!ph || !ph->nall)
+		return;
+	char line[320], t[32];
+	snprintf(line, sizeof line, "phases (DataLoader iterations of thread %d; train: the loop "
+		 "steps an optimizer):", ph->tid);
+	ft_wrap(out, line, 2);
+	for (int i = 0; i < ph->n; i++) {
+		const struct ft_phase *p = &ph->ph[i];
+		char steps[40] = "";
+		if (p->steps)
+			snprintf(steps, sizeof steps, "%llu step%s, ", (unsigned long long)p->steps,
+				 p->steps == 1 ? "" : "s");
+		ft_fmt_ns(t, sizeof t, p->end - p->start);
+		snprintf(line, sizeof line, "%-5s loader %u %s, %u worker%s: %s%llu batch%s, %s, "
+			 "data wait %.0f%%", ft_phase_kind(p), p->loader,
+			 *p->dataset ? p->dataset : "?", p->workers, p->workers == 1 ? "" : "s", steps,
+			 (unsigned long long)p->batches, p->batches == 1 ? "" : "es", t,
+			 100 * ft_phase_data_wait(p));
+		ft_wrap(out, line, 4);
+	}
+	if (ph->nall > (uint64_t)ph->n) {
+		uint64_t tr = ph->ntrain;
+		for (int i = 0; i < ph->n; i++)
+			tr -= ph->ph[i].train != 0;
+		snprintf(line, sizeof line, "and %llu more (%llu train, %llu eval)",
+			 (unsigned long long)(ph->nall - (uint64_t)ph->n), (unsigned long long)tr,
+			 (unsigned long long)(ph->nall - (uint64_t)ph->n - tr));
+		ft_wrap(out, line, 4);
+	}
+}
+
 void ft_report_text(const struct ft_report *r, FILE *out)
 {
 	char a[48], b[48], c[48], line[320];
@@ -227,7 +261,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fprintf(out, "; %llu damaged places", (unsigned long long)r->tr.errors);
 	fputc('\n', out);
 	report_window(r, out);
-	if (ft_flight_words(mainp, line, sizeof line))
+	if (ft_words_flight(mainp, line, sizeof line))
 		ft_wrap(out, line, 2);
 	report_losses(r, out);
 	if (t->steps) {
@@ -273,7 +307,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 				 "loader workers", worker_reads_per_step(r));
 		ft_wrap(out, line, 2);
 	}
-	ft_phases_text(r->procs[r->main].v.phases, out);
+	phases_text(r->procs[r->main].v.phases, out);
 	fputc('\n', out);
 
 	ft_ranks_text(&r->ranks, out, "The verdict below is about it.");
@@ -333,9 +367,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 		fputc('\n', out);
 	}
 	if (v->by_launch) {             /* the device's idle: measured, or the model's */
-		ft_gpu_idle_words(v, rv->w1 - rv->w0, line, sizeof line);
+		ft_words_gpu_idle(v, rv->w1 - rv->w0, line, sizeof line);
 		ft_wrap(out, line, 2);
 	}
+	if (ft_words_data_wait_step(rv, v, line, sizeof line))
+		ft_wrap(out, line, 2);
 	if (rv->startup_ns && rv->from != FT_FROM_WHOLE) {
 		ft_fmt_ns(a, sizeof a, rv->startup_ns);
 		int n;
@@ -377,7 +413,7 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	fputc('\n', out);
 
 	char mapped[1024];
-	ft_mapped_sentence(&r->mapped, mapped, sizeof mapped);
+	ft_words_mapped(&r->mapped, mapped, sizeof mapped);
 	if (*mapped) {
 		fputs("Mapped data\n", out);
 		ft_wrap(out, mapped, 2);

@@ -4,15 +4,19 @@
  * verdict's own figures (a CPU loop's from its phases, phases.c); the run verdict's detail from what report_model.c
  * decided (detail_say, data_cause, the flags) and the producers' figures;
  * the run verdict's process; all three for a decided run at once
- * (ft_words_report); a process's capture window; a diff's
+ * (ft_words_report); the mapped-data finding from what mapped.c
+ * counted; the GPU's idle line from what gpu_measured.c measured; a
+ * process's capture window and flight recorder's window; a diff's
  * findings and its conclusion from what diff.c decided it credits.
  * Shares are worded as whole percentages.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fkind.h"
+#include "gpu_measured.h"
 #include "phases.h"
 #include "roles.h"
 #include "stats.h"
@@ -250,7 +254,8 @@ void ft_words_report(struct ft_report *r)
 	int nl = 0;
 	for (int i = 0; i < rv->nprod; i++)
 		nl += rv->prod[i].role == FT_PROD_LOADER;
-	struct ft_proc_words said = { r->ranks.straggler >= 0, r->tr.procs[r->main], mp->pid,
+	const struct ft_file_header *h = &r->tr.procs[r->main]->hdr;
+	struct ft_proc_words said = { r->ranks.straggler >= 0, h->rank, h->world_size, mp->pid,
 				    mp->cmdline, wk, nworkers, allpy, nl };
 	ft_words_process(&said, rv->process, sizeof rv->process);
 	free(wk);
@@ -288,7 +293,7 @@ static void producers_words(const struct ft_run_verdict *rv, const struct ft_map
 	if (rv->data_cause == FT_CAUSE_MAPPED) {
 		char n[32], files[400], wait[128] = "";
 		ft_fmt_count(n, sizeof n, pflt);
-		ft_mapped_files_text(m, files, sizeof files);
+		ft_words_mapped_files(m, files, sizeof files);
 		/* their wait in the faults, apart from their CPU time */
 		if (ptimed) {
 			char t[32], c[32];
@@ -385,6 +390,144 @@ void ft_words_detail(const struct ft_run_verdict *rv, const struct ft_verdict *v
 			 100 * (double)rv->feed_runq_ns / (double)v->wall_ns);
 }
 
+/* "the 4 workers", "the main process", "3 processes" */
+static void mapped_who(const struct ft_mapped *m, char *out, size_t cap)
+{
+	if (m->nprocs == 1 && m->main_too)
+		snprintf(out, cap, "the main process");
+	else if (m->nworkers == m->nprocs)
+		snprintf(out, cap, m->nworkers == 1 ? "the worker" : "the %d workers", m->nworkers);
+	else
+		snprintf(out, cap, "%d processes", m->nprocs);
+}
+
+void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; i < m->nfiles && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s",
+				      i == 0 ? "" : i + 1 == m->nfiles && !m->more_files ? " and " : ", ",
+				      m->files[i]);
+	if (m->more_files && n < cap)
+		snprintf(out + n, cap - n, " and %d more", m->more_files);
+}
+
+/* "loader-0 (24,000), loader-1 (23,000) and 2 more", "" when none */
+static void mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; i < m->nthreads && n < cap; i++) {
+		char c[32];
+		ft_fmt_count(c, sizeof c, m->threads[i].faults);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)",
+				      i == 0 ? "" : i + 1 == m->nthreads && !m->more_threads ? " and " : ", ",
+				      m->threads[i].name, c);
+	}
+	if (m->more_threads && n < cap)
+		snprintf(out + n, cap - n, " and %d more", m->more_threads);
+}
+
+void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (!m->said)
+		return;
+	char who[48], n[32], files[600], wait[64] = "", ths[400] = "", in[420] = "";
+	mapped_who(m, who, sizeof who);
+	ft_fmt_count(n, sizeof n, m->faults);
+	ft_words_mapped_files(m, files, sizeof files);
+	if (m->timed) {
+		char t[32];
+		ft_fmt_ns(t, sizeof t, m->blkio_ns);
+		snprintf(wait, sizeof wait, ", waiting %s for block I/O", t);
+	}
+	mapped_threads_text(m, ths, sizeof ths);
+	if (*ths)
+		snprintf(in, sizeof in, ", in threads %s", ths);
+	snprintf(out, cap, "%s took %s major page faults on mapped data (%s)%s%s: the data "
+		 "set is read from disk through memory maps, a fault at a time, in no traced "
+		 "call. Keep it in the page cache (memory enough for it, read once before "
+		 "training), read it in contiguous runs rather than scattered samples "
+		 "(contiguous indices, madvise(MADV_WILLNEED or MADV_SEQUENTIAL)), or move it "
+		 "to a faster local disk.", who, n, files, in, wait);
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
+}
+
+void ft_words_gpu_idle(const struct ft_verdict *v, uint64_t win, char *out, size_t cap)
+{
+	double w = win ? (double)win : 1.0;
+	if (v->gpu_measured)
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (measured; samples cover %.0f%% of "
+			 "it; the model said %.0f%%)",
+			 100.0 * ft_gpu_measured_idle(v),
+			 100.0 * (double)v->mcover_ns / w, 100.0 * (double)v->model_idle_ns / w);
+	else if (v->mcover_ns)      /* what the few samples saw, said beside the model */
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: samples cover only %.0f%% "
+			 "of it, idle %.0f%% there)", 100.0 * (double)v->model_idle_ns / w,
+			 100.0 * (double)v->mcover_ns / w,
+			 100.0 * ft_gpu_measured_idle(v));
+	else
+		snprintf(out, cap, "GPU idle %.0f%% of the loop (modelled: no samples)",
+			 100.0 * (double)v->model_idle_ns / w);
+}
+
+int ft_words_flight(const struct ft_process *p, char *buf, size_t cap)
+{
+	const struct ft_flight_info *f = &p->flight_last;
+	char win[48], run[48], why[96], kept[48];
+	if (!p->nflight)
+		return 0;
+	ft_fmt_ns(win, sizeof win, ft_flight_window_ns(p));
+	ft_fmt_ns(run, sizeof run, ft_flight_run_ns(p));
+	const char *sn = f->detail > 0 && f->detail < NSIG ? sigabbrev_np(f->detail) : NULL;
+	switch (f->why) {
+	case FT_FLIGHT_SIGNAL:
+		snprintf(why, sizeof why, "SIG%s", sn ? sn : "?");
+		break;
+	case FT_FLIGHT_HANG:
+		if (f->detail == p->hdr.pid)
+			snprintf(why, sizeof why, "a hang (no step for %u s)", f->hang_s);
+		else
+			snprintf(why, sizeof why, "a hang of pid %d", f->detail);
+		break;
+	case FT_FLIGHT_REQUEST:
+		snprintf(why, sizeof why, "a request (feedtrace flight)");
+		break;
+	case FT_FLIGHT_EXIT:
+		snprintf(why, sizeof why, "exit (status %d)", f->detail);
+		break;
+	default:
+		snprintf(why, sizeof why, "%s", ft_flight_why(f->why));
+	}
+	if (f->keep_s)
+		snprintf(kept, sizeof kept, "%u s", f->keep_s);
+	else if (f->keep_bytes % (1u << 20))
+		snprintf(kept, sizeof kept, "%llu KiB", (unsigned long long)(f->keep_bytes >> 10));
+	else
+		snprintf(kept, sizeof kept, "%llu MiB", (unsigned long long)(f->keep_bytes >> 20));
+	int n = snprintf(buf, cap, "flight recorder: the last %s before %s (keeps %s), of a run "
+			 "started %s before; the time before it was not recorded", win, why, kept, run);
+	if (p->nflight > 1 && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, " (%d windows written)", p->nflight);
+	return 1;
+}
+
+int ft_words_data_wait_step(const struct ft_run_verdict *rv, const struct ft_verdict *v,
+			    char *out, size_t cap)
+{
+	if (rv->data_wait_step_ns < 0)
+		return 0;
+	char t[32];
+	ft_fmt_ns(t, sizeof t, (uint64_t)rv->data_wait_step_ns);
+	snprintf(out, cap, "data wait per step: %s (the feeding thread%s waiting for data or "
+		 "in file I/O, over %llu step%s of the window)", t, v->nfeeders > 1 ? "s" : "",
+		 (unsigned long long)rv->window_steps, rv->window_steps == 1 ? "" : "s");
+	return 1;
+}
+
 int ft_words_capture(const struct ft_process *p, char *out, size_t cap)
 {
 	if (!p->nwin)
@@ -417,7 +560,7 @@ void ft_words_process(const struct ft_proc_words *w, char *out, size_t cap)
 	char cmd[72];
 	ft_brief_command(w->cmdline, cmd, sizeof cmd);
 	char rk[40] = "";                            /* "rank 2/4, " */
-	if (ft_rank_text(w->p, rk, sizeof rk - 2))
+	if (ft_rank_words(w->rank, w->world, rk, sizeof rk - 2))
 		strcat(rk, ", ");
 	int n = snprintf(out, cap, "%s%smain process %d (%s)",
 			 w->straggler ? "the straggler, " : "", rk, w->pid, cmd);

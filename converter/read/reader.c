@@ -1197,47 +1197,6 @@ uint64_t ft_flight_run_ns(const struct ft_process *p)
 	return p->nflight && end > p->run_start_ns ? end - p->run_start_ns : 0;
 }
 
-int ft_flight_words(const struct ft_process *p, char *buf, size_t cap)
-{
-	const struct ft_flight_info *f = &p->flight_last;
-	char win[48], run[48], why[96], kept[48];
-	if (!p->nflight)
-		return 0;
-	ft_fmt_ns(win, sizeof win, ft_flight_window_ns(p));
-	ft_fmt_ns(run, sizeof run, ft_flight_run_ns(p));
-	const char *sn = f->detail > 0 && f->detail < NSIG ? sigabbrev_np(f->detail) : NULL;
-	switch (f->why) {
-	case FT_FLIGHT_SIGNAL:
-		snprintf(why, sizeof why, "SIG%s", sn ? sn : "?");
-		break;
-	case FT_FLIGHT_HANG:
-		if (f->detail == p->hdr.pid)
-			snprintf(why, sizeof why, "a hang (no step for %u s)", f->hang_s);
-		else
-			snprintf(why, sizeof why, "a hang of pid %d", f->detail);
-		break;
-	case FT_FLIGHT_REQUEST:
-		snprintf(why, sizeof why, "a request (feedtrace flight)");
-		break;
-	case FT_FLIGHT_EXIT:
-		snprintf(why, sizeof why, "exit (status %d)", f->detail);
-		break;
-	default:
-		snprintf(why, sizeof why, "%s", ft_flight_why(f->why));
-	}
-	if (f->keep_s)
-		snprintf(kept, sizeof kept, "%u s", f->keep_s);
-	else if (f->keep_bytes % (1u << 20))
-		snprintf(kept, sizeof kept, "%llu KiB", (unsigned long long)(f->keep_bytes >> 10));
-	else
-		snprintf(kept, sizeof kept, "%llu MiB", (unsigned long long)(f->keep_bytes >> 20));
-	int n = snprintf(buf, cap, "flight recorder: the last %s before %s (keeps %s), of a run "
-			 "started %s before; the time before it was not recorded", win, why, kept, run);
-	if (p->nflight > 1 && n > 0 && (size_t)n < cap)
-		snprintf(buf + n, cap - (size_t)n, " (%d windows written)", p->nflight);
-	return 1;
-}
-
 /* How many of this chunk's first slots were read already. An exit path
  * that could not take the flush lock drains beside the flusher, and both
  * may write the same slots of a stream: the second copy is skipped. */

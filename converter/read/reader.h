@@ -240,10 +240,8 @@ struct ft_loss_info {
 };
 extern const struct ft_loss_info ft_loss_info[FT_LOSS_N];
 uint64_t ft_process_loss(const struct ft_process *p, enum ft_loss k);
-/* A flight recorder's window in words ("flight recorder: the last 1.9 s
- * before SIGTERM, of a run started 5.0 s before"), into buf; 0 when p's
- * file holds none. ft_flight_why: "request", "signal", ... */
-int ft_flight_words(const struct ft_process *p, char *buf, size_t cap);
+/* ft_flight_why: "request", "signal", ... (words.c's ft_words_flight
+ * words a flight recorder's window) */
 const char *ft_flight_why(uint32_t why);
 uint64_t ft_flight_window_ns(const struct ft_process *p);  /* window start to last dump */
 uint64_t ft_flight_run_ns(const struct ft_process *p);     /* run start to last dump */

@@ -104,3 +104,49 @@ def test_diff_row(tmp_path):
     assert "data wait per step" not in diff(n, "--", n)
     j = json.loads(diff(n, "--", n, "--json"))
     assert j["data_wait_per_step_ns"] == {"before": None, "after": None}
+
+
+def report_text(d):
+    r = subprocess.run([TOOL, "report", d], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def report_html(d, out):
+    r = subprocess.run([TOOL, "report", d, "--html", out], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    with open(out) as f:
+        return f.read()
+
+
+WORDS = ("data wait per step: %s (the feeding thread waiting for data or in file I/O, "
+         "over %d step%s of the window)")
+
+
+def test_text_and_html_say_it(tmp_path):
+    """the text report's verdict and the HTML page say the same figure as
+    the JSON, 4.01 ms as 4.0 ms, over the window's 10 steps"""
+    d = loop(str(tmp_path / "a"), 3 * MS, 1 * MS)
+    text = report_text(d)
+    verdict = text[text.index("\nVerdict:"):]
+    assert ("\n  data wait per step: 4.0 ms (the feeding thread waiting for data or in file\n"
+            "  I/O, over 10 steps of the window)\n") in verdict
+    html = report_html(d, str(tmp_path / "a.html"))
+    assert '<p id="data-wait-step">' + WORDS % ("4.0 ms", 10, "s") + "</p>" in html
+
+
+def test_text_counts_the_window_steps(tmp_path):
+    """a warm-up step out of the window: 9 steps; 3 steps of 1 ms + 10 us
+    waiting and 1 ms reads: 2.0 ms"""
+    w = report_text(loop(str(tmp_path / "w"), 3 * MS, 1 * MS, first_wait=33 * MS))
+    assert " ".join(w.split()).count(" " + WORDS % ("4.0 ms", 9, "s") + " ") == 1
+    r = report_text(loop(str(tmp_path / "r"), 1 * MS, [MS, MS, MS + 2], steps=3))
+    assert " " + WORDS % ("2.0 ms", 3, "s") + " " in " ".join(r.split())
+
+
+def test_text_and_html_silent_without_steps(tmp_path):
+    """no window of steps (JSON null): no line, no paragraph"""
+    d = loop(str(tmp_path / "n"), 3 * MS, 1 * MS, ranges=False)
+    assert "data wait per step" not in report_text(d)
+    assert "data-wait-step" not in report_html(d, str(tmp_path / "n.html"))
