@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "events.h"
-#include "json.h"
 #include "phases.h"
 #include "util.h"
 
@@ -274,7 +273,7 @@ double ft_phases_data_wait(const struct ft_phases_sum *ph)
 	return d > 1 ? 1 : d;
 }
 
-/* ---- for people and for programs (report_text.c, report_json.c) ---- */
+/* ---- what the writers ask (report_text.c, report_json.c) ---- */
 
 static double share(uint64_t part, uint64_t whole)
 {
@@ -297,47 +296,4 @@ int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t)
 int ft_phases_self_loading(const struct ft_phases_sum *ph)
 {
 	return ph && ph->steps && !ph->workers;
-}
-
-void ft_phases_json(struct ft_json *j, const char *key, const struct ft_phases_sum *ph)
-{
-	if (!ph) {
-		ft_json_null(j, key);
-		return;
-	}
-	ft_json_obj(j, key);
-	ft_json_int(j, "tid", ph->tid);
-	ft_json_u64(j, "count", ph->nall);
-	ft_json_u64(j, "train", ph->ntrain);
-	ft_json_arr(j, "list");
-	for (int i = 0; i < ph->n; i++) {
-		const struct ft_phase *p = &ph->ph[i];
-		ft_json_obj(j, NULL);
-		ft_json_str(j, "kind", ft_phase_kind(p));
-		ft_json_u64(j, "loader", p->loader);
-		ft_json_u64(j, "iterator", p->it);
-		ft_json_u64(j, "workers", p->workers);
-		ft_json_str(j, "dataset", p->dataset);
-		ft_json_str(j, "getitem", p->getitem);
-		ft_json_u64(j, "batches", p->batches);
-		ft_json_u64(j, "steps", p->steps);
-		ft_json_u64(j, "start_ns", p->start);
-		ft_json_u64(j, "end_ns", p->end);
-		ft_json_u64(j, "next_ns", p->next_ns);
-		ft_json_u64(j, "next_io_ns", p->io_ns);
-		ft_json_fixed(j, "data_wait_share", share(p->next_ns, p->end - p->start), 4);
-		ft_json_end(j);
-	}
-	ft_json_end(j);
-	ft_json_obj(j, "training");
-	ft_json_u64(j, "steps", ph->steps);
-	ft_json_u64(j, "step_ns", ph->step_ns);
-	ft_json_u64(j, "next_ns", ph->next_ns);
-	ft_json_u64(j, "next_io_ns", ph->io_ns);
-	ft_json_fixed(j, "data_wait_share", share(ph->next_ns, ph->step_ns), 4);
-	ft_json_u64(j, "workers", ph->workers);
-	ft_json_str(j, "dataset", ph->dataset);
-	ft_json_str(j, "getitem", ph->getitem);
-	ft_json_end(j);
-	ft_json_end(j);
 }

@@ -78,8 +78,5 @@ int ft_phases_self_loading(const struct ft_phases_sum *ph);
 int ft_phases_eval_worker(const struct ft_phases_sum *ph, uint64_t t);
 /* a phase's share of its time in __next__ */
 double ft_phase_data_wait(const struct ft_phase *p);
-/* the phases under key (JSON; null: none) */
-struct ft_json;
-void ft_phases_json(struct ft_json *j, const char *key, const struct ft_phases_sum *ph);
 
 #endif

@@ -60,6 +60,50 @@ static void json_by_cat(struct ft_json *j, const char *key, const uint64_t *v)
 	ft_json_end(j);
 }
 
+/* the loop's phases under key (null: none) */
+static void phases_json(struct ft_json *j, const char *key, const struct ft_phases_sum *ph)
+{
+	if (!ph) {
+		ft_json_null(j, key);
+		return;
+	}
+	ft_json_obj(j, key);
+	ft_json_int(j, "tid", ph->tid);
+	ft_json_u64(j, "count", ph->nall);
+	ft_json_u64(j, "train", ph->ntrain);
+	ft_json_arr(j, "list");
+	for (int i = 0; i < ph->n; i++) {
+		const struct ft_phase *p = &ph->ph[i];
+		ft_json_obj(j, NULL);
+		ft_json_str(j, "kind", ft_phase_kind(p));
+		ft_json_u64(j, "loader", p->loader);
+		ft_json_u64(j, "iterator", p->it);
+		ft_json_u64(j, "workers", p->workers);
+		ft_json_str(j, "dataset", p->dataset);
+		ft_json_str(j, "getitem", p->getitem);
+		ft_json_u64(j, "batches", p->batches);
+		ft_json_u64(j, "steps", p->steps);
+		ft_json_u64(j, "start_ns", p->start);
+		ft_json_u64(j, "end_ns", p->end);
+		ft_json_u64(j, "next_ns", p->next_ns);
+		ft_json_u64(j, "next_io_ns", p->io_ns);
+		ft_json_fixed(j, "data_wait_share", ft_phase_data_wait(p), 4);
+		ft_json_end(j);
+	}
+	ft_json_end(j);
+	ft_json_obj(j, "training");
+	ft_json_u64(j, "steps", ph->steps);
+	ft_json_u64(j, "step_ns", ph->step_ns);
+	ft_json_u64(j, "next_ns", ph->next_ns);
+	ft_json_u64(j, "next_io_ns", ph->io_ns);
+	ft_json_fixed(j, "data_wait_share", ph->step_ns ? (double)ph->next_ns / (double)ph->step_ns : 0, 4);
+	ft_json_u64(j, "workers", ph->workers);
+	ft_json_str(j, "dataset", ph->dataset);
+	ft_json_str(j, "getitem", ph->getitem);
+	ft_json_end(j);
+	ft_json_end(j);
+}
+
 /* the writers of verdict.def's OBJ rows */
 
 static void json_feeders(struct ft_json *j, const struct ft_rep_proc *p,
@@ -88,7 +132,7 @@ static void json_phases(struct ft_json *j, const struct ft_rep_proc *p,
 			const struct ft_run_verdict *rv)
 {
 	(void)rv;
-	ft_phases_json(j, "phases", p->v.phases);
+	phases_json(j, "phases", p->v.phases);
 }
 
 static void json_producer_reads(struct ft_json *j, const struct ft_rep_proc *p,
