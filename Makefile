@@ -163,6 +163,12 @@ $(BUILD)/tests/unit/an_%: tests/unit/an_%.c tests/unit/an.c tests/unit/an.h $(AN
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FORMAT_INC) $(CONV_INC) -Itests/unit -o $@ $< tests/unit/an.c $(AN_OBJS) $(LDFLAGS) $(TOOL_LIBS)
 
+# tests/unit/fkind_table.c: the finding kinds' table as JSON, for
+# tests/unit/test_fkind_table.py (built like the analyses' tests)
+$(BUILD)/tests/unit/fkind_table: tests/unit/fkind_table.c $(AN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Werror $(FORMAT_INC) $(CONV_INC) -I$(BUILD)/gen -o $@ $< $(AN_OBJS) $(LDFLAGS) $(TOOL_LIBS)
+
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g -Wall -D_GNU_SOURCE $(SANFLAGS) -o $@ $< -lpthread
@@ -208,13 +214,13 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 	@$(MAKE) --no-print-directory test-asan-ubsan
 
-test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(PFTRACE_TEST) $(VSHAPES) examples
+test-only: all $(TEST_PROGS) $(TEST_VARIANTS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(BUILD)/tests/unit/fkind_table $(PFTRACE_TEST) $(VSHAPES) examples
 	$(PYTHON) -m pytest -q tests/unit tests/converter tests/traced
 
 # one tier alone (tests/README.md): unit takes seconds (nothing traced, no
 # browser); converter runs synthetic traces through the feedtrace command
 .PHONY: test-unit test-converter
-test-unit: all $(BUILD)/tests/test_simgpu $(AN_TESTS)
+test-unit: all $(BUILD)/tests/test_simgpu $(AN_TESTS) $(BUILD)/tests/unit/fkind_table
 	$(PYTHON) -m pytest -q tests/unit
 test-converter: all $(PFTRACE_TEST)
 	$(PYTHON) -m pytest -q tests/converter
@@ -281,7 +287,7 @@ stress: stress-faults
 test-asan test-ubsan test-tsan test-asan-ubsan: deps
 	@scripts/sanitize.sh $(@:test-%=%)
 
-sanitize-progs: $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(PFTRACE_TEST)
+sanitize-progs: $(TEST_PROGS) simgpu $(BUILD)/tests/test_simgpu $(AN_TESTS) $(BUILD)/tests/unit/fkind_table $(PFTRACE_TEST)
 
 FUZZ_SECONDS ?= 3600
 fuzz-short: deps

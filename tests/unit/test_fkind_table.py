@@ -10,34 +10,16 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT
+from conftest import BUILD, ROOT, make
 
 # what every consumer calls without looking (report_text.c, convert.c, problems.c)
 REQUIRED_OPS = ("suggestion", "label", "json", "args")
 
 
-def objects():
-    srcs = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-srcs"], cwd=ROOT,
-                          capture_output=True, text=True, check=True, timeout=120).stdout.split()
-    objs = [os.path.join(BUILD, "obj", s[:-2] + ".o") for s in srcs]
-    objs += [os.path.join(BUILD, "obj", "converter", "out", "pftrace.o"),
-             os.path.join(BUILD, "obj", "perfetto.pb-c.o")]
-    missing = [o for o in objs if not os.path.exists(o)]
-    if missing:
-        pytest.skip("converter not built (make): %s" % missing[0])
-    return objs
-
-
 @pytest.fixture(scope="module")
-def table(tmp_path_factory):
-    exe = str(tmp_path_factory.mktemp("fkind") / "fkind_table")
-    cflags = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-cflags"], cwd=ROOT,
-                            capture_output=True, text=True, check=True, timeout=120).stdout.split()
-    subprocess.run(["cc", "-O2", "-Wall", "-Werror"] + cflags +
-                   ["-I", os.path.join(BUILD, "gen"), "-o", exe,
-                    os.path.join(ROOT, "tests", "unit", "fkind_table.c")] + objects() +
-                   ["-lzstd", "-lprotobuf-c", "-ldw", "-lelf", "-liberty", "-ljson-c", "-lm"],
-                   check=True, timeout=300)
+def table():
+    exe = os.path.join(BUILD, "tests", "unit", "fkind_table")
+    make(exe)          # built by the Makefile, with the build's own flags
     out = subprocess.run([exe], capture_output=True, check=True, timeout=60).stdout
 
     def no_dup(pairs):
