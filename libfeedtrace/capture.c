@@ -469,13 +469,19 @@ unsigned ft_capture_after_fork_child(unsigned groups)
 /* ---- the flusher's part ---- */
 
 /* margin: steps left before a request's first step, so that every process
- * of the run sees it first (two flusher cycles' worth of steps, at least 2) */
+ * of the run sees it first: the steps of two flusher cycles or of one
+ * second, whichever is longer (a loaded machine delays a flusher by more
+ * than a cycle), at least 2 */
+#define FT_CAPTURE_LEAD_NS 1000000000ull
 static uint64_t margin(uint64_t cur)
 {
 	uint64_t first = atomic_load(&first_step_ns);
 	uint64_t el = first ? ft_mono_ns() - first : 0;
 	uint64_t per = cur > 1 && el ? el / (cur - 1) : 0;
-	uint64_t m = per ? (2ull * ft_cfg.flush_ms * 1000000ull + per - 1) / per + 1 : 2;
+	uint64_t lead = 2ull * ft_cfg.flush_ms * 1000000ull;
+	if (lead < FT_CAPTURE_LEAD_NS)
+		lead = FT_CAPTURE_LEAD_NS;
+	uint64_t m = per ? (lead + per - 1) / per + 1 : 2;
 	return m < 2 ? 2 : m > 1000 ? 1000 : m;
 }
 
