@@ -137,6 +137,26 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 		 doing[ft_gap_cause_class(f->cause)], b);
 }
 
+void ft_launch_bound_words(struct ft_problem *p, const struct ft_verdict *v,
+			  uint64_t launches, uint64_t steps)
+{
+	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
+	char a[32], b[32];
+	p->kind = "launch-bound";
+	ft_fmt_ns(a, sizeof a, cpu / launches);
+	if (steps)
+		snprintf(b, sizeof b, "%.0f", (double)launches / (double)steps);
+	else
+		ft_fmt_count(b, sizeof b, launches);
+	snprintf(p->what, sizeof p->what, "%s launches %s, mean %s of CPU between launches "
+		 "(submitting %.0f%%, other CPU %.0f%% of the feeding threads' time)",
+		 b, steps ? "per step" : "in the loop", a,
+		 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_SUBMIT] / (double)v->wall_ns : 0,
+		 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_CPU] / (double)v->wall_ns : 0);
+	p->suggestion = "fewer, larger launches: CUDA graphs, kernel fusion, torch.compile; "
+			"or less Python between launches";
+}
+
 const struct ft_fkind_ops ft_fk_gap = {
 	.key = "launch_gap", .slice = "launch gap", .track = "launch gaps",
 	.row = "launch gaps",

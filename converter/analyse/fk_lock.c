@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fkind.h"
+#include "fkrow.h"
 #include "json.h"
 #include "pfarg.h"
 #include "util.h"
@@ -97,10 +98,30 @@ static void site(const struct ft_finding *f, char *line, size_t cap)
 		snprintf(line, cap, "%s on lock 0x%llx", f->symbol, (unsigned long long)f->addr);
 }
 
+/* a lock row's wall time: one lock of one process */
+static void wall(struct ft_problem *p, int threads, int nfeeders)
+{
+	char a[32], b[32], f[96];
+	ft_row_feed_words(p, nfeeders, f, sizeof f);
+	size_t k = strlen(p->what);
+	if (p->lost_ns >= p->summed_ns) {          /* no overlap: the sum is the time */
+		snprintf(p->what + k, sizeof p->what - k, "%s", f);
+		return;
+	}
+	ft_fmt_ns(a, sizeof a, p->summed_ns);
+	ft_fmt_ns(b, sizeof b, p->lost_ns);
+	if (p->nprocs > 1)
+		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d processes, over %s "
+			 "of the run%s", a, p->nprocs, b, f);
+	else
+		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d threads, over %s "
+			 "of the run%s", a, threads, b, f);
+}
+
 const struct ft_fkind_ops ft_fk_lock = {
 	.key = "lock_contention", .slice = "lock contention", .track = "lock contention",
 	.row = "lock contention",
 	.flags = FT_FKF_BURSTS | FT_FKF_COVER | FT_FKF_COVER_WAITS | FT_FKF_OCCURRENCES,
 	.suggestion = suggestion, .advice = advice, .label = label, .json = json,
-	.args = args, .identity = identity, .site = site,
+	.args = args, .identity = identity, .site = site, .wall = wall,
 };

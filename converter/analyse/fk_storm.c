@@ -180,6 +180,27 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 	ft_storm_what(p);
 }
 
+/* a storm row's wall time: its reads in its threads or processes */
+static void wall(struct ft_problem *p, int threads, int nfeeders)
+{
+	(void)threads;
+	char a[32], b[32], f[96];
+	ft_row_feed_words(p, nfeeders, f, sizeof f);
+	size_t k = strlen(p->what);
+	if (p->lost_ns >= p->summed_ns) {          /* no overlap: the sum is the time */
+		snprintf(p->what + k, sizeof p->what - k, "%s", f);
+		return;
+	}
+	ft_fmt_ns(a, sizeof a, p->summed_ns);
+	ft_fmt_ns(b, sizeof b, p->lost_ns);
+	if (p->nprocs > 1)
+		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in %d processes, over %s "
+			 "of the run%s", a, p->nprocs, b, f);
+	else
+		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in its threads, over %s "
+			 "of the run%s", a, b, f);
+}
+
 static void row_identity(const struct ft_problem *p, char *t, size_t cap)
 {
 	snprintf(t, cap, "small-read storm%s%s", *p->dir ? " in " : "", p->dir);
@@ -190,4 +211,5 @@ const struct ft_fkind_ops ft_fk_storm = {
 	.row = "small-read storm", .flags = FT_FKF_COVER,
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
 	.row_identity = row_identity, .same_row = same_row, .describe = describe,
+	.wall = wall,
 };

@@ -80,6 +80,12 @@ struct ft_fkind_ops {
 	 * the first one's process verdict (NULL: none); NULL: its label */
 	void (*describe)(const struct ft_verdict *v, const struct ft_finding *f,
 			 const int *m, int nm, struct ft_problem *p);
+	/* the end of a row whose cost is the wall time its findings covered
+	 * (FT_FKF_COVER): appended to p->what once problems.c set p->lost_ns
+	 * (that time), p->summed_ns, p->nprocs and p->feed_ns; threads: the
+	 * first finding's threads; nfeeders: the main process's feeding
+	 * threads; NULL: nothing appended */
+	void (*wall)(struct ft_problem *p, int threads, int nfeeders);
 	/* the analysis that finds it, when no other does: runs after the
 	 * analyses' finishes, hands its findings to c->sink; NULL: none */
 	void (*emit)(struct ft_an_ctx *c);
@@ -115,6 +121,14 @@ void ft_storm_common_dir(char *a, const char *b);
 int ft_storm_depth(const char *d);
 void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f);
 void ft_storm_what(struct ft_problem *p);
+/* The end of a row of covered time (rowfeed.c, for the kinds' wall):
+ * "; the feeding threads waited 1.2 s of it" when p->feed_known, else "" */
+void ft_row_feed_words(const struct ft_problem *p, int nfeeders, char *buf, size_t cap);
+/* The launch-bound row's kind, line and suggestion (fk_gap.c: the gaps
+ * it folds in are that kind's): launches by the feeding threads, steps
+ * (0: none marked), the main process's verdict v. */
+void ft_launch_bound_words(struct ft_problem *p, const struct ft_verdict *v,
+			  uint64_t launches, uint64_t steps);
 /* The innermost frame of a call site, for 80 columns: a Python frame
  * ("dir/file.py:57 in step") without its directory; *n is its length
  * (sitebrief.c). */

@@ -92,10 +92,7 @@ static void add_threads(struct ft_mapped *m, const struct ft_report *r, int i)
 		t->pid = r->procs[i].pid;
 		t->tid = tid;
 		t->faults = n;
-		if (name && *name)
-			snprintf(t->name, sizeof t->name, "%s", name);
-		else
-			snprintf(t->name, sizeof t->name, "thread %d", tid);
+		snprintf(t->name, sizeof t->name, "%s", name ? name : "");
 	}
 }
 

@@ -18,7 +18,7 @@ struct ft_report;
 struct ft_mapped_thread {
 	int pid;
 	int32_t tid;
-	char name[40];
+	char name[40];            /* its name; "": none known */
 	uint64_t faults;
 };
 

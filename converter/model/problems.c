@@ -125,29 +125,11 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 		return;
 	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
 	struct ft_problem *p = add(acc);
-	p->kind = "launch-bound";
 	p->fk = -1;
 	p->pid = mp->pid;
 	p->lost_ns = v->basis == FT_BASIS_GPU_IDLE
 		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
-	char a[32], b[32];
-	ft_fmt_ns(a, sizeof a, cpu / launches);
-	uint64_t steps = mp->m.steps;
-	if (steps) {
-		snprintf(b, sizeof b, "%.0f", (double)launches / (double)steps);
-		snprintf(p->what, sizeof p->what, "%s launches per step, mean %s of CPU between "
-			 "launches (submitting %.0f%%, other CPU %.0f%% of the feeding threads' time)",
-			 b, a, v->wall_ns ? 100.0 * (double)v->t[FT_CAT_SUBMIT] / (double)v->wall_ns : 0,
-			 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_CPU] / (double)v->wall_ns : 0);
-	} else {
-		ft_fmt_count(b, sizeof b, launches);
-		snprintf(p->what, sizeof p->what, "%s launches in the loop, mean %s of CPU between "
-			 "launches (submitting %.0f%%, other CPU %.0f%% of the feeding threads' time)",
-			 b, a, v->wall_ns ? 100.0 * (double)v->t[FT_CAT_SUBMIT] / (double)v->wall_ns : 0,
-			 v->wall_ns ? 100.0 * (double)v->t[FT_CAT_CPU] / (double)v->wall_ns : 0);
-	}
-	p->suggestion = "fewer, larger launches: CUDA graphs, kernel fusion, torch.compile; "
-			"or less Python between launches";
+	ft_launch_bound_words(p, v, launches, mp->m.steps);
 }
 
 /* a storm or lock finding joins row p (its wall time is theirs) */
@@ -224,33 +206,12 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 	p->mem = NULL;
 	p->nmem = p->capmem = 0;
 	p->summed_ns = p->lost_ns;
-	char f[96] = "";
-	if (p->feed_known) {
-		char x[32];
-		ft_fmt_ns(x, sizeof x, p->feed_ns);
-		snprintf(f, sizeof f, "; the feeding thread%s waited %s of it",
-			 r->procs[r->main].v.nfeeders > 1 ? "s" : "", x);
-	}
-	if (u >= p->lost_ns) {
-		size_t k = strlen(p->what);
-		snprintf(p->what + k, sizeof p->what - k, "%s", f);
-		return;
-	}
-	p->lost_ns = u;
-	char a[32], b[32];
-	ft_fmt_ns(a, sizeof a, p->summed_ns);
-	ft_fmt_ns(b, sizeof b, u);
-	size_t k = strlen(p->what);
-	const char *what = lock ? "waits" : "reads";
-	if (p->nprocs > 1)
-		snprintf(p->what + k, sizeof p->what - k, "; %s of %s in %d processes, over %s "
-			 "of the run%s", a, what, p->nprocs, b, f);
-	else if (lock)
-		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d threads, over %s "
-			 "of the run%s", a, r->f[p->first].threads, b, f);
-	else
-		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in its threads, over %s "
-			 "of the run%s", a, b, f);
+	if (u < p->lost_ns)
+		p->lost_ns = u;
+	const struct ft_fkind_ops *k = ft_fkinds[p->fk];
+	if (k->wall)
+		k->wall(p, p->first >= 0 ? r->f[p->first].threads : 0,
+			r->procs[r->main].v.nfeeders);
 }
 
 /* Bursts of small reads under the per-process threshold, in several

@@ -283,7 +283,8 @@ static void json_mapped(struct ft_json *j, const struct ft_mapped *m)
 		ft_json_obj(j, NULL);
 		ft_json_int(j, "pid", m->threads[i].pid);
 		ft_json_int(j, "tid", m->threads[i].tid);
-		ft_json_str(j, "name", m->threads[i].name);
+		char name[40];
+		ft_json_str(j, "name", ft_words_mapped_thread(&m->threads[i], name, sizeof name));
 		ft_json_u64(j, "major_faults", m->threads[i].faults);
 		ft_json_end(j);
 	}

@@ -413,17 +413,26 @@ void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap)
 		snprintf(out + n, cap - n, " and %d more", m->more_files);
 }
 
+const char *ft_words_mapped_thread(const struct ft_mapped_thread *t, char *out, size_t cap)
+{
+	if (*t->name)
+		snprintf(out, cap, "%s", t->name);
+	else
+		snprintf(out, cap, "thread %d", t->tid);
+	return out;
+}
+
 /* "loader-0 (24,000), loader-1 (23,000) and 2 more", "" when none */
 static void mapped_threads_text(const struct ft_mapped *m, char *out, size_t cap)
 {
 	size_t n = 0;
 	out[0] = 0;
 	for (int i = 0; i < m->nthreads && n < cap; i++) {
-		char c[32];
+		char c[32], name[40];
 		ft_fmt_count(c, sizeof c, m->threads[i].faults);
 		n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)",
 				      i == 0 ? "" : i + 1 == m->nthreads && !m->more_threads ? " and " : ", ",
-				      m->threads[i].name, c);
+				      ft_words_mapped_thread(&m->threads[i], name, sizeof name), c);
 	}
 	if (m->more_threads && n < cap)
 		snprintf(out + n, cap - n, " and %d more", m->more_threads);

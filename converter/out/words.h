@@ -46,6 +46,8 @@ void ft_words_report(struct ft_report *r);
 void ft_words_mapped(const struct ft_mapped *m, char *out, size_t cap);
 /* "/data/train.arrow, /data/val.arrow and 2 more" */
 void ft_words_mapped_files(const struct ft_mapped *m, char *out, size_t cap);
+/* a mapped-data thread's name, "thread TID" when it has none; returns out */
+const char *ft_words_mapped_thread(const struct ft_mapped_thread *t, char *out, size_t cap);
 
 /* "GPU idle 31% of the loop (measured; samples cover 98% of it; the model
  * said 40%)", or "GPU idle 53% of the loop (modelled: no samples)" (or
