@@ -101,21 +101,12 @@ static void site(const struct ft_finding *f, char *line, size_t cap)
 /* a lock row's wall time: one lock of one process */
 static void wall(struct ft_problem *p, int threads, int nfeeders)
 {
-	char a[32], b[32], f[96];
-	ft_row_feed_words(p, nfeeders, f, sizeof f);
-	size_t k = strlen(p->what);
-	if (p->lost_ns >= p->summed_ns) {          /* no overlap: the sum is the time */
-		snprintf(p->what + k, sizeof p->what - k, "%s", f);
-		return;
-	}
-	ft_fmt_ns(a, sizeof a, p->summed_ns);
-	ft_fmt_ns(b, sizeof b, p->lost_ns);
+	char in[32];
 	if (p->nprocs > 1)
-		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d processes, over %s "
-			 "of the run%s", a, p->nprocs, b, f);
+		snprintf(in, sizeof in, "%d processes", p->nprocs);
 	else
-		snprintf(p->what + k, sizeof p->what - k, "; %s of waits in %d threads, over %s "
-			 "of the run%s", a, threads, b, f);
+		snprintf(in, sizeof in, "%d threads", threads);
+	ft_row_wall(p, "waits", in, nfeeders);
 }
 
 const struct ft_fkind_ops ft_fk_lock = {

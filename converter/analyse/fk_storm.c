@@ -184,21 +184,12 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 static void wall(struct ft_problem *p, int threads, int nfeeders)
 {
 	(void)threads;
-	char a[32], b[32], f[96];
-	ft_row_feed_words(p, nfeeders, f, sizeof f);
-	size_t k = strlen(p->what);
-	if (p->lost_ns >= p->summed_ns) {          /* no overlap: the sum is the time */
-		snprintf(p->what + k, sizeof p->what - k, "%s", f);
-		return;
-	}
-	ft_fmt_ns(a, sizeof a, p->summed_ns);
-	ft_fmt_ns(b, sizeof b, p->lost_ns);
+	char in[32];
 	if (p->nprocs > 1)
-		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in %d processes, over %s "
-			 "of the run%s", a, p->nprocs, b, f);
+		snprintf(in, sizeof in, "%d processes", p->nprocs);
 	else
-		snprintf(p->what + k, sizeof p->what - k, "; %s of reads in its threads, over %s "
-			 "of the run%s", a, b, f);
+		snprintf(in, sizeof in, "its threads");
+	ft_row_wall(p, "reads", in, nfeeders);
 }
 
 static void row_identity(const struct ft_problem *p, char *t, size_t cap)

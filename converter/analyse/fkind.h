@@ -122,8 +122,10 @@ int ft_storm_depth(const char *d);
 void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f);
 void ft_storm_what(struct ft_problem *p);
 /* The end of a row of covered time (rowfeed.c, for the kinds' wall):
- * "; the feeding threads waited 1.2 s of it" when p->feed_known, else "" */
-void ft_row_feed_words(const struct ft_problem *p, int nfeeders, char *buf, size_t cap);
+ * "; 3.1 s of WHAT in IN, over 1.2 s of the run" when p->lost_ns (the
+ * time covered) is under p->summed_ns, then "; the feeding threads
+ * waited 0.4 s of it" when p->feed_known */
+void ft_row_wall(struct ft_problem *p, const char *what, const char *in, int nfeeders);
 /* The launch-bound row's kind, line and suggestion (fk_gap.c: the gaps
  * it folds in are that kind's): launches by the feeding threads, steps
  * (0: none marked), the main process's verdict v. */
