@@ -4,7 +4,6 @@
  * JUnit XML file for CI systems.
  */
 #include <math.h>
-#include <string.h>
 
 #include "gate.h"
 #include "gate_out.h"
