@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "diff_write.h"
-#include "gate.h"
+#include "gate_out.h"
 
 static const char usage_text[] =
 	"usage: feedtrace diff BEFORE AFTER [options]\n"
@@ -91,8 +91,11 @@ int ft_cmd_diff(int argc, char **argv)
 		case JUNIT: a.junit = optarg; break;
 		case HTML: a.html = optarg; break;
 		case FAIL_IF:
-			if (a.ngates == FT_GATE_MAX || ft_gate_parse(&gates[a.ngates++], optarg) != 0)
+			if (a.ngates == FT_GATE_MAX ||
+			    ft_gate_error(&gates[a.ngates], ft_gate_parse(&gates[a.ngates], optarg),
+					  stderr) != 0)
 				goto fail;
+			a.ngates++;
 			break;
 		case 'h':
 			fprintf(stdout, usage_text, ft_an_opts_help);

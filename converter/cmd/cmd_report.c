@@ -2,14 +2,14 @@
  * cmd_report.c: `feedtrace report DIR`: its options (one getopt_long
  * table, the analysis and reading options shared through cli.h), then the
  * report built (report_model.c, worded: report.h) and printed as text or JSON, the budgets of
- * --fail-if checked (gate.c) and the page of --html written (html.c).
+ * --fail-if decided (gate.c) and written (gate_out.c) and the page of --html written (html.c).
  */
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "cmds.h"
-#include "gate.h"
+#include "gate_out.h"
 #include "report.h"
 
 static const char report_usage[] =
@@ -53,8 +53,10 @@ int ft_cmd_report(int argc, char **argv)
 		case FT_CLI_BADVAL: goto bad;
 		case JSON: json = 1; break;
 		case FAIL_IF:
-			if (ng == FT_GATE_MAX || ft_gate_parse(&g[ng++], optarg) != 0)
+			if (ng == FT_GATE_MAX ||
+			    ft_gate_error(&g[ng], ft_gate_parse(&g[ng], optarg), stderr) != 0)
 				goto bad;
+			ng++;
 			break;
 		case JUNIT: junit = optarg; break;
 		case HTML: html = optarg; break;
@@ -98,7 +100,8 @@ int ft_cmd_report(int argc, char **argv)
 	int rc = 0;
 	struct ft_report *rp = &r;
 	for (int i = 0; i < ng && rc != 2; i++)
-		if (ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL, NULL) != 0)
+		if (ft_gate_error(&g[i], ft_gate_eval(&g[i], NULL, 0, &rp, 1, NULL, NULL),
+				  stderr) != 0)
 			rc = 2;
 		else if (g[i].holds)
 			rc = 1;

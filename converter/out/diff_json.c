@@ -5,7 +5,7 @@
  */
 #include "diff_json.h"
 #include "fkind.h"
-#include "gate.h"
+#include "gate_out.h"
 #include "json.h"
 
 /* a figure before and after: each null when absent, then the change and

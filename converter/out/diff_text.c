@@ -9,7 +9,7 @@
 
 #include "util.h"
 #include "diff_text.h"
-#include "gate.h"
+#include "gate_out.h"
 #include "words.h"
 
 static void fmt(char *b, size_t cap, int time, double v)

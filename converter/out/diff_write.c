@@ -12,7 +12,7 @@
 #include "diff_json.h"
 #include "diff_text.h"
 #include "diff_write.h"
-#include "gate.h"
+#include "gate_out.h"
 #include "outfile.h"
 #include "pipeline.h"
 #include "words.h"
@@ -91,9 +91,10 @@ static int gate(struct ft_diff_model *m, const struct ft_diff_args *args, int *f
 		rb[i] = &b->r[i];
 	int rc = 0;
 	for (int i = 0; i < args->ngates; i++) {
-		if (ft_gate_eval(&args->gates[i], ra, a->n, rb, b->n,
-				 m->have_ci && m->by_step ? &m->ch : NULL,
-				 m->have_med ? &m->chm : NULL) != 0)
+		enum ft_gate_err e = ft_gate_eval(&args->gates[i], ra, a->n, rb, b->n,
+						  m->have_ci && m->by_step ? &m->ch : NULL,
+						  m->have_med ? &m->chm : NULL);
+		if (ft_gate_error(&args->gates[i], e, stderr) != 0)
 			rc = 2;
 		*fails += args->gates[i].holds;
 	}

@@ -19,8 +19,6 @@ void ft_report_text(const struct ft_report *r, FILE *out);
 void ft_report_json(const struct ft_report *r, FILE *out);
 /* `feedtrace run`: the text report of dir on out */
 int ft_report_print(const char *dir, FILE *out);
-/* steps: "-" or the count; the mean step time; per-step rates (x per step) */
-double ft_per_step(const struct ft_metrics *m, uint64_t x);
 /* report --html: one self-contained page (html.c); 0 on success */
 int ft_report_html(struct ft_report *r, const char *path);
 /* diff --html (html.c): one side of the diff, as its first run shows it */

@@ -15,30 +15,28 @@
 #include "report.h"
 #include "ranksum.h"
 #include "roles.h"
+#include "stepfigs.h"
 #include "symbolize.h"
 #include "vfields.h"
 #include "words.h"
 
-/* "steps" and what goes with it: null when no step was marked */
+/* the step figures (stepfigs.def): null when no step was marked */
 
 static void json_steps(struct ft_json *j, const struct ft_metrics *m)
 {
-	static const char *const keys[] = { "steps", "steps_from", "step_ns", "step_mean_ns",
-		"step_median_ns", "launches_per_step", "hidden_syncs_per_step", "reads_per_step" };
-	if (!m->steps) {
-		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-			ft_json_null(j, keys[k]);
-		return;
+	for (int k = 0; k < FT_SF_N; k++) {
+		const char *key = ft_stepfigs[k].key;
+		if (!m->steps) {
+			ft_json_null(j, key);
+			continue;
+		}
+		struct ft_stepval v = ft_stepfig(m, (enum ft_stepfig)k);
+		switch (ft_stepfigs[k].type) {
+		case FT_SF_COUNT: ft_json_u64(j, key, v.count); break;
+		case FT_SF_RATE: ft_json_fixed(j, key, v.rate, FT_STEP_PLACES); break;
+		case FT_SF_TEXT: ft_json_str(j, key, v.text); break;
+		}
 	}
-	ft_json_u64(j, "steps", m->steps);
-	ft_json_str(j, "steps_from", m->steps_from_optimizer ? "optimizer"
-				     : m->steps_from_batches ? "batches" : "ranges");
-	ft_json_u64(j, "step_ns", m->step_ns);
-	ft_json_u64(j, "step_mean_ns", m->step_ns / m->steps);
-	ft_json_u64(j, "step_median_ns", m->step_median_ns);
-	ft_json_fixed(j, "launches_per_step", ft_per_step(m, m->step_launches), 4);
-	ft_json_fixed(j, "hidden_syncs_per_step", ft_per_step(m, m->step_hidden), 4);
-	ft_json_fixed(j, "reads_per_step", ft_per_step(m, m->step_reads), 4);
 }
 
 static void json_metrics(struct ft_json *j, const struct ft_metrics *m)

@@ -19,6 +19,7 @@
 #include "gpu_measured.h"
 #include "roles.h"
 #include "steps.h"
+#include "stepfigs.h"
 #include "symbolize.h"
 #include "words.h"
 
@@ -501,13 +502,6 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	if (!shown)
 		fputs("  none\n", out);
 	ft_symbols_print_notes(out, "  note: ");
-}
-
-/* ---- shared with report_json.c ---- */
-
-double ft_per_step(const struct ft_metrics *m, uint64_t x)
-{
-	return m->steps ? (double)x / (double)m->steps : 0;
 }
 
 /* ---- commands ---- */

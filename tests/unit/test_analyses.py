@@ -1,7 +1,8 @@
 """The C tests of the analyses (tests/unit/an_*.c, harness tests/unit/an.h):
 launch gaps, hidden syncs, small-read storms, lock contention and the
 verdict's limit on shapes built as event arrays in memory, with the timing
-written into them, through converter/analyse/analysis.h. Each program checks exact
+written into them, through converter/analyse/analysis.h; and the --fail-if
+decision (an_gate.c) on metrics set by hand. Each program checks exact
 values and exits 1 naming every check that failed; this runs each one."""
 import glob
 import os
@@ -16,7 +17,7 @@ NAMES = sorted(os.path.basename(p)[:-2]
 
 
 def test_there_are_some():
-    assert {"an_gaps", "an_hidden", "an_storm", "an_locks", "an_verdict"} <= set(NAMES)
+    assert {"an_gaps", "an_hidden", "an_storm", "an_locks", "an_verdict", "an_gate"} <= set(NAMES)
 
 
 @pytest.fixture(scope="module")
