@@ -468,9 +468,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	free(pb);
 	if (t->gaps) {
 		int queued = 0, early = 0;
+		struct ft_rowctx rc;
+		ft_rowctx_of(r, &rc);
 		for (int i = 0; i < r->nf; i++) {
-			queued += ft_gap_queued(r, i) && r->f[i].scope == 0;
-			early += ft_gap_startup(r, i) && r->f[i].scope == 0;
+			queued += ft_gap_queued(&rc, i) && r->f[i].scope == 0;
+			early += ft_gap_startup(&rc, i) && r->f[i].scope == 0;
 		}
 		ft_fmt_ns(a, sizeof a, t->gap_ns);
 		int n = snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
