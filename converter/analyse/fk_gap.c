@@ -138,14 +138,17 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 		 doing[cause_class(f->cause)], b);
 }
 
-int ft_gap_queued(const struct ft_rowctx *c, int i)
+/* no row: work was still queued on its stream while its process's
+ * verdict says the GPU is the limit (docs/ANALYSES.md, "Findings") */
+static int queued(const struct ft_rowctx *c, int i)
 {
 	const struct ft_finding *f = &c->f[i];
 	const struct ft_verdict *v = c->verdict(c, f->pid);
 	return f->kind == FT_FK_GAP && !f->after_sync && v && v->limit == FT_LIMIT_GPU;
 }
 
-int ft_gap_startup(const struct ft_rowctx *c, int i)
+/* no row: of the main process, it ends before the verdict's window starts */
+static int startup(const struct ft_rowctx *c, int i)
 {
 	const struct ft_finding *f = &c->f[i];
 	return f->kind == FT_FK_GAP && c->main_pid >= 0 && f->pid == c->main_pid &&
@@ -153,9 +156,9 @@ int ft_gap_startup(const struct ft_rowctx *c, int i)
 }
 
 /* a gap row that the launch-bound row already holds; a start-up gap
- * (ft_gap_startup: the start-up line counts that time); a thread-scope gap
+ * (startup: the start-up line counts that time); a thread-scope gap
  * of a process whose streams have gaps (the streams' gaps are the GPU's
- * idle time; a thread's gaps overlap them); or a queued gap (ft_gap_queued):
+ * idle time; a thread's gaps overlap them); or a queued gap (queued):
  * no sync drained its stream before it, and its process's verdict says
  * the GPU is the limit, so the queued work kept the GPU busy as far as
  * anything recorded shows and the pause in submitting cost nothing the
@@ -166,13 +169,35 @@ static int folded(const struct ft_rowctx *c, int i)
 	const struct ft_finding *f = &c->f[i];
 	if (f->pid == c->launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
 		return 1;
-	if (ft_gap_queued(c, i) || ft_gap_startup(c, i))
+	if (queued(c, i) || startup(c, i))
 		return 1;
 	if (f->scope == 1)
 		for (int j = 0; j < c->nf; j++)
 			if (c->f[j].kind == FT_FK_GAP && c->f[j].scope == 0 && c->f[j].pid == f->pid)
 				return 1;
 	return 0;
+}
+
+/* every stream gap, and why some are no finding */
+static int summary(const struct ft_rowctx *c, const struct ft_metrics *t, char *line,
+		   size_t cap)
+{
+	if (!t->gaps)
+		return 0;
+	int nqueued = 0, early = 0;
+	for (int i = 0; i < c->nf; i++) {
+		nqueued += queued(c, i) && c->f[i].scope == 0;
+		early += startup(c, i) && c->f[i].scope == 0;
+	}
+	char a[48];
+	ft_fmt_ns(a, sizeof a, t->gap_ns);
+	int n = snprintf(line, cap, "launch gaps in all: %llu on streams, %s%s",
+			 (unsigned long long)t->gaps, a, nqueued ? "; those with work still "
+			 "queued on the GPU are no finding, the GPU being the limit" : "");
+	if (early)
+		snprintf(line + n, cap - (size_t)n, "; %d before the loop (start-up) "
+			 "%s no finding", early, early > 1 ? "are" : "is");
+	return 1;
 }
 
 /* a report keeps the longest stream gaps; a thread's while there is room */
@@ -186,5 +211,5 @@ const struct ft_fkind_ops ft_fk_gap = {
 	.row = "launch gaps",
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
 	.identity = identity, .same_row = same_row, .describe = describe,
-	.folded = folded, .cap = cap,
+	.folded = folded, .summary = summary, .cap = cap,
 };

@@ -4,7 +4,7 @@
  * (the directory its most-read files share) makes its Problems row, one
  * per data set across processes, with the bursts of several workers each
  * under the threshold (extra_rows), and its identity across runs (diff, by
- * that row); the timeline's per-data-set counter (convert.c) uses it too.
+ * that row), and the timeline's counter of its reads (one per data set).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +77,8 @@ static int args(const struct ft_finding *f, struct pf_arg *a, char (*key)[32])
 	return n;
 }
 
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
+/* its data set: the directory its most-read files share ("" if none) */
+static void data_set(const struct ft_finding *f, char *out, size_t cap)
 {
 	out[0] = 0;
 	/* a relative path (the program opened "data/x.bin") gives a relative
@@ -157,8 +158,8 @@ static void what(struct ft_problem *p)
 static int same_row(const struct ft_finding *a, const struct ft_finding *b)
 {
 	char da[512], db[512];
-	ft_storm_dir(a, da, sizeof da);
-	ft_storm_dir(b, db, sizeof db);
+	data_set(a, da, sizeof da);
+	data_set(b, db, sizeof db);
 	common_dir(da, db);
 	return depth(da) >= 2;
 }
@@ -168,13 +169,13 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 {
 	(void)v;
 	char other[160];
-	ft_storm_dir(&all[m[0]], p->dir, sizeof p->dir);
+	data_set(&all[m[0]], p->dir, sizeof p->dir);
 	for (int k = 0; k < nm; k++) {
 		const struct ft_finding *x = &all[m[k]];
 		p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
 		p->need += x->reads_needed;
 		take_opener(p, x);
-		ft_storm_dir(x, other, sizeof other);
+		data_set(x, other, sizeof other);
 		common_dir(p->dir, other);
 	}
 	what(p);
@@ -194,7 +195,7 @@ static void extra_rows(const struct ft_rowctx *r, struct ft_rows *acc)
 	 * that stayed under the threshold beside two that did not) */
 	for (int j = 0; j < r->ncand; j++) {
 		const struct ft_finding *c = &r->cand[j];
-		ft_storm_dir(c, other, sizeof other);
+		data_set(c, other, sizeof other);
 		for (int k = 0; k < acc->n && !taken[j]; k++) {
 			struct ft_problem *p = &acc->p[k];
 			if (p->fk != FT_FK_STORM || !*p->dir)
@@ -223,7 +224,7 @@ static void extra_rows(const struct ft_rowctx *r, struct ft_rows *acc)
 	for (int i = 0; i < r->ncand; i++) {
 		if (taken[i])
 			continue;
-		ft_storm_dir(&r->cand[i], dir, sizeof dir);
+		data_set(&r->cand[i], dir, sizeof dir);
 		if (depth(dir) < 2)
 			continue;
 		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
@@ -233,7 +234,7 @@ static void extra_rows(const struct ft_rowctx *r, struct ft_rows *acc)
 		for (int j = i; j < r->ncand; j++) {
 			if (taken[j])
 				continue;
-			ft_storm_dir(&r->cand[j], other, sizeof other);
+			data_set(&r->cand[j], other, sizeof other);
 			snprintf(both, sizeof both, "%s", dir);
 			common_dir(both, other);
 			if (depth(both) < 2)
@@ -286,6 +287,14 @@ static void extra_rows(const struct ft_rowctx *r, struct ft_rows *acc)
 	free(taken);
 }
 
+/* its reads per second on its data set's counter */
+static void counter(const struct ft_finding *f, char *name, size_t cap)
+{
+	char dir[512];
+	data_set(f, dir, sizeof dir);
+	snprintf(name, cap, "small reads/s: %s", *dir ? dir : "(no common directory)");
+}
+
 static void row_identity(const struct ft_problem *p, char *t, size_t cap)
 {
 	snprintf(t, cap, "small-read storm%s%s", *p->dir ? " in " : "", p->dir);
@@ -296,5 +305,5 @@ const struct ft_fkind_ops ft_fk_storm = {
 	.row = "small-read storm", .flags = FT_FKF_COVER,
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
 	.row_identity = row_identity, .same_row = same_row, .describe = describe,
-	.extra_rows = extra_rows,
+	.extra_rows = extra_rows, .counter = counter,
 };

@@ -2,11 +2,12 @@
  * fkind.h: one place per finding kind. Each kind of finding (enum
  * ft_fkind, fkinds.def) has one `const struct ft_fkind_ops` in a file of
  * its own (fk_NAME.c): its names, its suggestion, its cost, its line of
- * evidence, its members in the report's JSON, its timeline arguments,
- * its identity across runs (diff), its call-site row and its Problems
- * row, its Problems row, the findings that have no row (folded) and the
- * rows it makes across processes (extra_rows), and how many of its
- * findings a report keeps (cap). fkind.c lists them (ft_fkinds, from
+ * evidence, its members in the report's JSON, its timeline arguments
+ * and counter, its identity across runs (diff), its call-site row, its
+ * Problems row, the findings that have no row (folded), the rows it
+ * makes across processes (extra_rows), its line after the Problems
+ * (summary) and how many of its findings a report keeps (cap). fkind.c
+ * lists them (ft_fkinds, from
  * fkinds.def) and dispatches; the report, the Problems, the timeline, diff
  * and the HTML page index that table. A kind is named outside its file
  * only by the analysis that makes it.
@@ -68,6 +69,9 @@ struct ft_fkind_ops {
 	/* its timeline arguments into a[] (at most FT_FK_MAX_ARGS; key[] for
 	 * names made up on the way); returns how many */
 	int (*args)(const struct ft_finding *f, struct pf_arg *a, char (*key)[32]);
+	/* the timeline counter its bins (f->nbins) go on, per process: its
+	 * name; NULL: none */
+	void (*counter)(const struct ft_finding *f, char *name, size_t cap);
 	/* diff: what two runs' findings are matched by; NULL: by their
 	 * Problems row (row_identity) */
 	void (*identity)(const struct ft_finding *f, char *t, size_t cap);
@@ -92,6 +96,11 @@ struct ft_fkind_ops {
 	 * processes: c->cand), after the findings' rows, which are in rows
 	 * and which it may add to; NULL: none */
 	void (*extra_rows)(const struct ft_rowctx *c, struct ft_rows *rows);
+	/* the text report's line on all of this kind's findings, after the
+	 * Problems, into line (total: the run's metrics); returns 0 for none;
+	 * NULL: none */
+	int (*summary)(const struct ft_rowctx *c, const struct ft_metrics *total, char *line,
+		       size_t cap);
 	/* the report keeps at most FT_REPORT_MAX_GAPS of the findings whose
 	 * kind caps them (report_model.c), all counted: FT_CAP_*; NULL: none */
 	int (*cap)(const struct ft_finding *f);
@@ -121,15 +130,6 @@ const char *ft_finding_suggestion(const struct ft_finding *f);
  * ft_finding_advice, ft_finding_cost, problems.h) */
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
-/* Finding c->f[i] is a launch gap that has no Problems row because work
- * was still queued on its stream while its process's verdict says the
- * GPU is the limit (docs/ANALYSES.md, "Findings"); one of the main process
- * that ends before the verdict's window starts: start-up (fk_gap.c). */
-int ft_gap_queued(const struct ft_rowctx *c, int i);
-int ft_gap_startup(const struct ft_rowctx *c, int i);
-/* A storm's data set: the directory its most-read files share ("" if
- * none), also what diff matches storms by (fk_storm.c). */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
 /* The innermost frame of a call site, for 80 columns: a Python frame
  * ("dir/file.py:57 in step") without its directory; *n is its length
  * (sitebrief.c). */
