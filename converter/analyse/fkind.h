@@ -7,10 +7,9 @@
  * Problems row, the findings that have no row (folded), the rows it
  * makes across processes (extra_rows), its line after the Problems
  * (summary) and how many of its findings a report keeps (cap). fkind.c
- * lists them (ft_fkinds, from
- * fkinds.def) and dispatches; the report, the Problems, the timeline, diff
- * and the HTML page index that table. A kind is named outside its file
- * only by the analysis that makes it.
+ * lists them (ft_fkinds, from fkinds.def) and dispatches; the report, the
+ * Problems, the timeline, diff and the HTML page index that table. A kind
+ * is named outside its file only by the analysis that makes it.
  *
  * A new kind: a file with its ops, one line in fkinds.def, and the
  * analysis that finds it (an existing analysis handing it to the sink, or
