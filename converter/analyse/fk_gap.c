@@ -103,7 +103,8 @@ static const char *const doing[FT_CAT_N] = {
 	[FT_CAT_CPU] = "on the CPU (submitting or other work)",
 };
 
-int ft_gap_cause_class(int cause)
+/* submitting and other CPU are one cause for a gap: the thread was busy */
+static int cause_class(int cause)
 {
 	return cause == FT_CAT_SUBMIT ? FT_CAT_CPU : cause;
 }
@@ -112,7 +113,7 @@ int ft_gap_cause_class(int cause)
 static int same_row(const struct ft_finding *a, const struct ft_finding *b)
 {
 	return a->pid == b->pid && a->scope == b->scope &&
-	       ft_gap_cause_class(a->cause) == ft_gap_cause_class(b->cause);
+	       cause_class(a->cause) == cause_class(b->cause);
 }
 
 static void describe(const struct ft_verdict *v, const struct ft_finding *all,
@@ -134,7 +135,75 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 	snprintf(p->what, sizeof p->what, "%llu gap%s %s%s; the launching thread was %s; "
 		 "longest %s", (unsigned long long)nm, nm == 1 ? "" : "s",
 		 f->scope ? "between a thread's launches" : "on the GPU's streams", after,
-		 doing[ft_gap_cause_class(f->cause)], b);
+		 doing[cause_class(f->cause)], b);
+}
+
+/* no row: work was still queued on its stream while its process's
+ * verdict says the GPU is the limit (docs/ANALYSES.md, "Findings") */
+static int queued(const struct ft_rowctx *c, int i)
+{
+	const struct ft_finding *f = &c->f[i];
+	const struct ft_verdict *v = c->verdict(c, f->pid);
+	return f->kind == FT_FK_GAP && !f->after_sync && v && v->limit == FT_LIMIT_GPU;
+}
+
+/* no row: of the main process, it ends before the verdict's window starts */
+static int startup(const struct ft_rowctx *c, int i)
+{
+	const struct ft_finding *f = &c->f[i];
+	return f->kind == FT_FK_GAP && c->main_pid >= 0 && f->pid == c->main_pid &&
+	       c->from && c->from != FT_FROM_WHOLE && f->end <= c->w0;
+}
+
+/* a gap row that the launch-bound row already holds; a start-up gap
+ * (startup: the start-up line counts that time); a thread-scope gap
+ * of a process whose streams have gaps (the streams' gaps are the GPU's
+ * idle time; a thread's gaps overlap them); or a queued gap (queued):
+ * no sync drained its stream before it, and its process's verdict says
+ * the GPU is the limit, so the queued work kept the GPU busy as far as
+ * anything recorded shows and the pause in submitting cost nothing the
+ * run could gain (the data_starved --fixed example: the main thread waits
+ * for its loader, its loader for the GPU) */
+static int folded(const struct ft_rowctx *c, int i)
+{
+	const struct ft_finding *f = &c->f[i];
+	if (f->pid == c->launch_bound_pid && cause_class(f->cause) == FT_CAT_CPU)
+		return 1;
+	if (queued(c, i) || startup(c, i))
+		return 1;
+	if (f->scope == 1)
+		for (int j = 0; j < c->nf; j++)
+			if (c->f[j].kind == FT_FK_GAP && c->f[j].scope == 0 && c->f[j].pid == f->pid)
+				return 1;
+	return 0;
+}
+
+/* every stream gap, and why some are no finding */
+static int summary(const struct ft_rowctx *c, const struct ft_metrics *t, char *line,
+		   size_t cap)
+{
+	if (!t->gaps)
+		return 0;
+	int nqueued = 0, early = 0;
+	for (int i = 0; i < c->nf; i++) {
+		nqueued += queued(c, i) && c->f[i].scope == 0;
+		early += startup(c, i) && c->f[i].scope == 0;
+	}
+	char a[48];
+	ft_fmt_ns(a, sizeof a, t->gap_ns);
+	int n = snprintf(line, cap, "launch gaps in all: %llu on streams, %s%s",
+			 (unsigned long long)t->gaps, a, nqueued ? "; those with work still "
+			 "queued on the GPU are no finding, the GPU being the limit" : "");
+	if (early)
+		snprintf(line + n, cap - (size_t)n, "; %d before the loop (start-up) "
+			 "%s no finding", early, early > 1 ? "are" : "is");
+	return 1;
+}
+
+/* a report keeps the longest stream gaps; a thread's while there is room */
+static int cap(const struct ft_finding *f)
+{
+	return f->scope == 0 ? FT_CAP_LONGEST : FT_CAP_DROP;
 }
 
 void ft_launch_bound_words(struct ft_problem *p, const struct ft_verdict *v,
@@ -162,4 +231,5 @@ const struct ft_fkind_ops ft_fk_gap = {
 	.row = "launch gaps",
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
 	.identity = identity, .same_row = same_row, .describe = describe,
+	.folded = folded, .summary = summary, .cap = cap,
 };

@@ -2,12 +2,12 @@
  * fk_storm.c: the small-read storm as a finding kind (fkind.h): a
  * process's burst of small file reads (reads.c, storm.c). Its data set
  * (the directory its most-read files share) makes its Problems row, one
- * per data set across processes, and its identity across runs (diff, by
- * that row); the data-set helpers are also what problems.c's pass over
- * several workers' candidates and the timeline's per-data-set counter
- * (convert.c) use.
+ * per data set across processes, with the bursts of several workers each
+ * under the threshold (extra_rows), and its identity across runs (diff, by
+ * that row), and the timeline's counter of its reads (one per data set).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fkind.h"
@@ -77,7 +77,8 @@ static int args(const struct ft_finding *f, struct pf_arg *a, char (*key)[32])
 	return n;
 }
 
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
+/* its data set: the directory its most-read files share ("" if none) */
+static void data_set(const struct ft_finding *f, char *out, size_t cap)
 {
 	out[0] = 0;
 	/* a relative path (the program opened "data/x.bin") gives a relative
@@ -100,7 +101,7 @@ void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap)
 
 /* a becomes the directory a and b share ("/data/set" of /data/set/part0
  * and /data/set/part1): shards of one data set read by different workers */
-void ft_storm_common_dir(char *a, const char *b)
+static void common_dir(char *a, const char *b)
 {
 	size_t i = 0;
 	while (a[i] && a[i] == b[i])
@@ -114,7 +115,7 @@ void ft_storm_common_dir(char *a, const char *b)
 }
 
 /* path components: 2 for "/data/set", and for "pair/data" */
-int ft_storm_depth(const char *d)
+static int depth(const char *d)
 {
 	int n = *d && *d != '/';
 	for (; *d; d++)
@@ -123,14 +124,14 @@ int ft_storm_depth(const char *d)
 }
 
 /* the opener of the storm findings that read most of their files */
-void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f)
+static void take_opener(struct ft_problem *p, const struct ft_finding *f)
 {
 	if (f->opener && f->opener_reads > p->opener_reads)
 		p->opener = f->opener, p->opener_reads = f->opener_reads;
 }
 
 /* a storm row's line, from its totals */
-void ft_storm_what(struct ft_problem *p)
+static void what(struct ft_problem *p)
 {
 	char a[32], b[32], c[32], procs[96] = "";
 	ft_fmt_count(a, sizeof a, p->reads);
@@ -157,10 +158,10 @@ void ft_storm_what(struct ft_problem *p)
 static int same_row(const struct ft_finding *a, const struct ft_finding *b)
 {
 	char da[512], db[512];
-	ft_storm_dir(a, da, sizeof da);
-	ft_storm_dir(b, db, sizeof db);
-	ft_storm_common_dir(da, db);
-	return ft_storm_depth(da) >= 2;
+	data_set(a, da, sizeof da);
+	data_set(b, db, sizeof db);
+	common_dir(da, db);
+	return depth(da) >= 2;
 }
 
 static void describe(const struct ft_verdict *v, const struct ft_finding *all,
@@ -168,16 +169,130 @@ static void describe(const struct ft_verdict *v, const struct ft_finding *all,
 {
 	(void)v;
 	char other[160];
-	ft_storm_dir(&all[m[0]], p->dir, sizeof p->dir);
+	data_set(&all[m[0]], p->dir, sizeof p->dir);
 	for (int k = 0; k < nm; k++) {
 		const struct ft_finding *x = &all[m[k]];
 		p->reads += x->reads, p->files += x->files, p->bytes += x->bytes;
 		p->need += x->reads_needed;
-		ft_storm_take_opener(p, x);
-		ft_storm_dir(x, other, sizeof other);
-		ft_storm_common_dir(p->dir, other);
+		take_opener(p, x);
+		data_set(x, other, sizeof other);
+		common_dir(p->dir, other);
 	}
-	ft_storm_what(p);
+	what(p);
+}
+
+/* Bursts of small reads under the per-process threshold, in several
+ * processes of the run on one data set (four workers each reading 700
+ * times a second): together a storm when their reads, over the span from
+ * the first one's start to the last one's end, reach the threshold's rate
+ * (--storm-reads per --storm-window-ms). One row per data set, as for the
+ * storms each process made alone. */
+static void extra_rows(const struct ft_rowctx *r, struct ft_rows *acc)
+{
+	char *taken = ft_xcalloc((size_t)r->ncand + 1, 1);
+	char dir[160], other[160], both[160];
+	/* a candidate on the data set of a storm row joins it (a third worker
+	 * that stayed under the threshold beside two that did not) */
+	for (int j = 0; j < r->ncand; j++) {
+		const struct ft_finding *c = &r->cand[j];
+		data_set(c, other, sizeof other);
+		for (int k = 0; k < acc->n && !taken[j]; k++) {
+			struct ft_problem *p = &acc->p[k];
+			if (p->fk != FT_FK_STORM || !*p->dir)
+				continue;
+			snprintf(both, sizeof both, "%s", p->dir);
+			common_dir(both, other);
+			if (depth(both) < 2)
+				continue;
+			snprintf(p->dir, sizeof p->dir, "%s", both);
+			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
+			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
+			r->join(p, c);
+			take_opener(p, c);
+			p->count++;
+			int seen = 0;
+			for (int q = 0; q < r->nf && !seen; q++)
+				seen = r->f[q].kind == FT_FK_STORM && r->f[q].pid == c->pid;
+			for (int q = 0; q < j && !seen; q++)
+				seen = taken[q] && r->cand[q].pid == c->pid;
+			if (!seen)
+				p->nprocs++, p->under++;
+			what(p);
+			taken[j] = 1;
+		}
+	}
+	for (int i = 0; i < r->ncand; i++) {
+		if (taken[i])
+			continue;
+		data_set(&r->cand[i], dir, sizeof dir);
+		if (depth(dir) < 2)
+			continue;
+		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
+		uint64_t t0 = r->cand[i].start, t1 = r->cand[i].end;
+		int32_t pids[64];
+		int npids = 0, n = 0;
+		for (int j = i; j < r->ncand; j++) {
+			if (taken[j])
+				continue;
+			data_set(&r->cand[j], other, sizeof other);
+			snprintf(both, sizeof both, "%s", dir);
+			common_dir(both, other);
+			if (depth(both) < 2)
+				continue;
+			const struct ft_finding *c = &r->cand[j];
+			snprintf(dir, sizeof dir, "%s", both);
+			taken[j] = 2;            /* this group's, for now */
+			n++;
+			reads += c->reads, files += c->files, bytes += c->bytes;
+			need += c->reads_needed, lost += c->lost_ns;
+			if (c->start < t0)
+				t0 = c->start;
+			if (c->end > t1)
+				t1 = c->end;
+			int seen = 0;
+			for (int k = 0; k < npids && !seen; k++)
+				seen = pids[k] == c->pid;
+			if (!seen && npids < 64)
+				pids[npids++] = c->pid;
+		}
+		/* rate over the span against the threshold's, without division */
+		uint64_t span = t1 > t0 ? t1 - t0 : 1;
+		int storm = npids >= 2 && (double)reads * (double)r->storm_window_ns >=
+					  (double)r->storm_reads * (double)span;
+		for (int j = i; j < r->ncand; j++)
+			if (taken[j] == 2)
+				taken[j] = storm ? 4 : 3;    /* 4: this storm's; 3: looked at, no storm */
+		if (!storm)
+			continue;
+		struct ft_problem *p = r->add(acc);
+		p->kind = ft_fk_storm.row;
+		p->fk = FT_FK_STORM;
+		p->pid = r->cand[i].pid;
+		p->nprocs = p->under = npids;
+		p->count = (uint64_t)n;
+		p->lost_ns = lost;
+		snprintf(p->dir, sizeof p->dir, "%s", dir);
+		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
+		for (int j = i; j < r->ncand; j++)
+			if (taken[j] == 4) {
+				take_opener(p, &r->cand[j]);
+				r->join(p, &r->cand[j]);
+				taken[j] = 1;
+			}
+		struct ft_finding like = r->cand[i];
+		like.reads = reads, like.files = files;
+		p->suggestion = suggestion(&like);
+		what(p);
+	}
+	free(taken);
+}
+
+/* its reads per second on its data set's counter */
+static void counter(const struct ft_finding *f, char *name, size_t cap)
+{
+	char dir[512];
+	data_set(f, dir, sizeof dir);
+	snprintf(name, cap, "small reads/s: %s", *dir ? dir : "(no common directory)");
 }
 
 /* a storm row's wall time: its reads in its threads or processes */
@@ -202,5 +317,6 @@ const struct ft_fkind_ops ft_fk_storm = {
 	.row = "small-read storm", .flags = FT_FKF_COVER,
 	.suggestion = suggestion, .label = label, .json = json, .args = args,
 	.row_identity = row_identity, .same_row = same_row, .describe = describe,
+	.extra_rows = extra_rows, .counter = counter,
 	.wall = wall,
 };

@@ -2,14 +2,14 @@
  * fkind.h: one place per finding kind. Each kind of finding (enum
  * ft_fkind, fkinds.def) has one `const struct ft_fkind_ops` in a file of
  * its own (fk_NAME.c): its names, its suggestion, its cost, its line of
- * evidence, its members in the report's JSON, its timeline arguments,
- * its identity across runs (diff), its call-site row and its Problems
- * row. fkind.c lists them (ft_fkinds, from fkinds.def)
- * and dispatches; the report, the Problems, the timeline, diff and the
- * HTML page index that table. A kind is named outside its file only by
- * the analysis that makes it and by the passes across kinds: the gaps a
- * launch-bound row folds in and the storms of several workers
- * (problems.c), the cap on the launch gaps a report keeps (report_model.c).
+ * evidence, its members in the report's JSON, its timeline arguments
+ * and counter, its identity across runs (diff), its call-site row, its
+ * Problems row, the findings that have no row (folded), the rows it
+ * makes across processes (extra_rows), its line after the Problems
+ * (summary) and how many of its findings a report keeps (cap). fkind.c
+ * lists them (ft_fkinds, from fkinds.def) and dispatches; the report, the
+ * Problems, the timeline, diff and the HTML page index that table. A kind
+ * is named outside its file only by the analysis that makes it.
  *
  * A new kind: a file with its ops, one line in fkinds.def, and the
  * analysis that finds it (an existing analysis handing it to the sink, or
@@ -27,6 +27,8 @@ struct ft_json;
 struct pf_arg;
 struct ft_problem;
 struct ft_an_ctx;
+struct ft_rowctx;
+struct ft_rows;
 
 /* most timeline arguments one kind's `args` writes (the suggestion and a
  * burst's two come after them) */
@@ -66,6 +68,9 @@ struct ft_fkind_ops {
 	/* its timeline arguments into a[] (at most FT_FK_MAX_ARGS; key[] for
 	 * names made up on the way); returns how many */
 	int (*args)(const struct ft_finding *f, struct pf_arg *a, char (*key)[32]);
+	/* the timeline counter its bins (f->nbins) go on, per process: its
+	 * name; NULL: none */
+	void (*counter)(const struct ft_finding *f, char *name, size_t cap);
 	/* diff: what two runs' findings are matched by; NULL: by their
 	 * Problems row (row_identity) */
 	void (*identity)(const struct ft_finding *f, char *t, size_t cap);
@@ -89,6 +94,28 @@ struct ft_fkind_ops {
 	/* the analysis that finds it, when no other does: runs after the
 	 * analyses' finishes, hands its findings to c->sink; NULL: none */
 	void (*emit)(struct ft_an_ctx *c);
+	/* Problems: finding c->f[i] (of this kind) makes no row, its time
+	 * being another row's or none the run could gain; NULL: never */
+	int (*folded)(const struct ft_rowctx *c, int i);
+	/* Problems: the rows of this kind that no finding makes alone (across
+	 * processes: c->cand), after the findings' rows, which are in rows
+	 * and which it may add to; NULL: none */
+	void (*extra_rows)(const struct ft_rowctx *c, struct ft_rows *rows);
+	/* the text report's line on all of this kind's findings, after the
+	 * Problems, into line (total: the run's metrics); returns 0 for none;
+	 * NULL: none */
+	int (*summary)(const struct ft_rowctx *c, const struct ft_metrics *total, char *line,
+		       size_t cap);
+	/* the report keeps at most FT_REPORT_MAX_GAPS of the findings whose
+	 * kind caps them (report_model.c), all counted: FT_CAP_*; NULL: none */
+	int (*cap)(const struct ft_finding *f);
+};
+
+enum {
+	FT_CAP_NONE,              /* kept */
+	FT_CAP_LONGEST,           /* past the cap: replaces the shortest kept one of
+	                             its kind and FT_CAP_LONGEST, if longer */
+	FT_CAP_DROP,              /* past the cap: left out */
 };
 
 /* every kind's, indexed by enum ft_fkind */
@@ -108,19 +135,6 @@ const char *ft_finding_suggestion(const struct ft_finding *f);
  * ft_finding_advice, ft_finding_cost, problems.h) */
 /* one line of evidence for a finding */
 void ft_finding_label(const struct ft_finding *f, char *buf, size_t cap);
-/* Submitting and other CPU are one cause for a gap: the thread was busy
- * (fk_gap.c). */
-int ft_gap_cause_class(int cause);
-/* A storm's data set: the directory its most-read files share ("" if
- * none), also what diff matches storms by; two data sets' common one; its
- * depth in path components (2 for "/data/set" and for "pair/data"); a
- * storm row's opener (of the storms that read most of their files) and
- * its line from its totals. fk_storm.c; problems.c's run-wide pass. */
-void ft_storm_dir(const struct ft_finding *f, char *out, size_t cap);
-void ft_storm_common_dir(char *a, const char *b);
-int ft_storm_depth(const char *d);
-void ft_storm_take_opener(struct ft_problem *p, const struct ft_finding *f);
-void ft_storm_what(struct ft_problem *p);
 /* The end of a row of covered time (rowfeed.c, for the kinds' wall):
  * "; 3.1 s of WHAT in IN, over 1.2 s of the run" when p->lost_ns (the
  * time covered) is under p->summed_ns, then "; the feeding threads

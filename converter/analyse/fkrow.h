@@ -1,8 +1,10 @@
 /*
  * fkrow.h: one row of the Problems (struct ft_problem): problems.c
  * (model/) makes the rows of a run, a finding kind's ops (fkind.h:
- * describe, row_identity) fill and read a row of their kind. Only the
- * type, below both.
+ * describe, row_identity) fill and read a row of their kind; and what
+ * its passes across findings and processes (folded, extra_rows) see of
+ * the run (struct ft_rowctx), which problems.c fills. Only the types,
+ * below both.
  */
 #ifndef FT_FKROW_H
 #define FT_FKROW_H
@@ -40,6 +42,36 @@ struct ft_problem {
 	/* storm, lock: its findings, while ft_problems builds it (NULL after) */
 	const struct ft_finding **mem;
 	int nmem, capmem;
+};
+
+/* the rows of a run as problems.c makes them: p[0..n) */
+struct ft_rows {
+	struct ft_problem *p;
+	int n, cap;
+};
+
+/* the run as a kind's passes across its findings see it (fkind.h:
+ * folded, extra_rows); problems.c fills it from the report */
+struct ft_rowctx {
+	const struct ft_finding *f;   /* the report's findings, f[0..nf) */
+	int nf;
+	const struct ft_finding *cand;    /* storm candidates: bursts under the
+	                                     per-process threshold, cand[0..ncand) */
+	int ncand;
+	uint32_t storm_reads;         /* the analyses' storm threshold */
+	uint64_t storm_window_ns;
+	int32_t main_pid;             /* the process the verdict is about; -1: none */
+	enum ft_from from;            /* what the verdict's window starts from */
+	uint64_t w0;                  /* and where it starts */
+	int32_t launch_bound_pid;     /* the launch-bound row's process; -1: no such row */
+	/* process pid's verdict, NULL when pid is none of the run's (run: the
+	 * report it is asked of) */
+	const struct ft_verdict *(*verdict)(const struct ft_rowctx *c, int32_t pid);
+	const void *run;
+	/* a new row in rows: zeroed but for first (-1), nprocs and count (1) */
+	struct ft_problem *(*add)(struct ft_rows *rows);
+	/* finding f joins row p's covered wall time (a kind of FT_FKF_COVER) */
+	void (*join)(struct ft_problem *p, const struct ft_finding *f);
 };
 
 #endif

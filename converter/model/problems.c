@@ -8,10 +8,10 @@
  * call site and a lock one per lock. A run whose verdict is work
  * submission gets a launch-bound row ("1 200 launches per step, mean 9 us
  * of CPU between launches"). Each row carries one suggestion. What makes
- * two findings one row and a row's line are their kind's (same_row,
- * describe: fkind.h); here are the passes across kinds and processes:
- * the gaps the launch-bound row folds in, the storms of several workers
- * each under the threshold, a row's wall time.
+ * two findings one row and a row's line, the findings that make none
+ * and the rows across processes are their kind's (same_row, describe,
+ * folded, extra_rows: fkind.h); here are the passes across kinds: the
+ * launch-bound row, the grouping, a row's wall time, the ranking.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +22,12 @@
 #include "util.h"
 #include "report_model.h"
 
+/* the rows being made (the kinds' hooks add to r too) */
 struct acc {
-	struct ft_problem *p;
-	int n, cap;
+	struct ft_rows r;
 };
 
-static struct ft_problem *add(struct acc *a)
+static struct ft_problem *add_row(struct ft_rows *a)
 {
 	if (a->n == a->cap)
 		FT_GROW(a->p, a->cap, 16);
@@ -39,6 +39,11 @@ static struct ft_problem *add(struct acc *a)
 	return p;
 }
 
+static struct ft_problem *add(struct acc *a)
+{
+	return add_row(&a->r);
+}
+
 /* process pid's verdict, NULL when pid is none of the report's */
 static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pid)
 {
@@ -48,43 +53,31 @@ static const struct ft_verdict *verdict_of(const struct ft_report *r, int32_t pi
 	return NULL;
 }
 
-int ft_gap_queued(const struct ft_report *r, int i)
+static const struct ft_verdict *ctx_verdict(const struct ft_rowctx *c, int32_t pid)
 {
-	const struct ft_finding *f = &r->f[i];
-	const struct ft_verdict *v = verdict_of(r, f->pid);
-	return f->kind == FT_FK_GAP && !f->after_sync && v && v->limit == FT_LIMIT_GPU;
+	return verdict_of(c->run, pid);
 }
 
-int ft_gap_startup(const struct ft_report *r, int i)
+static void cover_add(struct ft_problem *p, const struct ft_finding *f);
+
+void ft_rowctx_of(const struct ft_report *r, struct ft_rowctx *c)
 {
-	const struct ft_finding *f = &r->f[i];
-	return f->kind == FT_FK_GAP && r->nprocs && f->pid == r->procs[r->main].pid &&
-	       r->rv.from && r->rv.from != FT_FROM_WHOLE && f->end <= r->rv.w0;
+	memset(c, 0, sizeof *c);
+	c->f = r->f, c->nf = r->nf;
+	c->cand = r->cand, c->ncand = r->ncand;
+	c->storm_reads = r->storm_reads, c->storm_window_ns = r->storm_window_ns;
+	c->main_pid = r->nprocs ? r->procs[r->main].pid : -1;
+	c->from = r->rv.from, c->w0 = r->rv.w0;
+	c->launch_bound_pid = -1;
+	c->verdict = ctx_verdict, c->run = r;
+	c->add = add_row, c->join = cover_add;
 }
 
-/* a gap row that the launch-bound row already holds; a start-up gap
- * (ft_gap_startup: the start-up line counts that time); a thread-scope gap
- * of a process whose streams have gaps (the streams' gaps are the GPU's
- * idle time; a thread's gaps overlap them); or a queued gap (ft_gap_queued):
- * no sync drained its stream before it, and its process's verdict says
- * the GPU is the limit, so the queued work kept the GPU busy as far as
- * anything recorded shows and the pause in submitting cost nothing the
- * run could gain (the data_starved --fixed example: the main thread waits
- * for its loader, its loader for the GPU) */
-static int folded(const struct ft_report *r, int i, int launch_bound_pid)
+/* finding i makes no row of its own (its kind's folded) */
+static int folded(const struct ft_rowctx *c, int i)
 {
-	const struct ft_finding *f = &r->f[i];
-	if (f->kind != FT_FK_GAP)
-		return 0;
-	if (f->pid == launch_bound_pid && ft_gap_cause_class(f->cause) == FT_CAT_CPU)
-		return 1;
-	if (ft_gap_queued(r, i) || ft_gap_startup(r, i))
-		return 1;
-	if (f->scope == 1)
-		for (int j = 0; j < r->nf; j++)
-			if (r->f[j].kind == FT_FK_GAP && r->f[j].scope == 0 && r->f[j].pid == f->pid)
-				return 1;
-	return 0;
+	const struct ft_fkind_ops *k = ft_fkind(&c->f[i]);
+	return k->folded && k->folded(c, i);
 }
 
 /* findings i and j belong to one row (their kind's same_row) */
@@ -214,112 +207,6 @@ static void storm_wall(struct ft_problem *p, const struct ft_report *r)
 			r->procs[r->main].v.nfeeders);
 }
 
-/* Bursts of small reads under the per-process threshold, in several
- * processes of the run on one data set (four workers each reading 700
- * times a second): together a storm when their reads, over the span from
- * the first one's start to the last one's end, reach the threshold's rate
- * (--storm-reads per --storm-window-ms). One row per data set, as for the
- * storms each process made alone. */
-static void run_wide_storms(const struct ft_report *r, struct acc *acc)
-{
-	char *taken = ft_xcalloc((size_t)r->ncand + 1, 1);
-	char dir[160], other[160], both[160];
-	/* a candidate on the data set of a storm row joins it (a third worker
-	 * that stayed under the threshold beside two that did not) */
-	for (int j = 0; j < r->ncand; j++) {
-		const struct ft_finding *c = &r->cand[j];
-		ft_storm_dir(c, other, sizeof other);
-		for (int k = 0; k < acc->n && !taken[j]; k++) {
-			struct ft_problem *p = &acc->p[k];
-			if (p->fk != FT_FK_STORM || !*p->dir)
-				continue;
-			snprintf(both, sizeof both, "%s", p->dir);
-			ft_storm_common_dir(both, other);
-			if (ft_storm_depth(both) < 2)
-				continue;
-			snprintf(p->dir, sizeof p->dir, "%s", both);
-			p->reads += c->reads, p->files += c->files, p->bytes += c->bytes;
-			p->need += c->reads_needed, p->lost_ns += c->lost_ns;
-			cover_add(p, c);
-			ft_storm_take_opener(p, c);
-			p->count++;
-			int seen = 0;
-			for (int q = 0; q < r->nf && !seen; q++)
-				seen = r->f[q].kind == FT_FK_STORM && r->f[q].pid == c->pid;
-			for (int q = 0; q < j && !seen; q++)
-				seen = taken[q] && r->cand[q].pid == c->pid;
-			if (!seen)
-				p->nprocs++, p->under++;
-			ft_storm_what(p);
-			taken[j] = 1;
-		}
-	}
-	for (int i = 0; i < r->ncand; i++) {
-		if (taken[i])
-			continue;
-		ft_storm_dir(&r->cand[i], dir, sizeof dir);
-		if (ft_storm_depth(dir) < 2)
-			continue;
-		uint64_t reads = 0, files = 0, bytes = 0, need = 0, lost = 0;
-		uint64_t t0 = r->cand[i].start, t1 = r->cand[i].end;
-		int32_t pids[64];
-		int npids = 0, n = 0;
-		for (int j = i; j < r->ncand; j++) {
-			if (taken[j])
-				continue;
-			ft_storm_dir(&r->cand[j], other, sizeof other);
-			snprintf(both, sizeof both, "%s", dir);
-			ft_storm_common_dir(both, other);
-			if (ft_storm_depth(both) < 2)
-				continue;
-			const struct ft_finding *c = &r->cand[j];
-			snprintf(dir, sizeof dir, "%s", both);
-			taken[j] = 2;            /* this group's, for now */
-			n++;
-			reads += c->reads, files += c->files, bytes += c->bytes;
-			need += c->reads_needed, lost += c->lost_ns;
-			if (c->start < t0)
-				t0 = c->start;
-			if (c->end > t1)
-				t1 = c->end;
-			int seen = 0;
-			for (int k = 0; k < npids && !seen; k++)
-				seen = pids[k] == c->pid;
-			if (!seen && npids < 64)
-				pids[npids++] = c->pid;
-		}
-		/* rate over the span against the threshold's, without division */
-		uint64_t span = t1 > t0 ? t1 - t0 : 1;
-		int storm = npids >= 2 && (double)reads * (double)r->storm_window_ns >=
-					  (double)r->storm_reads * (double)span;
-		for (int j = i; j < r->ncand; j++)
-			if (taken[j] == 2)
-				taken[j] = storm ? 4 : 3;    /* 4: this storm's; 3: looked at, no storm */
-		if (!storm)
-			continue;
-		struct ft_problem *p = add(acc);
-		p->kind = ft_fkinds[FT_FK_STORM]->row;
-		p->fk = FT_FK_STORM;
-		p->pid = r->cand[i].pid;
-		p->nprocs = p->under = npids;
-		p->count = (uint64_t)n;
-		p->lost_ns = lost;
-		snprintf(p->dir, sizeof p->dir, "%s", dir);
-		p->reads = reads, p->files = files, p->bytes = bytes, p->need = need;
-		for (int j = i; j < r->ncand; j++)
-			if (taken[j] == 4) {
-				ft_storm_take_opener(p, &r->cand[j]);
-				cover_add(p, &r->cand[j]);
-				taken[j] = 1;
-			}
-		struct ft_finding like = r->cand[i];
-		like.reads = reads, like.files = files;
-		p->suggestion = ft_finding_suggestion(&like);
-		ft_storm_what(p);
-	}
-	free(taken);
-}
-
 static int by_cost(const void *x, const void *y)
 {
 	const struct ft_problem *a = x, *b = y;
@@ -336,16 +223,18 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	struct acc acc = { 0 };
 	char *taken = ft_xcalloc((size_t)r->nf + 1, 1);
 	int *members = ft_xmalloc(((size_t)r->nf + 1) * sizeof *members);
+	struct ft_rowctx c;
+	ft_rowctx_of(r, &c);
 	launch_bound(r, &acc);
-	int lb_pid = acc.n ? acc.p[0].pid : -1;
+	c.launch_bound_pid = acc.r.n ? acc.r.p[0].pid : -1;
 	for (int i = 0; i < r->nf; i++) {
-		if (taken[i] || folded(r, i, lb_pid))
+		if (taken[i] || folded(&c, i))
 			continue;
 		int nm = 0;
 		members[nm++] = i;
 		taken[i] = 1;
 		for (int j = i + 1; j < r->nf; j++)
-			if (!taken[j] && !folded(r, j, lb_pid) && same_row(r, i, j))
+			if (!taken[j] && !folded(&c, j) && same_row(r, i, j))
 				members[nm++] = j, taken[j] = 1;
 		struct ft_problem *p = add(&acc);
 		const struct ft_finding *f = &r->f[i];
@@ -368,11 +257,13 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	}
 	free(taken);
 	free(members);
-	run_wide_storms(r, &acc);
-	for (int i = 0; i < acc.n; i++)
-		storm_wall(&acc.p[i], r);
-	if (acc.n > 1)
-		qsort(acc.p, (size_t)acc.n, sizeof *acc.p, by_cost);
-	*out = acc.p;
-	return acc.n;
+	for (int k = 0; k < FT_FK_N; k++)
+		if (ft_fkinds[k]->extra_rows)
+			ft_fkinds[k]->extra_rows(&c, &acc.r);
+	for (int i = 0; i < acc.r.n; i++)
+		storm_wall(&acc.r.p[i], r);
+	if (acc.r.n > 1)
+		qsort(acc.r.p, (size_t)acc.r.n, sizeof *acc.r.p, by_cost);
+	*out = acc.r.p;
+	return acc.r.n;
 }

@@ -33,13 +33,9 @@ uint64_t ft_problem_rank_ns(const struct ft_problem *p);
 /* The problems of a built report, largest first: *out malloc'd (free it);
  * returns how many. */
 int ft_problems(const struct ft_report *r, struct ft_problem **out);
-/* finding i is a launch gap that ft_problems leaves out because work was
- * still queued on its stream while its process's verdict says the GPU is
- * the limit (docs/ANALYSES.md, "Findings") */
-int ft_gap_queued(const struct ft_report *r, int i);
-/* finding i is a launch gap of the main process that ends before the
- * verdict's window starts: start-up, no row of its own */
-int ft_gap_startup(const struct ft_report *r, int i);
+/* what a kind's passes across its findings see of report r (fkrow.h):
+ * its launch_bound_pid -1 (ft_problems sets it) */
+void ft_rowctx_of(const struct ft_report *r, struct ft_rowctx *c);
 
 
 #endif

@@ -40,6 +40,13 @@ static void keep_cov(struct ft_finding *f)
 	f->cov = c;
 }
 
+/* whether and how the report caps the findings it keeps of f's kind (fkind.h) */
+static int capped(const struct ft_finding *f)
+{
+	const struct ft_fkind_ops *k = ft_fkind(f);
+	return k->cap ? k->cap(f) : FT_CAP_NONE;
+}
+
 static void keep(void *arg, const struct ft_finding *f)
 {
 	struct ft_report *r = arg;
@@ -52,11 +59,12 @@ static void keep(void *arg, const struct ft_finding *f)
 		keep_cov(&r->cand[r->ncand - 1]);
 		return;
 	}
-	if (f->kind == FT_FK_GAP && f->scope == 0 && r->ngaps >= FT_REPORT_MAX_GAPS) {
-		/* replace the shortest kept stream gap if this one is longer */
+	int cap = capped(f);
+	if (cap == FT_CAP_LONGEST && r->ngaps >= FT_REPORT_MAX_GAPS) {
+		/* replace the shortest kept one of its kind and cap if this one is longer */
 		int min = -1;
 		for (int i = 0; i < r->nf; i++)
-			if (r->f[i].kind == FT_FK_GAP && r->f[i].scope == 0 &&
+			if (r->f[i].kind == f->kind && capped(&r->f[i]) == FT_CAP_LONGEST &&
 			    (min < 0 || r->f[i].lost_ns < r->f[min].lost_ns))
 				min = i;
 		r->gaps_left_out++;
@@ -64,7 +72,7 @@ static void keep(void *arg, const struct ft_finding *f)
 			r->f[min] = *f;
 		return;
 	}
-	if (f->kind == FT_FK_GAP && f->scope == 1 && r->ngaps >= FT_REPORT_MAX_GAPS) {
+	if (cap == FT_CAP_DROP && r->ngaps >= FT_REPORT_MAX_GAPS) {
 		r->gaps_left_out++;
 		return;
 	}
@@ -76,7 +84,7 @@ static void keep(void *arg, const struct ft_finding *f)
 	r->f[r->nf - 1].bins = NULL;
 	r->f[r->nf - 1].nbins = 0;
 	keep_cov(&r->f[r->nf - 1]);
-	if (f->kind == FT_FK_GAP)
+	if (cap != FT_CAP_NONE)
 		r->ngaps++;
 }
 

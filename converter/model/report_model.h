@@ -17,7 +17,9 @@
 #include "ranks.h"
 #include "reader.h"
 
-#define FT_REPORT_MAX_GAPS 1000   /* launch gaps kept (the longest); all are counted */
+/* launch gaps kept (the longest), of the findings whose kind caps them
+ * (fkind.h: cap); all are counted (ngaps, gaps_left_out) */
+#define FT_REPORT_MAX_GAPS 1000
 
 struct ft_rep_proc {
 	int32_t pid, ppid;

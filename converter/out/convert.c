@@ -64,7 +64,7 @@ struct conv {
 	struct ft_an *an;
 	int32_t pid;
 	uint64_t proc_id, ctr_id[FT_CTR_N];     /* track ids (pipeline.h); 0: not declared */
-	struct { char name[600]; uint64_t id; } ds[16];   /* storm counters by data set */
+	struct { char name[600]; uint64_t id; } ds[16];   /* findings' counters (fkind.h) by name */
 	const struct ft_xflows *xf;      /* flows between processes */
 	int nds;
 	struct lanes syncs, fl[FT_FK_N];
@@ -595,14 +595,13 @@ static uint64_t kernel_flow(struct conv *c, const struct ft_event *ev)
 	return d->flow;
 }
 
-/* A storm's reads per second on a counter of its data set, "small reads/s:
- * DIR", one per data set of the process (the first 16), per 100 ms over
- * the storm, then 0. */
-static void storm_counter(struct conv *c, const struct ft_finding *f)
+/* A finding's occurrences per second on its kind's counter (a storm's
+ * reads on its data set's, "small reads/s: DIR"), one per name in the
+ * process (the first 16), per 100 ms over the finding, then 0. */
+static void finding_counter(struct conv *c, const struct ft_finding *f)
 {
-	char dir[512], name[600];
-	ft_storm_dir(f, dir, sizeof dir);
-	snprintf(name, sizeof name, "small reads/s: %s", *dir ? dir : "(no common directory)");
+	char name[600];
+	ft_fkind(f)->counter(f, name, sizeof name);
 	int k = 0;
 	while (k < c->nds && strcmp(c->ds[k].name, name) != 0)
 		k++;
@@ -637,8 +636,8 @@ static void on_finding(void *arg, const struct ft_finding *f)
 	struct pf_arg a[FT_FK_MAX_ARGS + 3];
 	char key[FT_FK_MAX_KEYS][32];
 	int n = k->args(f, a, key);
-	if (f->nbins)
-		storm_counter(c, f);
+	if (f->nbins && k->counter)
+		finding_counter(c, f);
 	const char *sug = ft_finding_suggestion(f);
 	if (sug)
 		a[n++] = PF_ARG_STR("suggestion", sug);

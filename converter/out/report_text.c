@@ -467,21 +467,11 @@ void ft_report_text(const struct ft_report *r, FILE *out)
 	else if (npb > shown_pb)
 		fprintf(out, "  ... %d smaller (--json lists them all)\n", npb - shown_pb);
 	free(pb);
-	if (t->gaps) {
-		int queued = 0, early = 0;
-		for (int i = 0; i < r->nf; i++) {
-			queued += ft_gap_queued(r, i) && r->f[i].scope == 0;
-			early += ft_gap_startup(r, i) && r->f[i].scope == 0;
-		}
-		ft_fmt_ns(a, sizeof a, t->gap_ns);
-		int n = snprintf(line, sizeof line, "launch gaps in all: %llu on streams, %s%s",
-				 (unsigned long long)t->gaps, a, queued ? "; those with work still "
-				 "queued on the GPU are no finding, the GPU being the limit" : "");
-		if (early)
-			snprintf(line + n, sizeof line - (size_t)n, "; %d before the loop (start-up) "
-				 "%s no finding", early, early > 1 ? "are" : "is");
-		ft_wrap(out, line, 2);
-	}
+	struct ft_rowctx rc;
+	ft_rowctx_of(r, &rc);
+	for (int k = 0; k < FT_FK_N; k++)
+		if (ft_fkinds[k]->summary && ft_fkinds[k]->summary(&rc, t, line, sizeof line))
+			ft_wrap(out, line, 2);
 	fputc('\n', out);
 
 	fputs("Top call sites (hidden syncs and contended locks)\n", out);
