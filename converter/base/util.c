@@ -78,6 +78,12 @@ void ft_fmt_ns(char *buf, size_t cap, uint64_t ns)
 		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
 }
 
+void ft_put_clean(FILE *out, const char *s)
+{
+	for (; *s; s++)                 /* one line: a newline in a name shows as '?' */
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
 /* s in at most width columns (120 at most): its tail after "..." when
  * longer; a control character as '?' (one of 4 buffers, in turn) */
 const char *ft_fit(const char *s, int width)

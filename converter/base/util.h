@@ -31,6 +31,8 @@ void ft_fmt_count(char *buf, size_t cap, uint64_t n);    /* "1,234,567" */
 void ft_fmt_bytes(char *buf, size_t cap, uint64_t b);    /* "2.0 MiB" */
 /* s in at most width columns: its tail after "..." when longer */
 const char *ft_fit(const char *s, int width);
+/* s whole on one line, a control character as '?' (a command to copy) */
+void ft_put_clean(FILE *out, const char *s);
 /* s wrapped at 78 columns with the given indent (a word longer than the
  * line: its middle elided); ft_wrap_from: the first line starts at column
  * col0, already printed */

@@ -252,9 +252,19 @@ static void text_out(const struct ft_ranks *rk, const struct ft_ranksums *s, int
 		ft_wrap(stdout, m->sentence, 2);
 	if (m->detail && *m->detail)
 		ft_wrap(stdout, m->detail, 2);
-	snprintf(line, sizeof line, "from %s; its findings: feedtrace report %s", m->file,
-		 m->dir ? m->dir : "on its trace");
+	if (!m->dir) {
+		snprintf(line, sizeof line, "from %s; its findings: feedtrace report on its "
+			 "trace", m->file);
+		ft_wrap(stdout, line, 2);
+		return;
+	}
+	/* the command to run, whole on a line of its own (never cut to fit 80
+	 * columns: it is copied from here) */
+	snprintf(line, sizeof line, "from %s; its findings:", m->file);
 	ft_wrap(stdout, line, 2);
+	fputs("    feedtrace report ", stdout);
+	ft_put_clean(stdout, m->dir);
+	fputc('\n', stdout);
 }
 
 static void json_out(const struct ft_ranks *rk, const struct ft_ranksums *s,
