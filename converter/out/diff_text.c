@@ -46,27 +46,6 @@ static void row(const char *name, int time, int hx, double x, int hy, double y)
 	printf("%-22s %13s %13s %13s %8s\n", name, bx, by, bc, br);
 }
 
-static void wrap78(const char *s)
-{
-	int col = 0;
-	while (*s) {
-		int w = (int)strcspn(s, " ");
-		if (col && col + 1 + w > 78) {
-			fputc('\n', stdout);
-			col = 0;
-		} else if (col) {
-			fputc(' ', stdout);
-			col++;
-		}
-		fwrite(s, 1, (size_t)w, stdout);
-		col += w;
-		s += w;
-		while (*s == ' ')
-			s++;
-	}
-	fputc('\n', stdout);
-}
-
 /* a pair of the figures as a row */
 static void pair_row(const char *name, const struct ft_diff_pair *p)
 {
@@ -128,13 +107,13 @@ static void findings_text(const struct ft_diff_figures *d)
 		ft_words_diff_finding(f, unit, one, sizeof one);
 		char line[300];
 		snprintf(line, sizeof line, "%s %s", ft_status_name(f->status), one);
-		wrap78(line);
+		ft_wrap(stdout, line, 0);
 	}
 	if (small) {
 		char line[160];
 		snprintf(line, sizeof line, "(%d more finding%s changed by less than 1 us %s on "
 			 "both sides: --json lists them)", small, small > 1 ? "s" : "", unit);
-		wrap78(line);
+		ft_wrap(stdout, line, 0);
 	}
 }
 
@@ -150,7 +129,7 @@ void ft_diff_text(const struct ft_diff_figures *d)
 	verdict_text(d);
 	findings_text(d);
 	fputc('\n', stdout);
-	wrap78(d->conclusion);
+	ft_wrap(stdout, d->conclusion, 0);
 	if (d->ngates) {
 		fputc('\n', stdout);
 		ft_gate_print(d->gates, d->ngates, stdout);
