@@ -4,13 +4,17 @@ the result, on the thread or process that made it.
 
 Programs: tests/progs/stat_calls.c (built -g -O2: every entry point, a
 thread, a forked child) and a Python dataset scan (os.stat, os.lstat,
-os.path.exists, os.scandir's DirEntry.stat, dir_fd). Each traced run's
+os.path.exists, os.scandir's DirEntry.stat, dir_fd) in each CPython
+test_pyversions finds. Each traced run's
 stdout must equal the untraced run's.
 """
 import glob
 import os
 
-from conftest import PYTHON, built_prog, report_json, untraced
+import pytest
+
+from conftest import built_prog, report_json, untraced
+from test_pyversions import interpreters
 
 N = 7
 AT_FDCWD = -100
@@ -116,12 +120,14 @@ print(size, gone, link, f1, entries)
 """
 
 
-def test_python_dataset_scan(traced, tmp_path):
+@pytest.mark.parametrize("python", interpreters())
+def test_python_dataset_scan(traced, tmp_path, python):
     """A dataset scan as Python makes it: every lookup of the data
     directory's files recorded, none more (Python's own start-up lookups
-    are of other paths)."""
+    are of other paths); the same calls from Debian's 3.11 and each
+    CPython 3.9 to 3.14 that pyenv has."""
     d = make_dir(tmp_path)
-    argv = [PYTHON, "-c", SCAN, d]
+    argv = [python, "-c", SCAN, d]
     r = traced(argv)
     same_output(r, argv)
     assert r.stdout.startswith("%d False 2 200 " % (100 * N * (N + 1) // 2))
