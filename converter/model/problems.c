@@ -22,11 +22,7 @@
 #include "util.h"
 #include "report_model.h"
 
-/* the rows being made (the kinds' hooks add to r too) */
-struct acc {
-	struct ft_rows r;
-};
-
+/* a new row of a run's (the kinds' extra_rows add theirs through it too) */
 static struct ft_problem *add_row(struct ft_rows *a)
 {
 	if (a->n == a->cap)
@@ -37,11 +33,6 @@ static struct ft_problem *add_row(struct ft_rows *a)
 	p->nprocs = 1;
 	p->count = 1;
 	return p;
-}
-
-static struct ft_problem *add(struct acc *a)
-{
-	return add_row(&a->r);
 }
 
 /* process pid's verdict, NULL when pid is none of the report's */
@@ -58,7 +49,13 @@ static const struct ft_verdict *ctx_verdict(const struct ft_rowctx *c, int32_t p
 	return verdict_of(c->run, pid);
 }
 
-static void cover_add(struct ft_problem *p, const struct ft_finding *f);
+/* a storm or lock finding joins row p (its wall time is theirs) */
+static void cover_add(struct ft_problem *p, const struct ft_finding *f)
+{
+	if (p->nmem == p->capmem)
+		FT_GROW(p->mem, p->capmem, 8);
+	p->mem[p->nmem++] = f;
+}
 
 void ft_rowctx_of(const struct ft_report *r, struct ft_rowctx *c)
 {
@@ -101,7 +98,7 @@ static void describe(const struct ft_report *r, struct ft_problem *p, const int 
 }
 
 /* The launch-bound row: the verdict says work submission. */
-static void launch_bound(const struct ft_report *r, struct acc *acc)
+static void launch_bound(const struct ft_report *r, struct ft_rows *rows)
 {
 	if (!r->nprocs)
 		return;
@@ -117,20 +114,12 @@ static void launch_bound(const struct ft_report *r, struct acc *acc)
 	if (!launches)
 		return;
 	uint64_t cpu = v->t[FT_CAT_SUBMIT] + v->t[FT_CAT_CPU];
-	struct ft_problem *p = add(acc);
+	struct ft_problem *p = add_row(rows);
 	p->fk = -1;
 	p->pid = mp->pid;
 	p->lost_ns = v->basis == FT_BASIS_GPU_IDLE
 		     ? v->idle_by_feed[FT_CAT_SUBMIT] + v->idle_by_feed[FT_CAT_CPU] : cpu;
 	ft_launch_bound_words(p, v, launches, mp->m.steps);
-}
-
-/* a storm or lock finding joins row p (its wall time is theirs) */
-static void cover_add(struct ft_problem *p, const struct ft_finding *f)
-{
-	if (p->nmem == p->capmem)
-		FT_GROW(p->mem, p->capmem, 8);
-	p->mem[p->nmem++] = f;
 }
 
 /* a finding's suggestion fitted to the run: its kind's advice, told
@@ -220,13 +209,13 @@ static int by_cost(const void *x, const void *y)
 
 int ft_problems(const struct ft_report *r, struct ft_problem **out)
 {
-	struct acc acc = { 0 };
+	struct ft_rows rows = { 0 };
 	char *taken = ft_xcalloc((size_t)r->nf + 1, 1);
 	int *members = ft_xmalloc(((size_t)r->nf + 1) * sizeof *members);
 	struct ft_rowctx c;
 	ft_rowctx_of(r, &c);
-	launch_bound(r, &acc);
-	c.launch_bound_pid = acc.r.n ? acc.r.p[0].pid : -1;
+	launch_bound(r, &rows);
+	c.launch_bound_pid = rows.n ? rows.p[0].pid : -1;
 	for (int i = 0; i < r->nf; i++) {
 		if (taken[i] || folded(&c, i))
 			continue;
@@ -236,7 +225,7 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 		for (int j = i + 1; j < r->nf; j++)
 			if (!taken[j] && !folded(&c, j) && same_row(r, i, j))
 				members[nm++] = j, taken[j] = 1;
-		struct ft_problem *p = add(&acc);
+		struct ft_problem *p = add_row(&rows);
 		const struct ft_finding *f = &r->f[i];
 		p->kind = ft_fkind(f)->row;
 		p->fk = f->kind;
@@ -259,11 +248,11 @@ int ft_problems(const struct ft_report *r, struct ft_problem **out)
 	free(members);
 	for (int k = 0; k < FT_FK_N; k++)
 		if (ft_fkinds[k]->extra_rows)
-			ft_fkinds[k]->extra_rows(&c, &acc.r);
-	for (int i = 0; i < acc.r.n; i++)
-		storm_wall(&acc.r.p[i], r);
-	if (acc.r.n > 1)
-		qsort(acc.r.p, (size_t)acc.r.n, sizeof *acc.r.p, by_cost);
-	*out = acc.r.p;
-	return acc.r.n;
+			ft_fkinds[k]->extra_rows(&c, &rows);
+	for (int i = 0; i < rows.n; i++)
+		storm_wall(&rows.p[i], r);
+	if (rows.n > 1)
+		qsort(rows.p, (size_t)rows.n, sizeof *rows.p, by_cost);
+	*out = rows.p;
+	return rows.n;
 }
